@@ -1,0 +1,54 @@
+// The `kiln` executable. Subcommands are headless: they never create a QApplication and run without a display.
+#include <iostream>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "io/load_error.h"
+
+namespace {
+
+void printUsage(std::ostream& os) {
+  os << "Kiln — see what a graph compiler does to a model.\n\n"
+        "usage: kiln COMMAND [ARGS]\n\n"
+        "commands:\n"
+        "  inspect FILE [--json]                 what is in a model: ops, shapes, parameters, unsupported ops\n"
+        "  sample NAME -o FILE [--layers N] [--no-weights]\n"
+        "                                        write a generated sample model (resnet50, bert-base, llama,\n"
+        "                                        mobilenetv2; `kiln sample --list`)\n"
+        "  help                                  this text\n\n"
+        "exit codes: 0 ok, 1 a check failed, 2 bad input or arguments\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    printUsage(args.empty() ? std::cerr : std::cout);
+    return args.empty() ? 2 : 0;
+  }
+  const std::string command = args[0];
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  try {
+    if (command == "inspect") return kiln::cli::runInspect(rest);
+    if (command == "sample") return kiln::cli::runSample(rest);
+    std::cerr << "kiln: unknown command '" << command << "'\n\n";
+    printUsage(std::cerr);
+    return 2;
+  } catch (const kiln::LoadError& e) {
+    std::cerr << "kiln: " << e.describe() << "\n";
+    return 2;
+  } catch (const kiln::cli::UsageError& e) {
+    std::cerr << "kiln " << command << ": " << e.what() << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "kiln " << command << ": out of memory\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "kiln " << command << ": " << e.what() << "\n";
+    return 2;
+  }
+}

@@ -1,0 +1,28 @@
+#pragma once
+// Opens any model file Kiln reads (ONNX today; .om and GE dumps as their readers land), runs type/shape inference
+// and the verifier. The single entry point the CLI, the GUI and batch mode use.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/load_error.h"
+#include "ir/model.h"
+#include "ir/opdefs/shape_inference.h"
+
+namespace kiln {
+
+enum class ModelFormat { Onnx, AscendOm, Unknown };
+
+// By content (magic bytes), falling back to the extension.
+ModelFormat detectModelFormat(const std::string& path);
+
+struct LoadedModel {
+  std::unique_ptr<Model> model;
+  std::vector<std::string> warnings;  // import, checker and verifier findings
+  InferenceReport inference;
+};
+
+// Throws LoadError naming the file and the problem.
+LoadedModel loadModel(const std::string& path);
+
+}  // namespace kiln

@@ -1,0 +1,379 @@
+#include "io/onnx/onnx_reader.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+#include <sys/stat.h>
+
+#include <climits>
+#include <fstream>
+#include <functional>
+#include <unordered_map>
+#include <set>
+#include <unordered_set>
+
+#include "io/onnx/proto_convert.h"
+#include "io/onnx/tensor_proto_reader.h"
+#include "ir/verifier.h"
+
+namespace kiln {
+namespace {
+
+[[noreturn]] void fail(const std::string& msg) { throw std::runtime_error(msg); }
+
+// Names visible while converting one graph: its own values, then its ancestors'. Real exports sometimes define
+// one name twice (e.g. two Constant nodes writing "284"); ONNX's sequential reading applies: a use refers to the
+// nearest definition before it in file order (or, for out-of-order files, the first one after it).
+struct Scope {
+  const Scope* parent = nullptr;
+  long positionInParent = 0;  // index of the owning node in the parent graph
+  std::unordered_map<std::string, std::vector<std::pair<long, Value*>>> names;  // position -1: inputs/initializers
+
+  Value* lookupHere(const std::string& n, long position) const {
+    auto it = names.find(n);
+    if (it == names.end()) return nullptr;
+    Value* before = nullptr;
+    Value* after = nullptr;
+    for (const auto& [pos, v] : it->second) {
+      if (pos < position) before = v;
+      else if (!after && pos > position) after = v;
+    }
+    if (before) return before;
+    if (after) return after;
+    return it->second.front().second;  // only a self-definition: the cycle check reports it
+  }
+  Value* lookup(const std::string& n, long position) const {
+    long pos = position;
+    for (const Scope* s = this; s; pos = s->positionInParent, s = s->parent)
+      if (Value* v = s->lookupHere(n, pos)) return v;
+    return nullptr;
+  }
+};
+
+class Importer {
+ public:
+  Importer(Model& model, onnxio::ExternalDataResolver* resolver, std::vector<std::string>& warnings)
+      : model_(model), resolver_(resolver), warnings_(warnings) {}
+
+  void importGraph(onnx::GraphProto& gp, Graph& g, const Scope* parentScope, long positionInParent, int depth);
+
+ private:
+  ValueType checkedType(const onnx::TypeProto& tp, const std::string& what);
+  Attribute convertAttribute(onnx::AttributeProto& ap, Graph& g, const Scope& scope, long position,
+                             const std::string& what, int depth);
+  void define(Scope& scope, const std::string& name, Value* v, long position);
+  std::set<std::string> redefined_;
+
+  Model& model_;
+  onnxio::ExternalDataResolver* resolver_;
+  std::vector<std::string>& warnings_;
+};
+
+ValueType Importer::checkedType(const onnx::TypeProto& tp, const std::string& what) {
+  std::function<void(const onnx::TypeProto&)> check = [&](const onnx::TypeProto& t) {
+    const onnx::TensorShapeProto* shape = nullptr;
+    if (t.has_tensor_type()) {
+      if (t.tensor_type().elem_type() != 0 && !dtypeFromOnnx(t.tensor_type().elem_type()))
+        fail(what + " has unknown element type " + std::to_string(t.tensor_type().elem_type()));
+      if (t.tensor_type().has_shape()) shape = &t.tensor_type().shape();
+    } else if (t.has_sparse_tensor_type() && t.sparse_tensor_type().has_shape()) {
+      shape = &t.sparse_tensor_type().shape();
+    } else if (t.has_sequence_type() && t.sequence_type().has_elem_type()) {
+      check(t.sequence_type().elem_type());
+    } else if (t.has_optional_type() && t.optional_type().has_elem_type()) {
+      check(t.optional_type().elem_type());
+    } else if (t.has_map_type() && t.map_type().has_value_type()) {
+      check(t.map_type().value_type());
+    }
+    if (!shape) return;
+    std::vector<int64_t> staticDims;
+    for (const auto& d : shape->dim()) {
+      if (d.has_dim_value()) {
+        if (d.dim_value() < 0) fail(what + " has negative dimension " + std::to_string(d.dim_value()));
+        staticDims.push_back(d.dim_value());
+      }
+    }
+    if (!checkedProduct(staticDims)) fail(what + " has dimensions whose product overflows int64");
+  };
+  check(tp);
+  return onnxio::fromTypeProto(tp);
+}
+
+void Importer::define(Scope& scope, const std::string& name, Value* v, long position) {
+  if (name.empty()) return;
+  auto& defs = scope.names[name];
+  if (!defs.empty()) {
+    if (position < 0 && defs.back().first < 0) fail("graph input or initializer '" + name + "' is defined more than once");
+    if (redefined_.insert(name).second && redefined_.size() <= 20)
+      warnings_.push_back("value '" + name + "' is defined more than once; each use takes the nearest definition before it");
+  }
+  defs.emplace_back(position, v);
+}
+
+Attribute Importer::convertAttribute(onnx::AttributeProto& ap, Graph& g, const Scope& scope, long position,
+                                     const std::string& what, int depth) {
+  using AP = onnx::AttributeProto;
+  const std::string where = what + " attribute '" + ap.name() + "'";
+  auto type = ap.type();
+  if (type == AP::UNDEFINED) {  // very old exporters: deduce from the field present
+    if (ap.has_f()) type = AP::FLOAT;
+    else if (ap.has_i()) type = AP::INT;
+    else if (ap.has_s()) type = AP::STRING;
+    else if (ap.has_t()) type = AP::TENSOR;
+    else if (ap.has_g()) type = AP::GRAPH;
+    else if (ap.floats_size()) type = AP::FLOATS;
+    else if (ap.ints_size()) type = AP::INTS;
+    else if (ap.strings_size()) type = AP::STRINGS;
+    else if (ap.tensors_size()) type = AP::TENSORS;
+    else if (ap.graphs_size()) type = AP::GRAPHS;
+    else fail(where + " has no value");
+  }
+  auto subgraph = [&](onnx::GraphProto& gp) {
+    auto sg = g.makeSubgraph(gp.name());
+    importGraph(gp, *sg, &scope, position, depth + 1);
+    return sg;
+  };
+  switch (type) {
+    case AP::FLOAT: return Attribute(ap.f());
+    case AP::INT: return Attribute(static_cast<int64_t>(ap.i()));
+    case AP::STRING: return Attribute(ap.s());
+    case AP::TENSOR: return Attribute(onnxio::tensorFromProto(*ap.mutable_t(), resolver_, where));
+    case AP::GRAPH: return Attribute(subgraph(*ap.mutable_g()));
+    case AP::FLOATS: return Attribute(std::vector<float>(ap.floats().begin(), ap.floats().end()));
+    case AP::INTS: return Attribute(std::vector<int64_t>(ap.ints().begin(), ap.ints().end()));
+    case AP::STRINGS: return Attribute(std::vector<std::string>(ap.strings().begin(), ap.strings().end()));
+    case AP::TENSORS: {
+      std::vector<Tensor> ts;
+      for (auto& t : *ap.mutable_tensors()) ts.push_back(onnxio::tensorFromProto(t, resolver_, where));
+      return Attribute(std::move(ts));
+    }
+    case AP::GRAPHS: {
+      std::vector<Attribute::GraphPtr> gs;
+      for (auto& sg : *ap.mutable_graphs()) gs.push_back(subgraph(sg));
+      return Attribute(std::move(gs));
+    }
+    case AP::TYPE_PROTO: return Attribute(checkedType(ap.tp(), where));
+    case AP::TYPE_PROTOS: {
+      std::vector<ValueType> ts;
+      for (const auto& t : ap.type_protos()) ts.push_back(checkedType(t, where));
+      return Attribute(std::move(ts));
+    }
+    case AP::SPARSE_TENSOR:
+    case AP::SPARSE_TENSORS:
+      fail(where + " is a sparse tensor, which Kiln does not support");
+    default:
+      fail(where + " has unknown attribute type " + std::to_string(static_cast<int>(type)));
+  }
+}
+
+void Importer::importGraph(onnx::GraphProto& gp, Graph& g, const Scope* parentScope, long positionInParent,
+                           int depth) {
+  if (depth > 64) fail("subgraphs nested more than 64 deep");
+  Scope scope;
+  scope.parent = parentScope;
+  scope.positionInParent = positionInParent;
+  g.setName(gp.name());
+  const std::string gname = gp.name().empty() ? std::string("graph") : "graph '" + gp.name() + "'";
+
+  for (auto& init : *gp.mutable_initializer()) {
+    const std::string what = "initializer '" + init.name() + "'";
+    if (init.name().empty()) fail(gname + ": an initializer has no name");
+    Tensor t = onnxio::tensorFromProto(init, resolver_, what);
+    Value* v = g.addInitializer(init.name(), std::move(t));
+    v->setDocString(init.doc_string());
+    define(scope, init.name(), v, -1);
+  }
+  if (gp.sparse_initializer_size() > 0)
+    fail(gname + " has sparse initializers, which Kiln does not support");
+
+  for (const auto& in : gp.input()) {
+    if (in.name().empty()) fail(gname + ": a graph input has no name");
+    ValueType t = checkedType(in.type(), "input '" + in.name() + "'");
+    if (Value* init = scope.lookupHere(in.name(), -1)) {
+      // Pre-IR-4 models list initializers as inputs too; the initializer is the definition.
+      if (t.known() && t.dtype != DType::Undefined && init->type().dtype != t.dtype)
+        fail("input '" + in.name() + "' disagrees with its initializer's data type");
+      continue;
+    }
+    Value* v = g.addInput(in.name(), std::move(t));
+    v->setDocString(in.doc_string());
+    define(scope, in.name(), v, -1);
+  }
+
+  // Pass 1: create every node with its outputs so that out-of-order files still resolve.
+  std::vector<std::pair<onnx::NodeProto*, Node*>> created;
+  created.reserve(static_cast<size_t>(gp.node_size()));
+  long position = 0;
+  for (auto& np : *gp.mutable_node()) {
+    if (np.op_type().empty()) fail(gname + ": a node has no op_type");
+    std::vector<std::string> outs(np.output().begin(), np.output().end());
+    Node* n = g.addNode(np.op_type(), {}, outs, np.name(), np.domain() == "ai.onnx" ? "" : np.domain());
+    n->setDocString(np.doc_string());
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (outs[i].empty()) continue;  // omitted optional output: keep the slot, drop the value below
+      define(scope, outs[i], n->output(i), position);
+    }
+    created.emplace_back(&np, n);
+    ++position;
+  }
+  // Omitted optional outputs ("") become null slots.
+  for (auto& [np, n] : created)
+    for (size_t i = 0; i < n->numOutputs(); ++i)
+      if (np->output(static_cast<int>(i)).empty()) g.clearNodeOutput(n, i);
+
+  // Pass 2: inputs and attributes (subgraphs see every name of this graph).
+  position = 0;
+  for (auto& [np, n] : created) {
+    const std::string what = "node '" + np->name() + "' (" + np->op_type() + ")";
+    std::vector<Value*> ins;
+    ins.reserve(static_cast<size_t>(np->input_size()));
+    for (const auto& name : np->input()) {
+      if (name.empty()) {
+        ins.push_back(nullptr);
+        continue;
+      }
+      Value* v = scope.lookup(name, position);
+      if (!v) fail(what + " uses '" + name + "', which is not defined");
+      ins.push_back(v);
+    }
+    g.setNodeInputs(n, ins);
+    std::unordered_set<std::string> seen;
+    for (auto& ap : *np->mutable_attribute()) {
+      if (!seen.insert(ap.name()).second) fail(what + " has attribute '" + ap.name() + "' twice");
+      if (!ap.ref_attr_name().empty()) fail(what + " attribute '" + ap.name() + "' refers to a function attribute");
+      n->setAttr(ap.name(), convertAttribute(ap, g, scope, position, what, depth));
+    }
+    ++position;
+  }
+
+  const long end = position;
+  for (const auto& vi : gp.value_info()) {
+    Value* v = scope.lookupHere(vi.name(), end);
+    if (!v) continue;  // value_info for a name that does not exist: ignore, as onnx does
+    v->setType(checkedType(vi.type(), "value_info '" + vi.name() + "'"));
+  }
+
+  for (const auto& out : gp.output()) {
+    Value* v = scope.lookup(out.name(), end);
+    if (!v) fail(gname + ": output '" + out.name() + "' is not defined");
+    ValueType declared = checkedType(out.type(), "output '" + out.name() + "'");
+    if (v->graph() != &g) {
+      // A subgraph returning an outer value directly: route it through an Identity so the output belongs here.
+      Node* id = g.addNode("Identity", {v}, {out.name() + "_captured"}, out.name() + "_capture");
+      v = id->output(0);
+    }
+    if (declared.known() && (!v->type().known() || !v->constant())) v->setType(declared);
+    g.addOutput(v);
+  }
+
+  if (!g.topologicalOrder()) fail(gname + " contains a cycle");
+  g.sortTopologically();
+}
+
+std::string readWholeFile(const std::string& path, uint64_t maxBytes) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw LoadError(path, "cannot open: no such file");
+  if (S_ISDIR(st.st_mode)) throw LoadError(path, "is a directory, not an ONNX file");
+  if (static_cast<uint64_t>(st.st_size) > maxBytes)
+    throw LoadError(path, "file is " + std::to_string(st.st_size) + " bytes, above the " +
+                              std::to_string(maxBytes) + "-byte limit for a single ONNX protobuf");
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw LoadError(path, "cannot open for reading");
+  std::string bytes(static_cast<size_t>(st.st_size), '\0');
+  f.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (static_cast<size_t>(f.gcount()) != bytes.size()) throw LoadError(path, "short read");
+  return bytes;
+}
+
+std::string dirOf(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace
+
+OnnxImport readOnnxBytes(std::string bytes, const std::string& displayName, const std::string& baseDir,
+                         const OnnxReadOptions& options) {
+  if (bytes.empty()) throw LoadError(displayName, "file is empty");
+  if (bytes.size() > INT_MAX) throw LoadError(displayName, "file exceeds protobuf's 2 GiB message limit");
+  onnx::ModelProto proto;
+  {
+    google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
+    google::protobuf::io::CodedInputStream coded(&raw);
+    coded.SetTotalBytesLimit(INT_MAX);
+    if (!proto.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+      throw LoadError(displayName, "not a valid ONNX model (protobuf parse failed: truncated or not ONNX)");
+  }
+  bytes.clear();
+  bytes.shrink_to_fit();
+  if (!proto.has_graph()) throw LoadError(displayName, "not a valid ONNX model (no graph)");
+
+  OnnxImport result;
+  result.model = std::make_unique<Model>();
+  Model& m = *result.model;
+  m.sourcePath = displayName;
+  m.irVersion = proto.ir_version();
+  m.producerName = proto.producer_name();
+  m.producerVersion = proto.producer_version();
+  m.domain = proto.domain();
+  m.modelVersion = proto.model_version();
+  m.docString = proto.doc_string();
+  for (const auto& op : proto.opset_import()) {
+    const std::string d = op.domain() == "ai.onnx" ? "" : op.domain();
+    m.opsets[d] = op.version();
+  }
+  if (!m.opsets.count("")) {
+    if (proto.ir_version() >= 3)
+      result.warnings.push_back("model imports no default-domain opset; assuming opset 1");
+    m.opsets[""] = 1;
+  }
+  for (const auto& p : proto.metadata_props()) m.metadata.emplace_back(p.key(), p.value());
+  for (const auto& f : proto.functions()) {
+    m.functionProtos.push_back(f.SerializeAsString());
+    m.localFunctionNames.push_back(f.domain() + ":" + f.name());
+  }
+
+  if (options.runChecker) {
+    try {
+      onnx::checker::CheckerContext ctx;
+      ctx.set_ir_version(static_cast<int>(proto.ir_version()));
+      std::unordered_map<std::string, int> opsets;
+      for (const auto& [d, v] : m.opsets) opsets[d] = static_cast<int>(v);
+      ctx.set_opset_imports(opsets);
+      onnx::checker::LexicalScopeContext lex;
+      // The checker only stats external files (our resolver maps them after validating the path).
+      ctx.set_model_dir(baseDir);
+      onnx::checker::check_graph(proto.graph(), ctx, lex);
+    } catch (const std::exception& e) {
+      std::string msg;
+      for (char c : std::string(e.what())) {
+        if (c == '\n' || c == '\r') c = ' ';
+        if (!(c == ' ' && !msg.empty() && msg.back() == ' ')) msg += c;
+      }
+      if (msg.size() > 300) msg = msg.substr(0, 297) + "...";
+      result.warnings.push_back("onnx checker: " + msg);
+    }
+  }
+
+  try {
+    std::unique_ptr<onnxio::ExternalDataResolver> resolver;
+    if (!baseDir.empty()) resolver = std::make_unique<onnxio::ExternalDataResolver>(baseDir);
+    Importer imp(m, resolver.get(), result.warnings);
+    imp.importGraph(*proto.mutable_graph(), *m.graph, nullptr, 0, 0);
+  } catch (const LoadError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw LoadError(displayName, e.what());
+  }
+  return result;
+}
+
+OnnxImport readOnnxFile(const std::string& path, const OnnxReadOptions& options) {
+  std::string bytes = readWholeFile(path, options.maxFileBytes);
+  return readOnnxBytes(std::move(bytes), path, dirOf(path), options);
+}
+
+}  // namespace kiln

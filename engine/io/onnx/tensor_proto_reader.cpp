@@ -1,0 +1,199 @@
+#include "io/onnx/tensor_proto_reader.h"
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "ir/shape.h"
+
+namespace kiln::onnxio {
+namespace {
+
+[[noreturn]] void fail(const std::string& msg) { throw std::runtime_error(msg); }
+
+std::string realPath(const std::string& p) {
+  char buf[PATH_MAX];
+  if (!::realpath(p.c_str(), buf)) return {};
+  return buf;
+}
+
+template <typename T, typename Src>
+std::string packAs(const Src& src) {
+  std::string bytes(static_cast<size_t>(src.size()) * sizeof(T), '\0');
+  for (int i = 0; i < src.size(); ++i) {
+    const T v = static_cast<T>(src.Get(i));
+    std::memcpy(bytes.data() + static_cast<size_t>(i) * sizeof(T), &v, sizeof(T));
+  }
+  return bytes;
+}
+
+}  // namespace
+
+std::shared_ptr<const Storage> ExternalDataResolver::map(const std::string& location, std::string* canonicalPath) {
+  if (location.empty()) fail("external data has no location");
+  if (location.front() == '/') fail("external data path '" + location + "' is absolute; refused");
+  size_t start = 0;
+  while (start <= location.size()) {
+    size_t end = location.find_first_of("/\\", start);
+    if (end == std::string::npos) end = location.size();
+    if (location.compare(start, end - start, "..") == 0)
+      fail("external data path '" + location + "' leaves the model's directory; refused");
+    start = end + 1;
+  }
+  const std::string base = realPath(baseDir_.empty() ? "." : baseDir_);
+  const std::string full = realPath((baseDir_.empty() ? std::string(".") : baseDir_) + "/" + location);
+  if (full.empty()) fail("external data file '" + location + "' not found next to the model");
+  if (base.empty() || full.compare(0, base.size() + 1, base + "/") != 0)
+    fail("external data path '" + location + "' resolves outside the model's directory (symlink?); refused");
+  if (canonicalPath) *canonicalPath = full;
+  auto it = maps_.find(full);
+  if (it != maps_.end()) return it->second;
+  try {
+    auto storage = std::make_shared<MappedFileStorage>(full);
+    maps_.emplace(full, storage);
+    return storage;
+  } catch (const std::exception& e) {
+    fail("external data file '" + location + "': " + e.what());
+  }
+}
+
+namespace {
+// A view into a shared storage at an offset (external data slice).
+class SliceStorage final : public Storage {
+ public:
+  SliceStorage(std::shared_ptr<const Storage> base, size_t offset, size_t size)
+      : base_(std::move(base)), offset_(offset), size_(size) {}
+  const uint8_t* data() const override { return base_->data() + offset_; }
+  size_t size() const override { return size_; }
+
+ private:
+  std::shared_ptr<const Storage> base_;
+  size_t offset_, size_;
+};
+
+uint64_t parseUnsigned(const std::string& s, const std::string& key) {
+  if (s.empty() || s.size() > 19) fail("external data " + key + " '" + s + "' is not a valid number");
+  uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') fail("external data " + key + " '" + s + "' is not a valid number");
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return v;
+}
+}  // namespace
+
+Tensor tensorFromProto(onnx::TensorProto& proto, ExternalDataResolver* resolver, const std::string& what) {
+  auto dtype = dtypeFromOnnx(proto.data_type());
+  if (!dtype) fail(what + " has unknown data type " + std::to_string(proto.data_type()));
+  std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
+  for (int64_t d : dims)
+    if (d < 0) fail(what + " has negative dimension " + std::to_string(d));
+  auto numel = checkedProduct(dims);
+  if (!numel) fail(what + " has dimensions whose product overflows");
+  if (*dtype == DType::String) {
+    if (proto.string_data_size() != *numel)
+      fail(what + " declares " + std::to_string(*numel) + " strings but holds " +
+           std::to_string(proto.string_data_size()));
+    std::vector<std::string> strs(proto.string_data().begin(), proto.string_data().end());
+    return Tensor(std::move(dims), std::move(strs));
+  }
+  const int esize = dtypeSize(*dtype);
+  auto nbytes = checkedMul(*numel, esize);
+  if (!nbytes) fail(what + " is too large (byte size overflows)");
+  const size_t expected = static_cast<size_t>(*nbytes);
+
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    if (!resolver) fail(what + " refers to external data, which is not available here");
+    std::string location;
+    uint64_t offset = 0;
+    std::optional<uint64_t> length;
+    for (const auto& kv : proto.external_data()) {
+      if (kv.key() == "location") location = kv.value();
+      else if (kv.key() == "offset") offset = parseUnsigned(kv.value(), "offset");
+      else if (kv.key() == "length") length = parseUnsigned(kv.value(), "length");
+    }
+    if (length && *length != expected)
+      fail(what + " external length " + std::to_string(*length) + " does not match its shape (" +
+           std::to_string(expected) + " bytes)");
+    auto storage = resolver->map(location, nullptr);
+    if (offset > storage->size() || expected > storage->size() - offset)
+      fail(what + " external data [" + std::to_string(offset) + ", +" + std::to_string(expected) +
+           ") runs past the end of '" + location + "' (" + std::to_string(storage->size()) + " bytes)");
+    auto slice = std::make_shared<SliceStorage>(std::move(storage), static_cast<size_t>(offset), expected);
+    return Tensor(*dtype, std::move(dims), std::move(slice), 0);
+  }
+
+  if (proto.has_raw_data()) {
+    if (proto.raw_data().size() != expected)
+      fail(what + " has " + std::to_string(proto.raw_data().size()) + " bytes of data but its shape needs " +
+           std::to_string(expected));
+    std::string bytes;
+    bytes.swap(*proto.mutable_raw_data());
+    return Tensor::fromBytes(*dtype, std::move(dims), std::move(bytes));
+  }
+
+  auto checkCount = [&](int64_t have, int64_t per = 1) {
+    if (have != *numel * per)
+      fail(what + " declares " + std::to_string(*numel) + " elements but holds " + std::to_string(have / per));
+  };
+  std::string bytes;
+  switch (*dtype) {
+    case DType::Float:
+      checkCount(proto.float_data_size());
+      bytes = packAs<float>(proto.float_data());
+      break;
+    case DType::Complex64:
+      checkCount(proto.float_data_size(), 2);
+      bytes = packAs<float>(proto.float_data());
+      break;
+    case DType::Double:
+      checkCount(proto.double_data_size());
+      bytes = packAs<double>(proto.double_data());
+      break;
+    case DType::Complex128:
+      checkCount(proto.double_data_size(), 2);
+      bytes = packAs<double>(proto.double_data());
+      break;
+    case DType::Int64:
+      checkCount(proto.int64_data_size());
+      bytes = packAs<int64_t>(proto.int64_data());
+      break;
+    case DType::UInt32:
+      checkCount(proto.uint64_data_size());
+      bytes = packAs<uint32_t>(proto.uint64_data());
+      break;
+    case DType::UInt64:
+      checkCount(proto.uint64_data_size());
+      bytes = packAs<uint64_t>(proto.uint64_data());
+      break;
+    case DType::Int32:
+      checkCount(proto.int32_data_size());
+      bytes = packAs<int32_t>(proto.int32_data());
+      break;
+    case DType::Int16:
+      checkCount(proto.int32_data_size());
+      bytes = packAs<int16_t>(proto.int32_data());
+      break;
+    case DType::UInt16:
+    case DType::Float16:
+    case DType::BFloat16:  // stored as their 16-bit patterns in int32_data
+      checkCount(proto.int32_data_size());
+      bytes = packAs<uint16_t>(proto.int32_data());
+      break;
+    case DType::Int8:
+      checkCount(proto.int32_data_size());
+      bytes = packAs<int8_t>(proto.int32_data());
+      break;
+    case DType::UInt8:
+    case DType::Bool:
+      checkCount(proto.int32_data_size());
+      bytes = packAs<uint8_t>(proto.int32_data());
+      break;
+    default:
+      fail(what + " has data type " + std::string(dtypeName(*dtype)) + " which cannot hold typed data");
+  }
+  return Tensor::fromBytes(*dtype, std::move(dims), std::move(bytes));
+}
+
+}  // namespace kiln::onnxio

@@ -1,0 +1,32 @@
+#pragma once
+// TensorProto -> Tensor with every size checked against the bytes actually present. Shared by the model importer
+// and the reader of ONNX test-data .pb files.
+#include <onnx/onnx_pb.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "ir/tensor.h"
+
+namespace kiln::onnxio {
+
+// Resolves external-data locations inside one directory; maps each data file once.
+class ExternalDataResolver {
+ public:
+  explicit ExternalDataResolver(std::string baseDir) : baseDir_(std::move(baseDir)) {}
+  // Validated slice of an external file; throws std::runtime_error when the location escapes baseDir (absolute
+  // path, "..", a symlink pointing out), the file is missing, or offset/length run past its end.
+  std::shared_ptr<const Storage> map(const std::string& location, std::string* canonicalPath);
+  const std::string& baseDir() const { return baseDir_; }
+
+ private:
+  std::string baseDir_;
+  std::map<std::string, std::shared_ptr<MappedFileStorage>> maps_;
+};
+
+// Converts and validates. raw_data is moved out of `proto` (not copied). `what` names the tensor in messages.
+// Throws std::runtime_error with a one-line reason. A null resolver refuses external data.
+Tensor tensorFromProto(onnx::TensorProto& proto, ExternalDataResolver* resolver, const std::string& what);
+
+}  // namespace kiln::onnxio

@@ -1,0 +1,24 @@
+#pragma once
+// Data layouts. ND/NCHW/NHWC are logical layouts; NC1HWC0, FRACTAL_Z and FRACTAL_NZ are the NPU's physical layouts
+// (channel or matrix blocking to C0 / 16) whose padded extents cost real bytes.
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace kiln {
+
+enum class Format : uint8_t { ND, NCHW, NHWC, NC1HWC0, FRACTAL_Z, FRACTAL_NZ, HWCN, NCDHW, NDHWC };
+
+std::string_view formatName(Format f);
+std::optional<Format> formatFromName(std::string_view name);
+
+// C0 for a dtype's element size: 16 for 2- and 4-byte types, 32 for 1-byte types (the cube's block width).
+int64_t blockC0(int elementBytes);
+
+// Physical extents of a logical NCHW (or ND matrix) shape stored in `to`. Nullopt when the layout does not apply to
+// this rank (e.g. NC1HWC0 of a rank-2 tensor) or an extent overflows.
+std::optional<std::vector<int64_t>> physicalExtents(const std::vector<int64_t>& nchwOrNd, Format to,
+                                                    int elementBytes);
+
+}  // namespace kiln

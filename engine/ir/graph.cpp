@@ -1,0 +1,399 @@
+#include "ir/graph.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <unordered_set>
+
+namespace kiln {
+
+// ---------------------------------------------------------------- Value / Node
+
+void Value::setConstant(Tensor t) { constant_ = std::move(t); }
+
+std::string Node::qualifiedType() const {
+  if (domain_.empty() || domain_ == "ai.onnx") return opType_;
+  return domain_ + ":" + opType_;
+}
+
+const Attribute* Node::attr(std::string_view name) const {
+  for (const auto& a : attrs_)
+    if (a.name == name) return &a.value;
+  return nullptr;
+}
+
+void Node::setAttr(std::string name, Attribute value) {
+  auto adopt = [this](const Attribute::GraphPtr& g) {
+    if (g) {
+      g->parent_ = graph_;
+      g->owner_ = this;
+    }
+  };
+  if (auto g = value.get<Attribute::GraphPtr>()) adopt(*g);
+  if (auto gs = value.get<std::vector<Attribute::GraphPtr>>())
+    for (auto& g : *gs) adopt(g);
+  for (auto& a : attrs_) {
+    if (a.name == name) {
+      a.value = std::move(value);
+      return;
+    }
+  }
+  attrs_.push_back({std::move(name), std::move(value)});
+}
+
+bool Node::removeAttr(std::string_view name) {
+  auto it = std::find_if(attrs_.begin(), attrs_.end(), [&](const NamedAttribute& a) { return a.name == name; });
+  if (it == attrs_.end()) return false;
+  attrs_.erase(it);
+  return true;
+}
+
+int64_t Node::attrInt(std::string_view name, int64_t fallback) const {
+  const Attribute* a = attr(name);
+  if (a)
+    if (auto v = a->get<int64_t>()) return *v;
+  return fallback;
+}
+
+float Node::attrFloat(std::string_view name, float fallback) const {
+  const Attribute* a = attr(name);
+  if (a)
+    if (auto v = a->get<float>()) return *v;
+  return fallback;
+}
+
+std::string Node::attrString(std::string_view name, std::string fallback) const {
+  const Attribute* a = attr(name);
+  if (a)
+    if (auto v = a->get<std::string>()) return *v;
+  return fallback;
+}
+
+std::vector<int64_t> Node::attrInts(std::string_view name) const {
+  const Attribute* a = attr(name);
+  if (a)
+    if (auto v = a->get<std::vector<int64_t>>()) return *v;
+  return {};
+}
+
+std::vector<Graph*> Node::subgraphs() const {
+  std::vector<Graph*> out;
+  for (const auto& a : attrs_) {
+    if (auto g = a.value.get<Attribute::GraphPtr>()) {
+      if (*g) out.push_back(g->get());
+    } else if (auto gs = a.value.get<std::vector<Attribute::GraphPtr>>()) {
+      for (const auto& sg : *gs)
+        if (sg) out.push_back(sg.get());
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- Graph
+
+Graph::Graph(std::shared_ptr<IdSource> ids, Graph* parent) : ids_(std::move(ids)), parent_(parent) {
+  if (!ids_) ids_ = std::make_shared<IdSource>();
+}
+
+Graph::~Graph() {
+  // Uses of ancestor values from inside this graph must not outlive it.
+  for (auto& n : nodes_) dropReferencesOf(n.get());
+  // Nodes (and with them nested subgraphs) go before values so nothing refers to a freed value meanwhile.
+  nodes_.clear();
+  values_.clear();
+}
+
+std::shared_ptr<Graph> Graph::makeSubgraph(std::string name) {
+  auto g = std::make_shared<Graph>(ids_, this);
+  g->setName(std::move(name));
+  return g;
+}
+
+Value* Graph::newValue(std::string name, ValueType type) {
+  const ValueId id = ids_->nextValue++;
+  values_.push_back(std::unique_ptr<Value>(new Value(this, id, std::move(name), std::move(type))));
+  Value* v = values_.back().get();
+  v->self_ = std::prev(values_.end());
+  valueById_.emplace(id, v);
+  return v;
+}
+
+Value* Graph::addValue(std::string name, ValueType type) { return newValue(std::move(name), std::move(type)); }
+
+Value* Graph::addInput(std::string name, ValueType type) {
+  Value* v = newValue(std::move(name), std::move(type));
+  v->graphInput_ = true;
+  inputs_.push_back(v);
+  return v;
+}
+
+Value* Graph::addInitializer(std::string name, Tensor data) {
+  ValueType t = ValueType::tensor(data.dtype(), Shape::ofStatic(data.dims()));
+  Value* v = newValue(std::move(name), std::move(t));
+  v->constant_ = std::move(data);
+  return v;
+}
+
+Node* Graph::addNode(std::string opType, const std::vector<Value*>& inputs, const std::vector<std::string>& outputNames,
+                     std::string name, std::string domain, Node* before) {
+  const NodeId id = ids_->nextNode++;
+  auto pos = before ? before->self_ : nodes_.end();
+  auto it = nodes_.insert(pos, std::unique_ptr<Node>(new Node(this, id, std::move(opType), std::move(domain),
+                                                              std::move(name))));
+  Node* n = it->get();
+  n->self_ = it;
+  nodeById_.emplace(id, n);
+  n->inputs_.reserve(inputs.size());
+  for (Value* in : inputs) {
+    n->inputs_.push_back(in);
+    if (in) addUse(in, n, n->inputs_.size() - 1);
+  }
+  for (size_t i = 0; i < outputNames.size(); ++i) {
+    Value* out = newValue(outputNames[i], {});
+    out->producer_ = n;
+    out->producerIndex_ = i;
+    n->outputs_.push_back(out);
+  }
+  return n;
+}
+
+Node* Graph::addNode(std::string opType, const std::vector<Value*>& inputs, size_t numOutputs, std::string name,
+                     std::string domain, Node* before) {
+  std::vector<std::string> names;
+  const std::string base = name.empty() ? opType : name;
+  for (size_t i = 0; i < numOutputs; ++i) names.push_back(numOutputs == 1 ? base + "_out" : base + "_out" + std::to_string(i));
+  return addNode(std::move(opType), inputs, names, std::move(name), std::move(domain), before);
+}
+
+void Graph::setNodeOutput(Node* node, size_t index, Value* v) {
+  if (v->producer_ || v->graph_ != this) throw std::logic_error("setNodeOutput: value already produced or foreign");
+  if (node->outputs_.size() <= index) node->outputs_.resize(index + 1, nullptr);
+  if (Value* old = node->outputs_[index]) {
+    if (old->hasUses() || old->isGraphOutput()) throw std::logic_error("setNodeOutput: replaced output still used");
+    old->producer_ = nullptr;
+    eraseValue(old);
+  }
+  node->outputs_[index] = v;
+  v->producer_ = node;
+  v->producerIndex_ = index;
+}
+
+void Graph::clearNodeOutput(Node* node, size_t index) {
+  Value* old = node->output(index);
+  if (!old) return;
+  if (old->hasUses() || old->isGraphOutput()) throw std::logic_error("clearNodeOutput: output still used");
+  old->producer_ = nullptr;
+  node->outputs_[index] = nullptr;
+  eraseValue(old);
+}
+
+void Graph::addOutput(Value* v) {
+  outputs_.push_back(v);
+  ++v->graphOutputCount_;
+}
+
+void Graph::setOutputs(const std::vector<Value*>& outs) {
+  for (Value* v : outputs_) --v->graphOutputCount_;
+  outputs_.clear();
+  for (Value* v : outs) addOutput(v);
+}
+
+void Graph::addUse(Value* v, Node* n, size_t index) { v->uses_.push_back(Use{n, index}); }
+
+void Graph::removeUse(Value* v, Node* n, size_t index) {
+  auto& u = v->uses_;
+  auto it = std::find(u.begin(), u.end(), Use{n, index});
+  if (it != u.end()) u.erase(it);
+}
+
+void Graph::setNodeInput(Node* node, size_t index, Value* v) {
+  if (index >= node->inputs_.size()) node->inputs_.resize(index + 1, nullptr);
+  if (Value* old = node->inputs_[index]) removeUse(old, node, index);
+  node->inputs_[index] = v;
+  if (v) addUse(v, node, index);
+}
+
+void Graph::appendNodeInput(Node* node, Value* v) { setNodeInput(node, node->inputs_.size(), v); }
+
+void Graph::setNodeInputs(Node* node, const std::vector<Value*>& inputs) {
+  for (size_t i = 0; i < node->inputs_.size(); ++i)
+    if (node->inputs_[i]) removeUse(node->inputs_[i], node, i);
+  node->inputs_.clear();
+  for (Value* v : inputs) appendNodeInput(node, v);
+}
+
+void Graph::replaceAllUsesWith(Value* from, Value* to) {
+  if (from == to) return;
+  const std::vector<Use> uses = from->uses_;
+  for (const Use& u : uses) {
+    u.node->inputs_[u.index] = to;
+    to->uses_.push_back(u);
+  }
+  from->uses_.clear();
+  // Graph outputs of the graph that defines `from` (only that graph can list it as output).
+  Graph* g = from->graph_;
+  for (Value*& o : g->outputs_) {
+    if (o == from) {
+      o = to;
+      --from->graphOutputCount_;
+      ++to->graphOutputCount_;
+    }
+  }
+}
+
+void Graph::dropReferencesOf(Node* n) {
+  for (size_t i = 0; i < n->inputs_.size(); ++i)
+    if (n->inputs_[i]) removeUse(n->inputs_[i], n, i);
+  n->inputs_.clear();
+  for (Graph* sg : n->subgraphs())
+    for (auto& inner : sg->nodes_) sg->dropReferencesOf(inner.get());
+}
+
+void Graph::eraseNode(Node* node) {
+  if (node->graph_ != this) throw std::logic_error("eraseNode: node belongs to another graph");
+  for (Value* out : node->outputs_) {
+    if (out && (out->hasUses() || out->isGraphOutput()))
+      throw std::logic_error("eraseNode: output '" + out->name() + "' of '" + node->name() + "' is still used");
+  }
+  dropReferencesOf(node);
+  for (Value* out : node->outputs_) {
+    if (!out) continue;
+    out->producer_ = nullptr;
+    eraseValue(out);
+  }
+  nodeById_.erase(node->id_);
+  nodes_.erase(node->self_);
+}
+
+void Graph::eraseValue(Value* v) {
+  if (v->producer_ || v->hasUses() || v->isGraphOutput())
+    throw std::logic_error("eraseValue: value '" + v->name() + "' is still produced or used");
+  if (v->graphInput_) removeInput(v);
+  valueById_.erase(v->id_);
+  values_.erase(v->self_);
+}
+
+void Graph::removeInput(Value* v) {
+  inputs_.erase(std::remove(inputs_.begin(), inputs_.end(), v), inputs_.end());
+  v->graphInput_ = false;
+}
+
+void Graph::moveBefore(Node* node, Node* before) {
+  auto pos = before ? before->self_ : nodes_.end();
+  nodes_.splice(pos, nodes_, node->self_);
+}
+
+size_t Graph::numNodesRecursive() const {
+  size_t n = 0;
+  forEachGraph([&n](const Graph& g) { n += g.numNodes(); });
+  return n;
+}
+
+std::vector<Value*> Graph::initializers() const {
+  std::vector<Value*> out;
+  for (Value* v : values())
+    if (v->constant() && !v->producer()) out.push_back(v);
+  return out;
+}
+
+Node* Graph::findNode(NodeId id) const {
+  auto it = nodeById_.find(id);
+  return it == nodeById_.end() ? nullptr : it->second;
+}
+
+Value* Graph::findValue(ValueId id) const {
+  auto it = valueById_.find(id);
+  return it == valueById_.end() ? nullptr : it->second;
+}
+
+bool Graph::isVisible(const Value* v) const {
+  for (const Graph* g = this; g; g = g->parent_)
+    if (v->graph_ == g) return true;
+  return false;
+}
+
+namespace {
+// Appends to `deps` the nodes of `g` that the nested graph `inner` (transitively) uses through captures.
+void collectCaptureProducers(const Graph& g, const Graph& inner, std::vector<Node*>& deps) {
+  for (Node* n : inner.nodes()) {
+    for (Value* in : n->inputs())
+      if (in && in->graph() == &g && in->producer()) deps.push_back(in->producer());
+    for (Graph* sg : n->subgraphs()) collectCaptureProducers(g, *sg, deps);
+  }
+}
+}  // namespace
+
+std::optional<std::vector<Node*>> Graph::topologicalOrder() const {
+  // Kahn's algorithm seeded in list order; a ready queue ordered by original position keeps the order stable.
+  std::unordered_map<const Node*, size_t> position;
+  std::vector<Node*> order;
+  order.reserve(nodes_.size());
+  size_t idx = 0;
+  for (const auto& n : nodes_) position.emplace(n.get(), idx++);
+
+  std::unordered_map<const Node*, std::vector<Node*>> dependents;
+  std::vector<size_t> pending(nodes_.size(), 0);
+  for (const auto& up : nodes_) {
+    Node* n = up.get();
+    std::vector<Node*> deps;
+    for (Value* in : n->inputs())
+      if (in && in->graph() == this && in->producer()) deps.push_back(in->producer());
+    for (Graph* sg : n->subgraphs()) collectCaptureProducers(*this, *sg, deps);
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    for (Node* d : deps) {
+      if (d == n) {
+        pending[position[n]] = SIZE_MAX;  // self loop: never ready
+        continue;
+      }
+      dependents[d].push_back(n);
+      if (pending[position[n]] != SIZE_MAX) ++pending[position[n]];
+    }
+  }
+  std::vector<Node*> byPos(nodes_.size());
+  for (const auto& n : nodes_) byPos[position[n.get()]] = n.get();
+  // Min-heap on position.
+  std::vector<size_t> ready;
+  auto cmp = [](size_t a, size_t b) { return a > b; };
+  for (size_t i = 0; i < pending.size(); ++i)
+    if (pending[i] == 0) ready.push_back(i);
+  std::make_heap(ready.begin(), ready.end(), cmp);
+  while (!ready.empty()) {
+    std::pop_heap(ready.begin(), ready.end(), cmp);
+    const size_t i = ready.back();
+    ready.pop_back();
+    Node* n = byPos[i];
+    order.push_back(n);
+    auto it = dependents.find(n);
+    if (it == dependents.end()) continue;
+    for (Node* d : it->second) {
+      size_t& p = pending[position[d]];
+      if (p != SIZE_MAX && --p == 0) {
+        ready.push_back(position[d]);
+        std::push_heap(ready.begin(), ready.end(), cmp);
+      }
+    }
+  }
+  if (order.size() != nodes_.size()) return std::nullopt;
+  return order;
+}
+
+bool Graph::sortTopologically() {
+  auto order = topologicalOrder();
+  if (!order) return false;
+  for (Node* n : *order) nodes_.splice(nodes_.end(), nodes_, n->self_);
+  return true;
+}
+
+void Graph::forEachGraph(const std::function<void(Graph&)>& fn) {
+  fn(*this);
+  for (auto& n : nodes_)
+    for (Graph* sg : n->subgraphs()) sg->forEachGraph(fn);
+}
+
+void Graph::forEachGraph(const std::function<void(const Graph&)>& fn) const {
+  fn(*this);
+  for (const auto& n : nodes_)
+    for (const Graph* sg : n->subgraphs()) sg->forEachGraph(fn);
+}
+
+}  // namespace kiln

@@ -1,0 +1,50 @@
+// Kiln's own NPU ops, with hand-written inference (libonnx knows nothing of them). Fused ops are added by the
+// fusion rules' issue; the layout conversion lives here because formats are part of the IR.
+#include <stdexcept>
+
+#include "ir/graph.h"
+#include "ir/opdefs/op_registry.h"
+
+namespace kiln {
+namespace {
+
+// TransData(x) -> y: converts between layouts. Attributes: src_format, dst_format (Format names) and, when
+// converting out of a blocked layout, origin_shape (the logical NCHW/ND extents the padding hides).
+void inferTransData(Node& n) {
+  const Value* x = n.input(0);
+  if (!x || !n.output(0)) throw std::runtime_error("TransData needs one input and one output");
+  const auto dst = formatFromName(n.attrString("dst_format", ""));
+  if (!dst) throw std::runtime_error("TransData has an unknown dst_format '" + n.attrString("dst_format", "") + "'");
+  ValueType out = x->type();
+  out.format = *dst;
+  std::vector<int64_t> logical = n.attrInts("origin_shape");
+  if (logical.empty()) {
+    auto e = x->type().shape.staticExtents();
+    if (!e) {  // symbolic dims: layout known, extents not
+      out.shape = Shape::unknownRank();
+      n.output(0)->setType(out);
+      return;
+    }
+    logical = *e;
+  }
+  auto phys = physicalExtents(logical, *dst, dtypeSize(x->type().dtype));
+  if (!phys) throw std::runtime_error("TransData cannot express a rank-" + std::to_string(logical.size()) +
+                                      " tensor in " + std::string(formatName(*dst)));
+  out.shape = Shape::ofStatic(*phys);
+  n.output(0)->setType(out);
+}
+
+}  // namespace
+
+void registerKilnOps(OpRegistry& registry) {
+  OpDef transData;
+  transData.domain = std::string(kKilnDomain);
+  transData.type = "TransData";
+  transData.minInputs = transData.maxInputs = 1;
+  transData.minOutputs = transData.maxOutputs = 1;
+  transData.unit = ComputeUnit::Vector;
+  transData.infer = inferTransData;
+  registry.add(std::move(transData));
+}
+
+}  // namespace kiln

@@ -1,0 +1,143 @@
+#include "ir/opdefs/op_registry.h"
+
+#include <onnx/defs/data_type_utils.h>
+#include <onnx/defs/schema.h>
+
+#include <unordered_map>
+
+#include "io/onnx/proto_convert.h"
+#include "ir/graph.h"
+
+namespace kiln {
+
+std::string_view computeUnitName(ComputeUnit u) {
+  switch (u) {
+    case ComputeUnit::Cube: return "cube";
+    case ComputeUnit::Vector: return "vector";
+    case ComputeUnit::AiCpu: return "aicpu";
+    case ComputeUnit::Host: return "host";
+  }
+  return "?";
+}
+
+OpRegistry& OpRegistry::global() {
+  static OpRegistry registry;
+  return registry;
+}
+
+OpRegistry::OpRegistry() { registerKilnOps(*this); }
+
+namespace {
+std::string key(std::string_view domain, std::string_view type) {
+  std::string k(domain == "ai.onnx" ? std::string_view() : domain);
+  k += ':';
+  k += type;
+  return k;
+}
+}  // namespace
+
+bool OpRegistry::add(OpDef def) {
+  const std::string d = def.domain == "ai.onnx" ? "" : def.domain;
+  if (onnx::OpSchemaRegistry::Schema(def.type, d)) return false;
+  std::lock_guard lock(mutex_);
+  own_[key(d, def.type)] = std::move(def);
+  return true;
+}
+
+const OpDef* OpRegistry::find(std::string_view domain, std::string_view type, int64_t opset) const {
+  const std::string d(domain == "ai.onnx" ? std::string_view() : domain);
+  std::lock_guard lock(mutex_);
+  if (auto it = own_.find(key(d, type)); it != own_.end()) return &it->second;
+  if (opset <= 0) return nullptr;
+  const std::string ck = key(d, type) + ":" + std::to_string(opset);
+  if (auto it = onnxCache_.find(ck); it != onnxCache_.end()) return it->second.get();
+  const onnx::OpSchema* schema =
+      onnx::OpSchemaRegistry::Schema(std::string(type), static_cast<int>(std::min<int64_t>(opset, INT_MAX)), d);
+  std::unique_ptr<OpDef> def;
+  if (schema && !schema->Deprecated()) {
+    def = std::make_unique<OpDef>();
+    def->domain = d;
+    def->type = std::string(type);
+    def->sinceVersion = schema->SinceVersion();
+    def->minInputs = schema->min_input();
+    def->maxInputs = schema->max_input();
+    def->minOutputs = schema->min_output();
+    def->maxOutputs = schema->max_output();
+    def->unit = defaultComputeUnit(d, type);
+    def->onnxSchema = schema;
+  }
+  auto* raw = def.get();
+  onnxCache_.emplace(ck, std::move(def));
+  return raw;
+}
+
+std::optional<std::string> OpRegistry::checkSignature(const Node& n, int64_t opset) const {
+  const OpDef* def = find(n.domain(), n.opType(), opset);
+  if (!def) return std::nullopt;  // unknown ops are reported elsewhere, not invalid
+  // Trailing omitted optional inputs do not count.
+  int nin = static_cast<int>(n.numInputs());
+  while (nin > 0 && !n.input(static_cast<size_t>(nin - 1))) --nin;
+  int nout = static_cast<int>(n.numOutputs());
+  while (nout > 0 && !n.output(static_cast<size_t>(nout - 1))) --nout;
+  if (nin < def->minInputs || nin > def->maxInputs)
+    return "has " + std::to_string(nin) + " inputs, expected " + std::to_string(def->minInputs) +
+           (def->maxInputs == def->minInputs ? "" : ".." + (def->maxInputs == INT_MAX ? std::string("n") : std::to_string(def->maxInputs)));
+  if (nout > def->maxOutputs)
+    return "has " + std::to_string(nout) + " outputs, at most " + std::to_string(def->maxOutputs) + " allowed";
+  if (!def->onnxSchema) return std::nullopt;
+
+  // Type constraints: every actual bound to one type variable must have the same, allowed type.
+  const auto* schema = static_cast<const onnx::OpSchema*>(def->onnxSchema);
+  std::unordered_map<std::string, std::pair<onnx::DataType, std::string>> bound;
+  std::unordered_map<std::string, const onnx::OpSchema::TypeConstraintParam*> constraints;
+  for (const auto& c : schema->typeConstraintParams()) constraints[c.type_param_str] = &c;
+  auto checkOne = [&](const onnx::OpSchema::FormalParameter& formal, const Value* v,
+                      const std::string& where) -> std::optional<std::string> {
+    if (!v || !v->type().known()) return std::nullopt;
+    if (v->type().isTensor() && v->type().dtype == DType::Undefined) return std::nullopt;
+    onnx::TypeProto tp;
+    onnxio::toTypeProto(v->type(), &tp);
+    tp.clear_denotation();
+    onnx::DataType dt = onnx::Utils::DataTypeUtils::ToType(tp);
+    const std::string& ts = formal.GetTypeStr();
+    if (!formal.GetTypes().empty() && !formal.GetTypes().count(dt))
+      return where + " has type " + *dt + ", not allowed for '" + formal.GetName() + "'";
+    if (constraints.count(ts) && formal.GetIsHomogeneous()) {
+      auto [it, fresh] = bound.emplace(ts, std::make_pair(dt, where));
+      if (!fresh && it->second.first != dt)
+        return where + " has type " + *dt + " but " + it->second.second + " has " + *it->second.first +
+               " (both are " + ts + ")";
+    }
+    return std::nullopt;
+  };
+  auto walk = [&](const std::vector<onnx::OpSchema::FormalParameter>& formals, const std::vector<Value*>& actuals,
+                  const char* kind) -> std::optional<std::string> {
+    for (size_t i = 0; i < actuals.size(); ++i) {
+      if (formals.empty()) break;
+      const size_t fi = std::min(i, formals.size() - 1);
+      if (fi != i && formals[fi].GetOption() != onnx::OpSchema::Variadic) break;
+      if (auto p = checkOne(formals[fi], actuals[i], std::string(kind) + " " + std::to_string(i))) return p;
+    }
+    return std::nullopt;
+  };
+  try {
+    if (auto p = walk(schema->inputs(), n.inputs(), "input")) return p;
+    if (auto p = walk(schema->outputs(), n.outputs(), "output")) return p;
+  } catch (const std::exception&) {
+    // A type libonnx cannot name (e.g. an undefined element type) is not a constraint violation.
+  }
+  return std::nullopt;
+}
+
+OpCost OpRegistry::cost(const Node& n, int64_t opset) const {
+  const OpDef* def = find(n.domain(), n.opType(), opset);
+  if (def && def->cost) return def->cost(n);
+  return estimateCost(n);
+}
+
+ComputeUnit OpRegistry::unitOf(const Node& n, int64_t opset) const {
+  const OpDef* def = find(n.domain(), n.opType(), opset);
+  return def ? def->unit : defaultComputeUnit(n.domain(), n.opType());
+}
+
+}  // namespace kiln

@@ -1,0 +1,74 @@
+#pragma once
+// The op registry (GE's "metadef"): for each op type, its signature, the compute unit it runs on, cost hooks and
+// type/shape inference. Standard ONNX ops come from libonnx's schemas (their inference runs over our IR through an
+// InferenceContext adapter, see shape_inference.h); Kiln's own NPU ops and plugin ops are registered here in code.
+#include <climits>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace kiln {
+
+class Node;
+
+enum class ComputeUnit : uint8_t { Cube, Vector, AiCpu, Host };
+std::string_view computeUnitName(ComputeUnit u);  // "cube", "vector", "aicpu", "host"
+
+struct OpCost {
+  double flops = 0;         // arithmetic operations (a multiply-add counts 2)
+  double bytesRead = 0;     // input bytes (static shapes only)
+  double bytesWritten = 0;  // output bytes
+};
+
+// Domain Kiln's own ops live in.
+inline constexpr std::string_view kKilnDomain = "kiln";
+
+struct OpDef {
+  std::string domain;  // "" = ai.onnx
+  std::string type;
+  int sinceVersion = 1;
+  int minInputs = 0, maxInputs = INT_MAX, minOutputs = 0, maxOutputs = INT_MAX;
+  ComputeUnit unit = ComputeUnit::Vector;
+  // Hand-written inference for non-ONNX ops: sets the node's output types; throws std::runtime_error on a bad node.
+  std::function<void(Node&)> infer;
+  // Optional cost override; the default estimate uses the unit and the tensor sizes.
+  std::function<OpCost(const Node&)> cost;
+  // libonnx schema (onnx::OpSchema) for standard ops; null for Kiln's and plugins' ops.
+  const void* onnxSchema = nullptr;
+};
+
+class OpRegistry {
+ public:
+  static OpRegistry& global();
+
+  // The definition of domain:type as of `opset` (the model's import version of that domain), or null when unknown.
+  const OpDef* find(std::string_view domain, std::string_view type, int64_t opset) const;
+  // Registers an own/plugin op. Refuses (returns false) to shadow a standard ONNX op.
+  bool add(OpDef def);
+  // Input/output arity and type constraints of a node against its definition; the problem or nullopt.
+  std::optional<std::string> checkSignature(const Node& n, int64_t opset) const;
+  // Cost estimate of a node (uses its def's override when present).
+  OpCost cost(const Node& n, int64_t opset) const;
+  ComputeUnit unitOf(const Node& n, int64_t opset) const;
+
+ private:
+  OpRegistry();
+  mutable std::mutex mutex_;
+  std::map<std::string, OpDef, std::less<>> own_;  // "domain:type"
+  mutable std::map<std::string, std::unique_ptr<OpDef>, std::less<>> onnxCache_;  // "domain:type:opset"
+};
+
+// Compute unit a standard op runs on (Cube for Conv/MatMul-like, AI CPU for data-dependent and control-flow ops,
+// Host for pure shape bookkeeping, Vector otherwise).
+ComputeUnit defaultComputeUnit(std::string_view domain, std::string_view type);
+// Default cost estimate from the op type and the node's static tensor types.
+OpCost estimateCost(const Node& n);
+// Registers Kiln's own ops (TransData, ...). Called once by OpRegistry's constructor.
+void registerKilnOps(OpRegistry& registry);
+
+}  // namespace kiln

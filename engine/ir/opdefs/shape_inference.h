@@ -1,0 +1,36 @@
+#pragma once
+// Type and shape inference over the IR. Standard ONNX ops use libonnx's own inference functions through an
+// InferenceContext adapter over our nodes (no round trip through ModelProto); data propagation (Shape -> Gather ->
+// Concat -> Reshape chains) uses libonnx's DataPropagationContext the same way. Kiln's own ops use their OpDef's
+// hand-written inference. Unknown ops keep the types the file declared (value_info) and are reported.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+class Graph;
+struct Model;
+
+struct InferenceOptions {
+  // Constant inputs up to this many elements are handed to inference functions (Reshape's shape, Slice's starts).
+  int64_t maxConstantElements = 1 << 16;
+  // Stop reporting after this many warnings (the count is still kept).
+  size_t maxWarnings = 200;
+};
+
+struct InferenceReport {
+  size_t nodesVisited = 0;
+  size_t nodesInferred = 0;  // an inference function ran without error
+  size_t nodesFailed = 0;    // it threw (message in warnings)
+  std::map<std::string, int> unknownOps;  // qualified op type -> count
+  std::vector<std::string> warnings;
+  size_t warningsDropped = 0;
+};
+
+InferenceReport inferShapes(Model& model, const InferenceOptions& options = {});
+InferenceReport inferShapes(Graph& graph, const std::map<std::string, int64_t>& opsets,
+                            const InferenceOptions& options = {});
+
+}  // namespace kiln

@@ -1,0 +1,181 @@
+#include "ir/tensor.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cassert>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "ir/shape.h"
+
+namespace kiln {
+
+MappedFileStorage::MappedFileStorage(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error("cannot open: " + std::string(std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw std::runtime_error("not a regular file");
+  }
+  size_ = static_cast<size_t>(st.st_size);
+  if (size_ > 0) {
+    addr_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (addr_ == MAP_FAILED) {
+      addr_ = nullptr;
+      ::close(fd);
+      throw std::runtime_error("cannot map: " + std::string(std::strerror(errno)));
+    }
+  }
+  ::close(fd);
+}
+
+MappedFileStorage::~MappedFileStorage() {
+  if (addr_) ::munmap(addr_, size_);
+}
+
+Tensor::Tensor(DType dtype, std::vector<int64_t> dims, std::shared_ptr<const Storage> storage, size_t offset)
+    : dtype_(dtype), dims_(std::move(dims)), storage_(std::move(storage)), offset_(offset) {
+  numel_ = checkedProduct(dims_).value_or(0);
+  nbytes_ = static_cast<size_t>(numel_) * static_cast<size_t>(dtypeSize(dtype_));
+  assert(!storage_ || offset_ + nbytes_ <= storage_->size());
+}
+
+Tensor::Tensor(std::vector<int64_t> dims, std::vector<std::string> strings)
+    : dtype_(DType::String), dims_(std::move(dims)), strings_(std::move(strings)) {
+  numel_ = checkedProduct(dims_).value_or(0);
+}
+
+Tensor Tensor::fromBytes(DType dtype, std::vector<int64_t> dims, std::string bytes) {
+  auto storage = std::make_shared<OwnedStorage>(std::move(bytes));
+  return Tensor(dtype, std::move(dims), std::move(storage), 0);
+}
+
+bool Tensor::operator==(const Tensor& o) const {
+  if (dtype_ != o.dtype_ || dims_ != o.dims_) return false;
+  if (dtype_ == DType::String) return strings_ == o.strings_;
+  if (nbytes_ != o.nbytes_) return false;
+  return data() == o.data() || nbytes_ == 0 || std::memcmp(data(), o.data(), nbytes_) == 0;
+}
+
+namespace {
+template <typename T>
+T load(const uint8_t* p, int64_t i) {
+  T v;
+  std::memcpy(&v, p + static_cast<size_t>(i) * sizeof(T), sizeof(T));
+  return v;
+}
+
+template <typename Out>
+std::vector<Out> widen(const Tensor& t) {
+  std::vector<Out> out;
+  if (!t.data()) return out;
+  out.reserve(static_cast<size_t>(t.numel()));
+  const uint8_t* p = t.data();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    switch (t.dtype()) {
+      case DType::Float: out.push_back(static_cast<Out>(load<float>(p, i))); break;
+      case DType::Double: out.push_back(static_cast<Out>(load<double>(p, i))); break;
+      case DType::Float16: out.push_back(static_cast<Out>(halfToFloat(load<uint16_t>(p, i)))); break;
+      case DType::BFloat16: out.push_back(static_cast<Out>(bfloat16ToFloat(load<uint16_t>(p, i)))); break;
+      case DType::Int8: out.push_back(static_cast<Out>(load<int8_t>(p, i))); break;
+      case DType::UInt8: out.push_back(static_cast<Out>(load<uint8_t>(p, i))); break;
+      case DType::Bool: out.push_back(static_cast<Out>(load<uint8_t>(p, i) != 0)); break;
+      case DType::Int16: out.push_back(static_cast<Out>(load<int16_t>(p, i))); break;
+      case DType::UInt16: out.push_back(static_cast<Out>(load<uint16_t>(p, i))); break;
+      case DType::Int32: out.push_back(static_cast<Out>(load<int32_t>(p, i))); break;
+      case DType::UInt32: out.push_back(static_cast<Out>(load<uint32_t>(p, i))); break;
+      case DType::Int64: out.push_back(static_cast<Out>(load<int64_t>(p, i))); break;
+      case DType::UInt64: out.push_back(static_cast<Out>(load<uint64_t>(p, i))); break;
+      default: return {};
+    }
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<int64_t> Tensor::toInt64() const {
+  if (isFloating(dtype_)) {
+    std::vector<int64_t> out;
+    for (double d : widen<double>(*this))
+      out.push_back(std::isfinite(d) ? static_cast<int64_t>(d) : 0);
+    return out;
+  }
+  return widen<int64_t>(*this);
+}
+std::vector<double> Tensor::toDouble() const { return widen<double>(*this); }
+
+float halfToFloat(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal: normalise
+      exp = 127 - 15 + 1;
+      while ((mant & 0x400u) == 0) {
+        mant <<= 1;
+        --exp;
+      }
+      mant &= 0x3ffu;
+      bits = sign | (exp << 23) | (mant << 13);
+    }
+  } else if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+uint16_t floatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, sizeof x);
+  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  const uint32_t absx = x & 0x7fffffffu;
+  if (absx >= 0x7f800000u)  // inf or nan
+    return static_cast<uint16_t>(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0u));
+  if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to inf
+  if (absx < 0x38800000u) {                                               // subnormal or zero in half
+    if (absx < 0x33000000u) return sign;
+    // value = mant * 2^(exp-150); half subnormal unit is 2^-24, so shift right by 126-exp.
+    const uint32_t exp = absx >> 23;
+    const uint32_t mant = (absx & 0x7fffffu) | 0x800000u;
+    const uint32_t shift = 126 - exp;  // 14..24
+    uint32_t q = mant >> shift;
+    const uint32_t rem = mant & ((1u << shift) - 1u);
+    const uint32_t halfway = 1u << (shift - 1);
+    if (rem > halfway || (rem == halfway && (q & 1u))) ++q;
+    return static_cast<uint16_t>(sign | q);
+  }
+  uint32_t v = absx - 0x38000000u;  // rebias exponent 127 -> 15
+  const uint32_t rem = v & 0x1fffu;
+  v >>= 13;
+  if (rem > 0x1000u || (rem == 0x1000u && (v & 1u))) ++v;
+  return static_cast<uint16_t>(sign | v);
+}
+
+float bfloat16ToFloat(uint16_t b) {
+  uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+uint16_t floatToBfloat16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, sizeof x);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet nan
+  const uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>((x + rounding) >> 16);
+}
+
+}  // namespace kiln

@@ -1,0 +1,35 @@
+#include "ir/value_type.h"
+
+namespace kiln {
+
+std::optional<int64_t> ValueType::byteSize() const {
+  if (!isTensor() || dtypeSize(dtype) == 0) return std::nullopt;
+  auto n = shape.numel();
+  if (!n) return std::nullopt;
+  return checkedMul(*n, dtypeSize(dtype));
+}
+
+std::string ValueType::toString() const {
+  switch (kind) {
+    case Kind::Unknown: return "?";
+    case Kind::Tensor:
+    case Kind::SparseTensor: {
+      std::string s = std::string(dtypeName(dtype)) + "[" + shape.toString() + "]";
+      if (kind == Kind::SparseTensor) s = "sparse " + s;
+      if (format != Format::ND) s += " " + std::string(formatName(format));
+      return s;
+    }
+    case Kind::Sequence: return "seq<" + (element ? element->toString() : "?") + ">";
+    case Kind::Optional: return "optional<" + (element ? element->toString() : "?") + ">";
+    case Kind::Map: return "map<" + std::string(dtypeName(dtype)) + "," + (element ? element->toString() : "?") + ">";
+  }
+  return "?";
+}
+
+bool ValueType::operator==(const ValueType& o) const {
+  if (kind != o.kind || dtype != o.dtype || !(shape == o.shape) || format != o.format) return false;
+  if (!element || !o.element) return element == o.element;
+  return *element == *o.element;
+}
+
+}  // namespace kiln

@@ -1,0 +1,21 @@
+#pragma once
+// Structural checks of a graph: acyclic, every use defined and visible, use lists consistent with inputs, producers
+// consistent with outputs, subgraph captures valid, and (when the op registry knows the op) input/output counts and
+// type constraints respected. Passes run it after every change in debug and test builds.
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+class Graph;
+struct Model;
+
+struct VerifyOptions {
+  bool checkTypes = true;  // op type constraints (needs known dtypes; unknown dtypes are skipped)
+};
+
+// Problems found, one line each ("node 'x' (Add): input 1 is not defined"); empty when the graph is valid.
+std::vector<std::string> verifyGraph(const Graph& g, int64_t defaultOpset, const VerifyOptions& options = {});
+std::vector<std::string> verifyModel(const Model& m, const VerifyOptions& options = {});
+
+}  // namespace kiln

@@ -1,0 +1,170 @@
+#include "report/model_summary.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "ir/model.h"
+#include "ir/opdefs/op_registry.h"
+#include "ir/opdefs/shape_inference.h"
+#include "util/units.h"
+
+namespace kiln {
+
+ModelSummary summarizeModel(const Model& m, const InferenceReport& inference,
+                            const std::vector<std::string>& warnings, size_t largestCount) {
+  ModelSummary s;
+  s.file = m.sourcePath;
+  s.producer = m.producerName + (m.producerVersion.empty() ? "" : " " + m.producerVersion);
+  s.irVersion = std::to_string(m.irVersion);
+  s.opsets = m.opsets;
+  for (const Value* v : m.graph->inputs()) s.inputs.push_back({v->name(), v->type().toString()});
+  for (const Value* v : m.graph->outputs()) s.outputs.push_back({v->name(), v->type().toString()});
+  s.mainGraphNodes = static_cast<int64_t>(m.graph->numNodes());
+
+  std::map<std::string, int64_t> ops;
+  std::vector<ModelSummary::TensorEntry> tensors;
+  auto addTensor = [&](const std::string& name, const Tensor& t) {
+    ++s.parameterTensors;
+    s.parameters += t.numel();
+    s.parameterBytes += static_cast<int64_t>(t.byteSize());
+    std::string type = std::string(dtypeName(t.dtype())) + "[" +
+                       Shape::ofStatic(t.dims()).toString() + "]";
+    tensors.push_back({name, type, static_cast<int64_t>(t.byteSize())});
+  };
+  m.graph->forEachGraph([&](const Graph& g) {
+    if (g.parent()) ++s.subgraphs;
+    s.nodes += static_cast<int64_t>(g.numNodes());
+    for (const Value* v : g.initializers()) addTensor(v->name(), *v->constant());
+    for (const Node* n : g.nodes()) {
+      ++ops[n->qualifiedType()];
+      ++s.computeUnits[std::string(computeUnitName(OpRegistry::global().unitOf(*n, m.opsetFor(n->domain()))))];
+      if (n->opType() == "Constant" && n->domain().empty())
+        if (const Attribute* a = n->attr("value"))
+          if (const Tensor* t = a->get<Tensor>()) addTensor(n->output(0) ? n->output(0)->name() : n->name(), *t);
+    }
+  });
+  s.ops.assign(ops.begin(), ops.end());
+  std::stable_sort(s.ops.begin(), s.ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::stable_sort(tensors.begin(), tensors.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+  if (tensors.size() > largestCount) tensors.resize(largestCount);
+  s.largestTensors = std::move(tensors);
+  for (const auto& [op, count] : inference.unknownOps) s.unsupportedOps[op] = count;
+
+  s.warnings = warnings;
+  s.warnings.insert(s.warnings.end(), inference.warnings.begin(), inference.warnings.end());
+  if (inference.warningsDropped)
+    s.warnings.push_back(std::to_string(inference.warningsDropped) + " more inference warnings not shown");
+  return s;
+}
+
+Json ModelSummary::toJson() const {
+  Json j = Json::object();
+  j.set("file", file);
+  j.set("producer", producer);
+  j.set("ir_version", irVersion);
+  Json opsetsJ = Json::object();
+  for (const auto& [d, v] : opsets) opsetsJ.set(d.empty() ? "ai.onnx" : d, v);
+  j.set("opsets", opsetsJ);
+  auto ports = [](const std::vector<Port>& ps) {
+    Json a = Json::array();
+    for (const auto& p : ps) {
+      Json o = Json::object();
+      o.set("name", p.name);
+      o.set("type", p.type);
+      a.push(o);
+    }
+    return a;
+  };
+  j.set("inputs", ports(inputs));
+  j.set("outputs", ports(outputs));
+  j.set("nodes", nodes);
+  j.set("main_graph_nodes", mainGraphNodes);
+  j.set("subgraphs", subgraphs);
+  Json opsJ = Json::object();
+  for (const auto& [op, c] : ops) opsJ.set(op, c);
+  j.set("ops", opsJ);
+  Json params = Json::object();
+  params.set("count", parameters);
+  params.set("bytes", parameterBytes);
+  params.set("tensors", parameterTensors);
+  j.set("parameters", params);
+  Json largest = Json::array();
+  for (const auto& t : largestTensors) {
+    Json o = Json::object();
+    o.set("name", t.name);
+    o.set("type", t.type);
+    o.set("bytes", t.bytes);
+    largest.push(o);
+  }
+  j.set("largest_tensors", largest);
+  Json units = Json::object();
+  for (const auto& [u, c] : computeUnits) units.set(u, c);
+  j.set("compute_units", units);
+  Json unsupported = Json::object();
+  for (const auto& [op, c] : unsupportedOps) unsupported.set(op, c);
+  j.set("unsupported_ops", unsupported);
+  Json warn = Json::array();
+  for (const auto& w : warnings) warn.push(w);
+  j.set("warnings", warn);
+  return j;
+}
+
+std::string ModelSummary::toText() const {
+  std::ostringstream os;
+  auto row = [&](const std::string& k, const std::string& v) { os << k << std::string(k.size() < 12 ? 12 - k.size() : 1, ' ') << v << "\n"; };
+  row("Model", file);
+  std::string ops_;
+  for (const auto& [d, v] : opsets) ops_ += (ops_.empty() ? "" : ", ") + (d.empty() ? std::string("ai.onnx") : d) + " " + std::to_string(v);
+  row("Producer", (producer.empty() ? std::string("(unknown)") : producer) + "   IR " + irVersion + "   opsets " + ops_);
+  size_t w = 0;
+  for (const auto& p : inputs) w = std::max(w, p.name.size());
+  for (const auto& p : outputs) w = std::max(w, p.name.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    row(i ? "" : "Inputs", inputs[i].name + std::string(w - inputs[i].name.size() + 2, ' ') + inputs[i].type);
+  if (inputs.empty()) row("Inputs", "(none)");
+  for (size_t i = 0; i < outputs.size(); ++i)
+    row(i ? "" : "Outputs", outputs[i].name + std::string(w - outputs[i].name.size() + 2, ' ') + outputs[i].type);
+  row("Nodes", withThousands(nodes) + (subgraphs ? " (main graph " + withThousands(mainGraphNodes) + ", " +
+                                                       std::to_string(subgraphs) + " subgraphs)"
+                                                 : ""));
+  std::string unitsLine;
+  for (const auto& [u, c] : computeUnits) unitsLine += (unitsLine.empty() ? "" : ", ") + u + " " + withThousands(c);
+  row("Units", unitsLine.empty() ? "-" : unitsLine);
+  row("Parameters", withThousands(parameters) + " (" + formatBytes(static_cast<double>(parameterBytes)) + ") in " +
+                        withThousands(parameterTensors) + " tensors");
+  os << "\nOp histogram\n";
+  size_t ow = 0;
+  for (const auto& [op, c] : ops) ow = std::max(ow, op.size());
+  for (const auto& [op, c] : ops) {
+    const std::string count = withThousands(c);
+    os << "  " << op << std::string(ow - op.size() + 2, ' ') << std::string(count.size() < 8 ? 8 - count.size() : 0, ' ')
+       << count << (unsupportedOps.count(op) ? "  unsupported" : "") << "\n";
+  }
+  if (!largestTensors.empty()) {
+    os << "\nLargest tensors\n";
+    size_t nw = 0, tw = 0;
+    for (const auto& t : largestTensors) {
+      nw = std::max(nw, t.name.size());
+      tw = std::max(tw, t.type.size());
+    }
+    for (const auto& t : largestTensors)
+      os << "  " << t.name << std::string(nw - t.name.size() + 2, ' ') << t.type << std::string(tw - t.type.size() + 2, ' ')
+         << formatBytes(static_cast<double>(t.bytes)) << "\n";
+  }
+  os << "\nUnsupported ops: ";
+  if (unsupportedOps.empty()) {
+    os << "none\n";
+  } else {
+    bool first = true;
+    for (const auto& [op, c] : unsupportedOps) {
+      os << (first ? "" : ", ") << op << " ×" << c;
+      first = false;
+    }
+    os << "\n";
+  }
+  os << "Warnings: " << (warnings.empty() ? "none" : std::to_string(warnings.size())) << "\n";
+  for (const auto& wline : warnings) os << "  - " << wline << "\n";
+  return os.str();
+}
+
+}  // namespace kiln

@@ -1,0 +1,339 @@
+#include "util/json.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace kiln {
+
+const Json* Json::find(const std::string& key) const {
+  if (!isObject()) return nullptr;
+  for (const auto& [k, v] : asObject())
+    if (k == key) return &v;
+  return nullptr;
+}
+
+Json& Json::set(const std::string& key, Json value) {
+  if (!isObject()) v_ = Object{};
+  for (auto& [k, v] : asObject())
+    if (k == key) return v = std::move(value);
+  asObject().emplace_back(key, std::move(value));
+  return asObject().back().second;
+}
+
+Json& Json::push(Json value) {
+  if (!isArray()) v_ = Array{};
+  asArray().push_back(std::move(value));
+  return asArray().back();
+}
+
+const char* Json::typeName() const {
+  switch (v_.index()) {
+    case 0: return "null";
+    case 1: return "boolean";
+    case 2: return "integer";
+    case 3: return "number";
+    case 4: return "string";
+    case 5: return "array";
+    default: return "object";
+  }
+}
+
+std::string jsonQuote(const std::string& s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+void Json::dumpTo(std::string& out, int indent, int level) const {
+  auto newline = [&](int lvl) {
+    if (indent < 0) return;
+    out += '\n';
+    out.append(static_cast<size_t>(indent * lvl), ' ');
+  };
+  switch (v_.index()) {
+    case 0: out += "null"; break;
+    case 1: out += asBool() ? "true" : "false"; break;
+    case 2: out += std::to_string(std::get<int64_t>(v_)); break;
+    case 3: {
+      const double d = std::get<double>(v_);
+      if (!std::isfinite(d)) {
+        out += "null";  // JSON has no NaN/Inf
+      } else {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.17g", d);
+        // Prefer the shortest representation that round-trips.
+        for (int p = 6; p <= 17; ++p) {
+          char tmp[32];
+          std::snprintf(tmp, sizeof tmp, "%.*g", p, d);
+          if (std::strtod(tmp, nullptr) == d) {
+            std::memcpy(buf, tmp, sizeof tmp);
+            break;
+          }
+        }
+        out += buf;
+      }
+      break;
+    }
+    case 4: out += jsonQuote(asString()); break;
+    case 5: {
+      const auto& a = asArray();
+      out += '[';
+      for (size_t i = 0; i < a.size(); ++i) {
+        if (i) out += ',';
+        newline(level + 1);
+        a[i].dumpTo(out, indent, level + 1);
+      }
+      if (!a.empty()) newline(level);
+      out += ']';
+      break;
+    }
+    default: {
+      const auto& o = asObject();
+      out += '{';
+      for (size_t i = 0; i < o.size(); ++i) {
+        if (i) out += ',';
+        newline(level + 1);
+        out += jsonQuote(o[i].first);
+        out += indent < 0 ? ":" : ": ";
+        o[i].second.dumpTo(out, indent, level + 1);
+      }
+      if (!o.empty()) newline(level);
+      out += '}';
+    }
+  }
+}
+
+std::string Json::dump(int indent) const {
+  std::string out;
+  dumpTo(out, indent, 0);
+  return out;
+}
+
+namespace {
+class Parser {
+ public:
+  Parser(const std::string& s, size_t maxDepth) : s_(s), maxDepth_(maxDepth) {}
+
+  Json parseDocument() {
+    skipWs();
+    Json v = parseValue(0);
+    skipWs();
+    if (pos_ != s_.size()) error("unexpected text after the JSON value");
+    return v;
+  }
+
+ private:
+  [[noreturn]] void error(const std::string& msg) const {
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i < pos_ && i < s_.size(); ++i) {
+      if (s_[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    throw JsonError(msg, line, col);
+  }
+  void skipWs() {
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
+  }
+  bool consume(const char* lit) {
+    const size_t n = std::strlen(lit);
+    if (s_.compare(pos_, n, lit) == 0) {
+      pos_ += n;
+      return true;
+    }
+    return false;
+  }
+  Json parseValue(size_t depth) {
+    if (depth > maxDepth_) error("nesting deeper than " + std::to_string(maxDepth_));
+    if (pos_ >= s_.size()) error("unexpected end of input");
+    const char c = s_[pos_];
+    if (c == '{') return parseObject(depth);
+    if (c == '[') return parseArray(depth);
+    if (c == '"') return Json(parseString());
+    if (consume("true")) return Json(true);
+    if (consume("false")) return Json(false);
+    if (consume("null")) return Json();
+    if (c == '-' || (c >= '0' && c <= '9')) return parseNumber();
+    error(std::string("unexpected character '") + c + "'");
+  }
+  Json parseObject(size_t depth) {
+    ++pos_;
+    Json::Object o;
+    skipWs();
+    if (pos_ < s_.size() && s_[pos_] == '}') {
+      ++pos_;
+      return Json(std::move(o));
+    }
+    for (;;) {
+      skipWs();
+      if (pos_ >= s_.size() || s_[pos_] != '"') error("expected a string key");
+      std::string key = parseString();
+      for (const auto& kv : o)
+        if (kv.first == key) error("duplicate key \"" + key + "\"");
+      skipWs();
+      if (pos_ >= s_.size() || s_[pos_] != ':') error("expected ':'");
+      ++pos_;
+      skipWs();
+      o.emplace_back(std::move(key), parseValue(depth + 1));
+      skipWs();
+      if (pos_ < s_.size() && s_[pos_] == ',') {
+        ++pos_;
+        continue;
+      }
+      if (pos_ < s_.size() && s_[pos_] == '}') {
+        ++pos_;
+        return Json(std::move(o));
+      }
+      error("expected ',' or '}'");
+    }
+  }
+  Json parseArray(size_t depth) {
+    ++pos_;
+    Json::Array a;
+    skipWs();
+    if (pos_ < s_.size() && s_[pos_] == ']') {
+      ++pos_;
+      return Json(std::move(a));
+    }
+    for (;;) {
+      skipWs();
+      a.push_back(parseValue(depth + 1));
+      skipWs();
+      if (pos_ < s_.size() && s_[pos_] == ',') {
+        ++pos_;
+        continue;
+      }
+      if (pos_ < s_.size() && s_[pos_] == ']') {
+        ++pos_;
+        return Json(std::move(a));
+      }
+      error("expected ',' or ']'");
+    }
+  }
+  static void appendUtf8(std::string& out, uint32_t cp) {
+    if (cp < 0x80) {
+      out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      out += static_cast<char>(0xc0 | (cp >> 6));
+      out += static_cast<char>(0x80 | (cp & 0x3f));
+    } else if (cp < 0x10000) {
+      out += static_cast<char>(0xe0 | (cp >> 12));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+      out += static_cast<char>(0x80 | (cp & 0x3f));
+    } else {
+      out += static_cast<char>(0xf0 | (cp >> 18));
+      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+      out += static_cast<char>(0x80 | (cp & 0x3f));
+    }
+  }
+  uint32_t parseHex4() {
+    if (pos_ + 4 > s_.size()) error("truncated \\u escape");
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) {
+      const char h = s_[pos_++];
+      v <<= 4;
+      if (h >= '0' && h <= '9') v |= static_cast<uint32_t>(h - '0');
+      else if (h >= 'a' && h <= 'f') v |= static_cast<uint32_t>(h - 'a' + 10);
+      else if (h >= 'A' && h <= 'F') v |= static_cast<uint32_t>(h - 'A' + 10);
+      else error("bad \\u escape");
+    }
+    return v;
+  }
+  std::string parseString() {
+    ++pos_;  // opening quote
+    std::string out;
+    while (pos_ < s_.size()) {
+      const char c = s_[pos_++];
+      if (c == '"') return out;
+      if (static_cast<unsigned char>(c) < 0x20) error("control character in string");
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (pos_ >= s_.size()) break;
+      const char e = s_[pos_++];
+      switch (e) {
+        case '"': out += '"'; break;
+        case '\\': out += '\\'; break;
+        case '/': out += '/'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          uint32_t cp = parseHex4();
+          if (cp >= 0xd800 && cp < 0xdc00 && consume("\\u")) {
+            const uint32_t lo = parseHex4();
+            if (lo >= 0xdc00 && lo < 0xe000) cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+          }
+          appendUtf8(out, cp);
+          break;
+        }
+        default: error(std::string("bad escape '\\") + e + "'");
+      }
+    }
+    error("unterminated string");
+  }
+  Json parseNumber() {
+    const size_t start = pos_;
+    if (s_[pos_] == '-') ++pos_;
+    bool isFloat = false;
+    while (pos_ < s_.size()) {
+      const char c = s_[pos_];
+      if (c >= '0' && c <= '9') {
+        ++pos_;
+      } else if (c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
+        isFloat = true;
+        ++pos_;
+      } else {
+        break;
+      }
+    }
+    const std::string text = s_.substr(start, pos_ - start);
+    if (text == "-" || text.empty()) error("bad number");
+    char* end = nullptr;
+    if (!isFloat) {
+      errno = 0;
+      const long long v = std::strtoll(text.c_str(), &end, 10);
+      if (errno == 0 && end && *end == '\0') return Json(static_cast<int64_t>(v));
+    }
+    const double d = std::strtod(text.c_str(), &end);
+    if (!end || *end != '\0') error("bad number '" + text + "'");
+    return Json(d);
+  }
+
+  const std::string& s_;
+  size_t maxDepth_;
+  size_t pos_ = 0;
+};
+}  // namespace
+
+Json Json::parse(const std::string& text, size_t maxDepth) { return Parser(text, maxDepth).parseDocument(); }
+
+}  // namespace kiln
