@@ -96,7 +96,11 @@ Graph::Graph(std::shared_ptr<IdSource> ids, Graph* parent) : ids_(std::move(ids)
 
 Graph::~Graph() {
   // Uses of ancestor values from inside this graph must not outlive it.
-  for (auto& n : nodes_) dropReferencesOf(n.get());
+  // Only uses of ancestor values must be withdrawn (this graph's own values die with it); nested subgraphs do the
+  // same for theirs when their owning nodes go.
+  for (auto& n : nodes_)
+    for (size_t i = 0; i < n->inputs_.size(); ++i)
+      if (n->inputs_[i] && n->inputs_[i]->graph_ != this) removeUse(n->inputs_[i], n.get(), i);
   // Nodes (and with them nested subgraphs) go before values so nothing refers to a freed value meanwhile.
   nodes_.clear();
   values_.clear();
@@ -143,8 +147,10 @@ Node* Graph::addNode(std::string opType, const std::vector<Value*>& inputs, cons
   n->self_ = it;
   nodeById_.emplace(id, n);
   n->inputs_.reserve(inputs.size());
+  n->useSlot_.reserve(inputs.size());
   for (Value* in : inputs) {
     n->inputs_.push_back(in);
+    n->useSlot_.push_back(0);
     if (in) addUse(in, n, n->inputs_.size() - 1);
   }
   for (size_t i = 0; i < outputNames.size(); ++i) {
@@ -197,16 +203,26 @@ void Graph::setOutputs(const std::vector<Value*>& outs) {
   for (Value* v : outs) addOutput(v);
 }
 
-void Graph::addUse(Value* v, Node* n, size_t index) { v->uses_.push_back(Use{n, index}); }
+void Graph::addUse(Value* v, Node* n, size_t index) {
+  n->useSlot_[index] = v->uses_.size();
+  v->uses_.push_back(Use{n, index});
+}
 
 void Graph::removeUse(Value* v, Node* n, size_t index) {
   auto& u = v->uses_;
-  auto it = std::find(u.begin(), u.end(), Use{n, index});
-  if (it != u.end()) u.erase(it);
+  const size_t slot = n->useSlot_[index];
+  if (slot >= u.size() || !(u[slot] == Use{n, index})) return;  // not registered (defensive)
+  // Swap-remove: the last use takes the freed slot and its node learns the new position.
+  u[slot] = u.back();
+  u[slot].node->useSlot_[u[slot].index] = slot;
+  u.pop_back();
 }
 
 void Graph::setNodeInput(Node* node, size_t index, Value* v) {
-  if (index >= node->inputs_.size()) node->inputs_.resize(index + 1, nullptr);
+  if (index >= node->inputs_.size()) {
+    node->inputs_.resize(index + 1, nullptr);
+    node->useSlot_.resize(index + 1, 0);
+  }
   if (Value* old = node->inputs_[index]) removeUse(old, node, index);
   node->inputs_[index] = v;
   if (v) addUse(v, node, index);
@@ -218,17 +234,18 @@ void Graph::setNodeInputs(Node* node, const std::vector<Value*>& inputs) {
   for (size_t i = 0; i < node->inputs_.size(); ++i)
     if (node->inputs_[i]) removeUse(node->inputs_[i], node, i);
   node->inputs_.clear();
+  node->useSlot_.clear();
   for (Value* v : inputs) appendNodeInput(node, v);
 }
 
 void Graph::replaceAllUsesWith(Value* from, Value* to) {
   if (from == to) return;
-  const std::vector<Use> uses = from->uses_;
+  const std::vector<Use> uses = std::move(from->uses_);
+  from->uses_.clear();
   for (const Use& u : uses) {
     u.node->inputs_[u.index] = to;
-    to->uses_.push_back(u);
+    addUse(to, u.node, u.index);
   }
-  from->uses_.clear();
   // Graph outputs of the graph that defines `from` (only that graph can list it as output).
   Graph* g = from->graph_;
   for (Value*& o : g->outputs_) {
@@ -244,6 +261,7 @@ void Graph::dropReferencesOf(Node* n) {
   for (size_t i = 0; i < n->inputs_.size(); ++i)
     if (n->inputs_[i]) removeUse(n->inputs_[i], n, i);
   n->inputs_.clear();
+  n->useSlot_.clear();
   for (Graph* sg : n->subgraphs())
     for (auto& inner : sg->nodes_) sg->dropReferencesOf(inner.get());
 }
@@ -320,60 +338,76 @@ void collectCaptureProducers(const Graph& g, const Graph& inner, std::vector<Nod
     for (Graph* sg : n->subgraphs()) collectCaptureProducers(g, *sg, deps);
   }
 }
+
+// The node of `g` that contains `n` (n itself, or the owner of the subgraph n sits in); null if none.
+const Node* ancestorIn(const Graph& g, const Node* n) {
+  while (n && n->graph() != &g) n = n->graph()->owner();
+  return n;
+}
 }  // namespace
 
 std::optional<std::vector<Node*>> Graph::topologicalOrder() const {
-  // Kahn's algorithm seeded in list order; a ready queue ordered by original position keeps the order stable.
-  std::unordered_map<const Node*, size_t> position;
-  std::vector<Node*> order;
-  order.reserve(nodes_.size());
-  size_t idx = 0;
-  for (const auto& n : nodes_) position.emplace(n.get(), idx++);
-
-  std::unordered_map<const Node*, std::vector<Node*>> dependents;
-  std::vector<size_t> pending(nodes_.size(), 0);
-  for (const auto& up : nodes_) {
-    Node* n = up.get();
-    std::vector<Node*> deps;
-    for (Value* in : n->inputs())
-      if (in && in->graph() == this && in->producer()) deps.push_back(in->producer());
-    for (Graph* sg : n->subgraphs()) collectCaptureProducers(*this, *sg, deps);
+  // Kahn's algorithm over dense indices (kept in each node's scratch field: no hash maps on this hot path). A ready
+  // min-heap on list position keeps the current order wherever it is already valid.
+  constexpr size_t kNever = SIZE_MAX;
+  std::vector<Node*> byPos;
+  byPos.reserve(nodes_.size());
+  for (const auto& n : nodes_) {
+    n->scratch_ = byPos.size();
+    byPos.push_back(n.get());
+  }
+  std::vector<size_t> pending(byPos.size(), 0);
+  std::vector<Node*> deps;
+  for (Node* n : byPos) {
+    deps.clear();
+    for (Value* in : n->inputs_)
+      if (in && in->graph_ == this && in->producer_) deps.push_back(in->producer_);
+    const bool hasSubgraphs = std::any_of(n->attrs_.begin(), n->attrs_.end(), [](const NamedAttribute& a) {
+      return a.value.kind() == Attribute::Kind::Graph || a.value.kind() == Attribute::Kind::Graphs;
+    });
+    if (hasSubgraphs)
+      for (Graph* sg : n->subgraphs()) collectCaptureProducers(*this, *sg, deps);
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
     for (Node* d : deps) {
-      if (d == n) {
-        pending[position[n]] = SIZE_MAX;  // self loop: never ready
+      if (d == n || d->graph_ != this) {
+        if (d == n) pending[n->scratch_] = kNever;  // uses its own output: never ready
         continue;
       }
-      dependents[d].push_back(n);
-      if (pending[position[n]] != SIZE_MAX) ++pending[position[n]];
+      if (pending[n->scratch_] != kNever) ++pending[n->scratch_];
     }
   }
-  std::vector<Node*> byPos(nodes_.size());
-  for (const auto& n : nodes_) byPos[position[n.get()]] = n.get();
-  // Min-heap on position.
   std::vector<size_t> ready;
-  auto cmp = [](size_t a, size_t b) { return a > b; };
+  auto later = [](size_t a, size_t b) { return a > b; };
   for (size_t i = 0; i < pending.size(); ++i)
     if (pending[i] == 0) ready.push_back(i);
-  std::make_heap(ready.begin(), ready.end(), cmp);
+  std::make_heap(ready.begin(), ready.end(), later);
+  std::vector<Node*> order;
+  order.reserve(byPos.size());
+  std::vector<size_t> users;
   while (!ready.empty()) {
-    std::pop_heap(ready.begin(), ready.end(), cmp);
-    const size_t i = ready.back();
+    std::pop_heap(ready.begin(), ready.end(), later);
+    Node* n = byPos[ready.back()];
     ready.pop_back();
-    Node* n = byPos[i];
     order.push_back(n);
-    auto it = dependents.find(n);
-    if (it == dependents.end()) continue;
-    for (Node* d : it->second) {
-      size_t& p = pending[position[d]];
-      if (p != SIZE_MAX && --p == 0) {
-        ready.push_back(position[d]);
-        std::push_heap(ready.begin(), ready.end(), cmp);
+    // Each distinct dependent was counted once per distinct producer: release it once.
+    users.clear();
+    for (Value* out : n->outputs_) {
+      if (!out) continue;
+      for (const Use& u : out->uses_)
+        if (const Node* user = ancestorIn(*this, u.node); user && user != n) users.push_back(user->scratch_);
+    }
+    std::sort(users.begin(), users.end());
+    users.erase(std::unique(users.begin(), users.end()), users.end());
+    for (size_t i : users) {
+      size_t& p = pending[i];
+      if (p != kNever && p > 0 && --p == 0) {
+        ready.push_back(i);
+        std::push_heap(ready.begin(), ready.end(), later);
       }
     }
   }
-  if (order.size() != nodes_.size()) return std::nullopt;
+  if (order.size() != byPos.size()) return std::nullopt;
   return order;
 }
 

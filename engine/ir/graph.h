@@ -120,8 +120,12 @@ class Node {
   NodeId id_;
   std::string opType_, domain_, name_, doc_;
   std::vector<Value*> inputs_, outputs_;
+  // useSlot_[i]: position of this node's use of inputs_[i] in that value's use list, so that removing a use is
+  // O(1) even for a constant shared by thousands of nodes.
+  std::vector<size_t> useSlot_;
   std::vector<NamedAttribute> attrs_;
   std::list<std::unique_ptr<Node>>::iterator self_;
+  mutable size_t scratch_ = 0;  // dense index used by Graph::topologicalOrder
 };
 
 // Iterates the unique_ptr list as raw pointers.

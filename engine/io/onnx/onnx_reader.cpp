@@ -1,5 +1,6 @@
 #include "io/onnx/onnx_reader.h"
 
+#include <google/protobuf/arena.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <onnx/checker.h>
@@ -26,22 +27,32 @@ namespace {
 // one name twice (e.g. two Constant nodes writing "284"); ONNX's sequential reading applies: a use refers to the
 // nearest definition before it in file order (or, for out-of-order files, the first one after it).
 struct Scope {
+  // Most names have one definition; only real duplicates pay for a vector.
+  struct Definitions {
+    long position = 0;
+    Value* value = nullptr;
+    std::vector<std::pair<long, Value*>> more;
+  };
   const Scope* parent = nullptr;
   long positionInParent = 0;  // index of the owning node in the parent graph
-  std::unordered_map<std::string, std::vector<std::pair<long, Value*>>> names;  // position -1: inputs/initializers
+  std::unordered_map<std::string, Definitions> names;  // position -1: inputs/initializers
 
   Value* lookupHere(const std::string& n, long position) const {
     auto it = names.find(n);
     if (it == names.end()) return nullptr;
+    const Definitions& d = it->second;
+    if (d.more.empty()) return d.value;
     Value* before = nullptr;
     Value* after = nullptr;
-    for (const auto& [pos, v] : it->second) {
+    auto consider = [&](long pos, Value* v) {
       if (pos < position) before = v;
       else if (!after && pos > position) after = v;
-    }
+    };
+    consider(d.position, d.value);
+    for (const auto& [pos, v] : d.more) consider(pos, v);
     if (before) return before;
     if (after) return after;
-    return it->second.front().second;  // only a self-definition: the cycle check reports it
+    return d.value;  // only a self-definition: the cycle check reports it
   }
   Value* lookup(const std::string& n, long position) const {
     long pos = position;
@@ -59,23 +70,26 @@ class Importer {
   void importGraph(onnx::GraphProto& gp, Graph& g, const Scope* parentScope, long positionInParent, int depth);
 
  private:
-  ValueType checkedType(const onnx::TypeProto& tp, const std::string& what);
+  // `kind` and `name` make up the message subject ("input 'x'"), composed only when something is wrong.
+  ValueType checkedType(const onnx::TypeProto& tp, const char* kind, const std::string& name);
   Attribute convertAttribute(onnx::AttributeProto& ap, Graph& g, const Scope& scope, long position,
-                             const std::string& what, int depth);
+                             const onnx::NodeProto& owner, int depth);
   void define(Scope& scope, const std::string& name, Value* v, long position);
   std::set<std::string> redefined_;
+  bool minusOneWarned_ = false;
 
   Model& model_;
   onnxio::ExternalDataResolver* resolver_;
   std::vector<std::string>& warnings_;
 };
 
-ValueType Importer::checkedType(const onnx::TypeProto& tp, const std::string& what) {
+ValueType Importer::checkedType(const onnx::TypeProto& tp, const char* kind, const std::string& name) {
+  auto subject = [&] { return *kind ? std::string(kind) + " '" + name + "'" : name; };
   std::function<void(const onnx::TypeProto&)> check = [&](const onnx::TypeProto& t) {
     const onnx::TensorShapeProto* shape = nullptr;
     if (t.has_tensor_type()) {
       if (t.tensor_type().elem_type() != 0 && !dtypeFromOnnx(t.tensor_type().elem_type()))
-        fail(what + " has unknown element type " + std::to_string(t.tensor_type().elem_type()));
+        fail(subject() + " has unknown element type " + std::to_string(t.tensor_type().elem_type()));
       if (t.tensor_type().has_shape()) shape = &t.tensor_type().shape();
     } else if (t.has_sparse_tensor_type() && t.sparse_tensor_type().has_shape()) {
       shape = &t.sparse_tensor_type().shape();
@@ -89,12 +103,17 @@ ValueType Importer::checkedType(const onnx::TypeProto& tp, const std::string& wh
     if (!shape) return;
     std::vector<int64_t> staticDims;
     for (const auto& d : shape->dim()) {
-      if (d.has_dim_value()) {
-        if (d.dim_value() < 0) fail(what + " has negative dimension " + std::to_string(d.dim_value()));
-        staticDims.push_back(d.dim_value());
+      if (!d.has_dim_value()) continue;
+      if (d.dim_value() == -1) {
+        // Some exporters write -1 for "unknown" in type declarations (never valid in tensor data).
+        if (!minusOneWarned_) warnings_.push_back(subject() + " uses dim_value -1; read as an unknown dimension");
+        minusOneWarned_ = true;
+        continue;
       }
+      if (d.dim_value() < 0) fail(subject() + " has negative dimension " + std::to_string(d.dim_value()));
+      staticDims.push_back(d.dim_value());
     }
-    if (!checkedProduct(staticDims)) fail(what + " has dimensions whose product overflows int64");
+    if (!checkedProduct(staticDims)) fail(subject() + " has dimensions whose product overflows int64");
   };
   check(tp);
   return onnxio::fromTypeProto(tp);
@@ -102,19 +121,32 @@ ValueType Importer::checkedType(const onnx::TypeProto& tp, const std::string& wh
 
 void Importer::define(Scope& scope, const std::string& name, Value* v, long position) {
   if (name.empty()) return;
-  auto& defs = scope.names[name];
-  if (!defs.empty()) {
-    if (position < 0 && defs.back().first < 0) fail("graph input or initializer '" + name + "' is defined more than once");
-    if (redefined_.insert(name).second && redefined_.size() <= 20)
-      warnings_.push_back("value '" + name + "' is defined more than once; each use takes the nearest definition before it");
+  auto [it, fresh] = scope.names.try_emplace(name);
+  Scope::Definitions& defs = it->second;
+  if (fresh) {
+    defs.position = position;
+    defs.value = v;
+    return;
   }
-  defs.emplace_back(position, v);
+  if (position < 0 && defs.position < 0) fail("graph input or initializer '" + name + "' is defined more than once");
+  if (redefined_.insert(name).second && redefined_.size() <= 20)
+    warnings_.push_back("value '" + name + "' is defined more than once; each use takes the nearest definition before it");
+  defs.more.emplace_back(position, v);
 }
 
 Attribute Importer::convertAttribute(onnx::AttributeProto& ap, Graph& g, const Scope& scope, long position,
-                                     const std::string& what, int depth) {
+                                     const onnx::NodeProto& owner, int depth) {
   using AP = onnx::AttributeProto;
-  const std::string where = what + " attribute '" + ap.name() + "'";
+  // Simple attributes (the vast majority) never need a message.
+  switch (ap.type()) {
+    case AP::FLOAT: return Attribute(ap.f());
+    case AP::INT: return Attribute(static_cast<int64_t>(ap.i()));
+    case AP::STRING: return Attribute(ap.s());
+    case AP::INTS: return Attribute(std::vector<int64_t>(ap.ints().begin(), ap.ints().end()));
+    case AP::FLOATS: return Attribute(std::vector<float>(ap.floats().begin(), ap.floats().end()));
+    default: break;
+  }
+  const std::string where = "node '" + owner.name() + "' (" + owner.op_type() + ") attribute '" + ap.name() + "'";
   auto type = ap.type();
   if (type == AP::UNDEFINED) {  // very old exporters: deduce from the field present
     if (ap.has_f()) type = AP::FLOAT;
@@ -153,10 +185,10 @@ Attribute Importer::convertAttribute(onnx::AttributeProto& ap, Graph& g, const S
       for (auto& sg : *ap.mutable_graphs()) gs.push_back(subgraph(sg));
       return Attribute(std::move(gs));
     }
-    case AP::TYPE_PROTO: return Attribute(checkedType(ap.tp(), where));
+    case AP::TYPE_PROTO: return Attribute(checkedType(ap.tp(), "", where));
     case AP::TYPE_PROTOS: {
       std::vector<ValueType> ts;
-      for (const auto& t : ap.type_protos()) ts.push_back(checkedType(t, where));
+      for (const auto& t : ap.type_protos()) ts.push_back(checkedType(t, "", where));
       return Attribute(std::move(ts));
     }
     case AP::SPARSE_TENSOR:
@@ -173,6 +205,7 @@ void Importer::importGraph(onnx::GraphProto& gp, Graph& g, const Scope* parentSc
   Scope scope;
   scope.parent = parentScope;
   scope.positionInParent = positionInParent;
+  scope.names.reserve(static_cast<size_t>(gp.initializer_size() + gp.input_size() + gp.node_size() * 2));
   g.setName(gp.name());
   const std::string gname = gp.name().empty() ? std::string("graph") : "graph '" + gp.name() + "'";
 
@@ -189,7 +222,7 @@ void Importer::importGraph(onnx::GraphProto& gp, Graph& g, const Scope* parentSc
 
   for (const auto& in : gp.input()) {
     if (in.name().empty()) fail(gname + ": a graph input has no name");
-    ValueType t = checkedType(in.type(), "input '" + in.name() + "'");
+    ValueType t = checkedType(in.type(), "input", in.name());
     if (Value* init = scope.lookupHere(in.name(), -1)) {
       // Pre-IR-4 models list initializers as inputs too; the initializer is the definition.
       if (t.known() && t.dtype != DType::Undefined && init->type().dtype != t.dtype)
@@ -225,7 +258,7 @@ void Importer::importGraph(onnx::GraphProto& gp, Graph& g, const Scope* parentSc
   // Pass 2: inputs and attributes (subgraphs see every name of this graph).
   position = 0;
   for (auto& [np, n] : created) {
-    const std::string what = "node '" + np->name() + "' (" + np->op_type() + ")";
+    auto what = [np = np] { return "node '" + np->name() + "' (" + np->op_type() + ")"; };
     std::vector<Value*> ins;
     ins.reserve(static_cast<size_t>(np->input_size()));
     for (const auto& name : np->input()) {
@@ -234,15 +267,16 @@ void Importer::importGraph(onnx::GraphProto& gp, Graph& g, const Scope* parentSc
         continue;
       }
       Value* v = scope.lookup(name, position);
-      if (!v) fail(what + " uses '" + name + "', which is not defined");
+      if (!v) fail(what() + " uses '" + name + "', which is not defined");
       ins.push_back(v);
     }
     g.setNodeInputs(n, ins);
-    std::unordered_set<std::string> seen;
-    for (auto& ap : *np->mutable_attribute()) {
-      if (!seen.insert(ap.name()).second) fail(what + " has attribute '" + ap.name() + "' twice");
-      if (!ap.ref_attr_name().empty()) fail(what + " attribute '" + ap.name() + "' refers to a function attribute");
-      n->setAttr(ap.name(), convertAttribute(ap, g, scope, position, what, depth));
+    for (int a = 0; a < np->attribute_size(); ++a) {
+      auto& ap = *np->mutable_attribute(a);
+      for (int b = 0; b < a; ++b)
+        if (np->attribute(b).name() == ap.name()) fail(what() + " has attribute '" + ap.name() + "' twice");
+      if (!ap.ref_attr_name().empty()) fail(what() + " attribute '" + ap.name() + "' refers to a function attribute");
+      n->setAttr(ap.name(), convertAttribute(ap, g, scope, position, *np, depth));
     }
     ++position;
   }
@@ -251,13 +285,13 @@ void Importer::importGraph(onnx::GraphProto& gp, Graph& g, const Scope* parentSc
   for (const auto& vi : gp.value_info()) {
     Value* v = scope.lookupHere(vi.name(), end);
     if (!v) continue;  // value_info for a name that does not exist: ignore, as onnx does
-    v->setType(checkedType(vi.type(), "value_info '" + vi.name() + "'"));
+    v->setType(checkedType(vi.type(), "value_info", vi.name()));
   }
 
   for (const auto& out : gp.output()) {
     Value* v = scope.lookup(out.name(), end);
     if (!v) fail(gname + ": output '" + out.name() + "' is not defined");
-    ValueType declared = checkedType(out.type(), "output '" + out.name() + "'");
+    ValueType declared = checkedType(out.type(), "output", out.name());
     if (v->graph() != &g) {
       // A subgraph returning an outer value directly: route it through an Identity so the output belongs here.
       Node* id = g.addNode("Identity", {v}, {out.name() + "_captured"}, out.name() + "_capture");
@@ -267,8 +301,7 @@ void Importer::importGraph(onnx::GraphProto& gp, Graph& g, const Scope* parentSc
     g.addOutput(v);
   }
 
-  if (!g.topologicalOrder()) fail(gname + " contains a cycle");
-  g.sortTopologically();
+  if (!g.sortTopologically()) fail(gname + " contains a cycle");
 }
 
 std::string readWholeFile(const std::string& path, uint64_t maxBytes) {
@@ -299,7 +332,13 @@ OnnxImport readOnnxBytes(std::string bytes, const std::string& displayName, cons
                          const OnnxReadOptions& options) {
   if (bytes.empty()) throw LoadError(displayName, "file is empty");
   if (bytes.size() > INT_MAX) throw LoadError(displayName, "file exceeds protobuf's 2 GiB message limit");
-  onnx::ModelProto proto;
+  // An arena makes parsing and, above all, freeing the hundreds of thousands of small messages of a big model
+  // cheap (one release of a few large blocks instead of a free per message).
+  google::protobuf::ArenaOptions arenaOptions;
+  arenaOptions.start_block_size = 64 * 1024;
+  arenaOptions.max_block_size = 8 * 1024 * 1024;
+  google::protobuf::Arena arena(arenaOptions);
+  onnx::ModelProto& proto = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
   {
     google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
     google::protobuf::io::CodedInputStream coded(&raw);

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# One-step set-up for a fresh Debian 12 machine.
+#   scripts/setup.sh run   install dependencies, build, and run Kiln on its bundled sample model
+#   scripts/setup.sh test  install dependencies, build (warnings are errors), run the whole test suite
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode="${1:-run}"
+packages=(build-essential cmake ninja-build ccache pkg-config qt6-base-dev libgraphviz-dev graphviz
+          libprotobuf-dev protobuf-compiler libonnx-dev libsqlite3-dev libopenblas-dev
+          xvfb xauth fonts-dejavu-core libonnx-testdata python3-onnx)
+
+install_deps() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    echo "setup: installing ${missing[*]}" >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+  # Graphviz's plugin registry: without it `dot` layouts fail with 'Layout type "dot" not recognized'.
+  if command -v libgvc6-config-update >/dev/null && [ "$(id -u)" -eq 0 ]; then libgvc6-config-update -c || true; fi
+}
+
+build() {
+  local preset="$1"
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset"
+}
+
+case "$mode" in
+  run)
+    install_deps
+    build default
+    sample=build/resources/samples/mobilenetv2.onnx
+    echo "setup: built. Kiln on the bundled sample ($sample):" >&2
+    exec build/app/kiln inspect "$sample"
+    ;;
+  test)
+    install_deps
+    build ci
+    ctest --preset ci
+    ;;
+  *)
+    echo "usage: scripts/setup.sh run|test" >&2
+    exit 2
+    ;;
+esac

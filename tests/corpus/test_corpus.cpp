@@ -1,0 +1,107 @@
+// Every real model in ../shared/models loads, infers and verifies; contrib-op models list what is unsupported;
+// the light_* models' inferred output shapes match the expected outputs stored beside them.
+#include <QDirIterator>
+#include <QtTest>
+
+#include "io/model_loader.h"
+#include "io/tensor_file.h"
+#include "report/model_summary.h"
+
+using namespace kiln;
+
+namespace {
+QString modelsDir() { return QStringLiteral(KILN_SHARED_DIR) + "/models"; }
+}  // namespace
+
+class CorpusTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    if (!QFileInfo(modelsDir()).isDir())
+      QSKIP(qPrintable("shared model corpus not found at " + modelsDir() + " (tests that need ../shared skip)"));
+  }
+
+  void everyModelInspects() {
+    int count = 0;
+    QStringList failures;
+    QDirIterator it(modelsDir(), {"*.onnx"}, QDir::Files, QDirIterator::Subdirectories);
+    while (it.hasNext()) {
+      const QString path = it.next();
+      ++count;
+      try {
+        LoadedModel lm = loadModel(path.toStdString());
+        const ModelSummary s = summarizeModel(*lm.model, lm.inference, lm.warnings);
+        if (s.nodes <= 0) failures << path + ": no nodes";
+        bool hasContrib = false;
+        lm.model->graph->forEachGraph([&](const Graph& g) {
+          for (const Node* n : g.nodes())
+            if (n->domain() == "com.microsoft") hasContrib = true;
+        });
+        if (hasContrib && s.unsupportedOps.empty()) failures << path + ": contrib ops not listed as unsupported";
+        // The JSON form has the documented keys.
+        const Json j = s.toJson();
+        for (const char* key : {"nodes", "ops", "inputs", "outputs", "parameters", "unsupported_ops", "warnings"})
+          if (!j.find(key)) failures << path + ": JSON lacks " + key;
+      } catch (const std::exception& e) {
+        failures << path + ": " + e.what();
+      }
+    }
+    qInfo("%d models inspected, %d failures", count, int(failures.size()));
+    QVERIFY2(failures.isEmpty(), qPrintable(failures.join("\n")));
+    QVERIFY(count > 250);
+  }
+
+  void lightModelsInferExpectedOutputShapes() {
+    QDirIterator it(modelsDir() + "/cnn", {"light_*_output_0.pb"}, QDir::Files);
+    int checked = 0;
+    while (it.hasNext()) {
+      const QString pb = it.next();
+      const QString model = QString(pb).replace("_output_0.pb", ".onnx");
+      LoadedModel lm = loadModel(model.toStdString());
+      NamedTensor expected = readTensorFile(pb.toStdString());
+      const ValueType& got = lm.model->graph->outputs()[0]->type();
+      QCOMPARE(got.dtype, expected.tensor.dtype());
+      QVERIFY2(got.shape == Shape::ofStatic(expected.tensor.dims()),
+               qPrintable(model + ": inferred " + QString::fromStdString(got.toString())));
+      ++checked;
+    }
+    QCOMPARE(checked, 9);
+  }
+
+  void gpt2PastKeepsSymbolicDims() {
+    LoadedModel lm = loadModel((modelsDir() + "/transformer/gpt2_past.onnx").toStdString());
+    QCOMPARE(lm.model->graph->numNodesRecursive(), size_t(3069));
+    // Every output has a known rank; batch stays symbolic.
+    for (const Value* v : lm.model->graph->outputs()) {
+      QVERIFY2(v->type().shape.rankKnown(), v->name().c_str());
+    }
+    QVERIFY(QString::fromStdString(lm.model->graph->outputs()[0]->type().toString()).contains("batch_size"));
+  }
+
+  void externalDataModelLoads() {
+    LoadedModel lm = loadModel((modelsDir() + "/transformer/tiny_llama_fp16/model.onnx").toStdString());
+    int64_t bytes = 0;
+    for (const Value* v : lm.model->graph->initializers()) bytes += static_cast<int64_t>(v->constant()->byteSize());
+    QVERIFY(bytes > 0);
+    for (const auto& w : lm.warnings) QVERIFY2(!QString::fromStdString(w).contains("doesn't exist"), w.c_str());
+  }
+
+  void subgraphModelLoads() {
+    LoadedModel lm = loadModel((modelsDir() + "/speech/silero_vad_v4.onnx").toStdString());
+    QCOMPARE(lm.model->graph->numNodesRecursive(), size_t(250));
+    QVERIFY(lm.inference.unknownOps.empty());
+  }
+
+  void omIsRefusedClearly() {
+    const QString om = modelsDir() + "/om/a3c_pong_model.om";
+    try {
+      loadModel(om.toStdString());
+      QFAIL("expected a clear refusal until the .om reader exists");
+    } catch (const LoadError& e) {
+      QVERIFY(QString::fromStdString(e.describe()).contains(".om"));
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(CorpusTest)
+#include "test_corpus.moc"

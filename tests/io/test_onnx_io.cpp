@@ -1,0 +1,340 @@
+// ONNX import/export: round trips (the checker accepts what we write, shapes survive), external data, and every
+// kind of bad file the importer must refuse with a clear one-line error instead of crashing.
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <fstream>
+
+#include "io/load_error.h"
+#include "io/onnx/onnx_reader.h"
+#include "io/onnx/onnx_writer.h"
+#include "io/tensor_file.h"
+#include "ir/opdefs/shape_inference.h"
+#include "ir/verifier.h"
+
+using namespace kiln;
+
+namespace {
+
+// A small valid model: Conv(x, w, b) -> Relu -> If(cond){Neg}{Abs} with the branches capturing the Relu output.
+std::unique_ptr<Model> smallModel() {
+  auto m = std::make_unique<Model>();
+  m->opsets[""] = 17;
+  Graph& g = *m->graph;
+  Value* x = g.addInput("x", ValueType::tensor(DType::Float, Shape({Dim::symbolic("batch"), Dim::fixed(3),
+                                                                   Dim::fixed(8), Dim::fixed(8)})));
+  Value* cond = g.addInput("cond", ValueType::tensor(DType::Bool, Shape()));
+  std::vector<float> wdata(4 * 3 * 3 * 3);
+  for (size_t i = 0; i < wdata.size(); ++i) wdata[i] = static_cast<float>(i) * 0.01f;
+  Value* w = g.addInitializer("w", Tensor::fromVector(DType::Float, {4, 3, 3, 3}, wdata));
+  Value* b = g.addInitializer("b", Tensor::fromVector<float>(DType::Float, {4}, {0.1f, 0.2f, 0.3f, 0.4f}));
+  Node* conv = g.addNode("Conv", {x, w, b}, {"conv_out"}, "conv");
+  conv->setAttr("pads", Attribute(std::vector<int64_t>{1, 1, 1, 1}));
+  Node* relu = g.addNode("Relu", {conv->output(0)}, {"relu_out"}, "relu");
+  Node* iff = g.addNode("If", {cond}, {"if_out"}, "if");
+  auto thenG = g.makeSubgraph("then");
+  thenG->addOutput(thenG->addNode("Neg", {relu->output(0)}, {"neg_out"}, "neg")->output(0));
+  auto elseG = g.makeSubgraph("else");
+  elseG->addOutput(elseG->addNode("Abs", {relu->output(0)}, {"abs_out"}, "abs")->output(0));
+  iff->setAttr("then_branch", Attribute(thenG));
+  iff->setAttr("else_branch", Attribute(elseG));
+  g.addOutput(iff->output(0));
+  return m;
+}
+
+std::string writeBytes(const QString& path, const std::string& bytes) {
+  std::ofstream f(path.toStdString(), std::ios::binary);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return path.toStdString();
+}
+
+// A minimal valid ModelProto to corrupt: y = Relu(x), x: float[2].
+onnx::ModelProto baseProto() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto* in = g->add_input();
+  in->set_name("x");
+  in->mutable_type()->mutable_tensor_type()->set_elem_type(1);
+  in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(2);
+  auto* n = g->add_node();
+  n->set_op_type("Relu");
+  n->set_name("relu");
+  n->add_input("x");
+  n->add_output("y");
+  g->add_output()->set_name("y");
+  return m;
+}
+
+}  // namespace
+
+class OnnxIoTest : public QObject {
+  Q_OBJECT
+ private:
+  QTemporaryDir tmp_;
+
+  // Expects a LoadError naming the file whose message contains `needle`.
+  void expectError(const std::string& path, const QString& needle) {
+    try {
+      readOnnxFile(path);
+    } catch (const LoadError& e) {
+      const QString msg = QString::fromStdString(e.describe());
+      QVERIFY2(msg.contains(QString::fromStdString(path)), qPrintable("message does not name the file: " + msg));
+      QVERIFY2(msg.contains(needle, Qt::CaseInsensitive), qPrintable("expected '" + needle + "' in: " + msg));
+      QVERIFY2(!msg.contains('\n'), "message should be one line");
+      return;
+    }
+    QFAIL(qPrintable("no error for " + QString::fromStdString(path)));
+  }
+  std::string writeProto(const QString& name, const onnx::ModelProto& m) {
+    return writeBytes(tmp_.filePath(name), m.SerializeAsString());
+  }
+
+ private slots:
+  void roundTrip() {
+    auto m = smallModel();
+    inferShapes(*m);
+    QCOMPARE(QString::fromStdString(m->graph->outputs()[0]->type().toString()), QString("fp32[batch×4×8×8]"));
+    const std::string path = tmp_.filePath("small.onnx").toStdString();
+    writeOnnxFile(*m, path);
+    QVERIFY_THROWS_NO_EXCEPTION(onnx::checker::check_model(path));
+    OnnxImport back = readOnnxFile(path);
+    QVERIFY(back.warnings.empty());
+    QCOMPARE(back.model->graph->numNodesRecursive(), size_t(5));
+    QVERIFY(verifyModel(*back.model).empty());
+    QCOMPARE(back.model->graph->outputs()[0]->type(), m->graph->outputs()[0]->type());
+    // The captured value in the branches resolves to the outer Relu output.
+    Node* iff = nullptr;
+    for (Node* n : back.model->graph->nodes())
+      if (n->opType() == "If") iff = n;
+    QVERIFY(iff);
+    Value* captured = iff->subgraphs()[0]->nodes().begin().operator*()->input(0);
+    QCOMPARE(captured->graph(), back.model->graph.get());
+    QCOMPARE(captured->producer()->opType(), std::string("Relu"));
+    // Weights survive bit for bit.
+    const Tensor* w = back.model->graph->initializers()[0]->constant();
+    QCOMPARE(w->byteSize(), size_t(4 * 27 * 4));
+    QCOMPARE(w->toDouble()[10], double(10 * 0.01f));
+  }
+
+  void externalDataRoundTrip() {
+    auto m = smallModel();
+    const QString dir = tmp_.filePath("ext");
+    QDir().mkpath(dir);
+    const std::string path = (dir + "/model.onnx").toStdString();
+    writeOnnxFile(*m, path, {.externalDataThreshold = 64});
+    QVERIFY(QFileInfo::exists(dir + "/model.onnx.data"));
+    OnnxImport back = readOnnxFile(path);
+    const Tensor* w = nullptr;
+    for (Value* v : back.model->graph->initializers())
+      if (v->name() == "w") w = v->constant();
+    QVERIFY(w);
+    QCOMPARE(w->numel(), int64_t(108));
+    QCOMPARE(w->toDouble()[107], double(107 * 0.01f));
+  }
+
+  void formatsTravelInDenotation() {
+    Model m;
+    m.opsets[""] = 17;
+    Value* x = m.graph->addInput("x", ValueType::tensor(DType::Float16, Shape::ofStatic({1, 1, 4, 4, 16}),
+                                                          Format::NC1HWC0));
+    m.graph->addOutput(m.graph->addNode("Relu", {x}, {"y"})->output(0));
+    OnnxImport back = readOnnxBytes(writeOnnxBytes(m), "mem", "");
+    QCOMPARE(back.model->graph->inputs()[0]->type().format, Format::NC1HWC0);
+  }
+
+  void duplicateNamesTakeNearestDefinition() {
+    // Two Constant nodes write "c"; each Add must read the one defined just before it (as PyTorch exports do).
+    onnx::ModelProto m = baseProto();
+    auto* g = m.mutable_graph();
+    g->clear_node();
+    g->clear_output();
+    auto constant = [&](float v) {
+      auto* n = g->add_node();
+      n->set_op_type("Constant");
+      n->add_output("c");
+      auto* a = n->add_attribute();
+      a->set_name("value");
+      a->set_type(onnx::AttributeProto::TENSOR);
+      a->mutable_t()->set_data_type(1);
+      a->mutable_t()->add_float_data(v);
+    };
+    auto add = [&](const char* out) {
+      auto* n = g->add_node();
+      n->set_op_type("Add");
+      n->add_input("x");
+      n->add_input("c");
+      n->add_output(out);
+      g->add_output()->set_name(out);
+    };
+    constant(1.0f);
+    add("y1");
+    constant(2.0f);
+    add("y2");
+    OnnxImport imp = readOnnxFile(writeProto("dup.onnx", m));
+    QVERIFY(!imp.warnings.empty());
+    auto outs = imp.model->graph->outputs();
+    auto constOf = [](Value* v) {
+      return v->producer()->input(1)->producer()->attr("value")->get<Tensor>()->toDouble()[0];
+    };
+    QCOMPARE(constOf(outs[0]), 1.0);
+    QCOMPARE(constOf(outs[1]), 2.0);
+  }
+
+  void refusesEmptyAndGarbage() {
+    expectError(writeBytes(tmp_.filePath("empty.onnx"), ""), "empty");
+    std::string garbage;
+    for (int i = 0; i < 4096; ++i) garbage += static_cast<char>((i * 7919) % 251);
+    expectError(writeBytes(tmp_.filePath("garbage.onnx"), garbage), "not a valid ONNX");
+    expectError(tmp_.filePath("does-not-exist.onnx").toStdString(), "no such file");
+    expectError(tmp_.path().toStdString(), "directory");
+  }
+
+  void refusesTruncation() {
+    const std::string bytes = writeOnnxBytes(*smallModel());
+    // Cut at many points; each must fail cleanly (a few prefixes may parse as a valid smaller message: then the
+    // importer must still not crash, and the result must be a coherent model or a clear error).
+    for (size_t cut = 1; cut < bytes.size(); cut += std::max<size_t>(1, bytes.size() / 97)) {
+      const std::string path = writeBytes(tmp_.filePath("trunc.onnx"), bytes.substr(0, cut));
+      try {
+        OnnxImport imp = readOnnxFile(path);
+        QVERIFY(imp.model);
+      } catch (const LoadError& e) {
+        QVERIFY(QString::fromStdString(e.describe()).contains("trunc.onnx"));
+      }
+    }
+  }
+
+  void refusesCycle() {
+    onnx::ModelProto m = baseProto();
+    auto* g = m.mutable_graph();
+    g->mutable_node(0)->set_input(0, "z");  // relu(z) -> y
+    auto* n = g->add_node();                 // neg(y) -> z
+    n->set_op_type("Neg");
+    n->add_input("y");
+    n->add_output("z");
+    expectError(writeProto("cycle.onnx", m), "cycle");
+  }
+
+  void refusesUndefinedInput() {
+    onnx::ModelProto m = baseProto();
+    m.mutable_graph()->mutable_node(0)->set_input(0, "nowhere");
+    expectError(writeProto("undefined.onnx", m), "'nowhere', which is not defined");
+  }
+
+  void refusesOverflowingDims() {
+    onnx::ModelProto m = baseProto();
+    auto* t = m.mutable_graph()->add_initializer();
+    t->set_name("huge");
+    t->set_data_type(1);
+    t->add_dims(int64_t(1) << 40);
+    t->add_dims(int64_t(1) << 40);
+    expectError(writeProto("overflow.onnx", m), "overflow");
+
+    onnx::ModelProto m2 = baseProto();
+    auto* shape = m2.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+    shape->add_dim()->set_dim_value(int64_t(1) << 62);
+    shape->add_dim()->set_dim_value(int64_t(1) << 62);
+    expectError(writeProto("overflow_type.onnx", m2), "overflow");
+  }
+
+  void refusesNegativeDims() {
+    onnx::ModelProto m = baseProto();
+    m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)
+        ->set_dim_value(-3);
+    expectError(writeProto("negdim.onnx", m), "negative dimension");
+  }
+
+  void refusesLyingSizes() {
+    onnx::ModelProto m = baseProto();
+    auto* t = m.mutable_graph()->add_initializer();
+    t->set_name("w");
+    t->set_data_type(1);
+    t->add_dims(1000);
+    t->set_raw_data(std::string(16, '\0'));
+    expectError(writeProto("rawsize.onnx", m), "needs 4000");
+
+    onnx::ModelProto m2 = baseProto();
+    auto* t2 = m2.mutable_graph()->add_initializer();
+    t2->set_name("w");
+    t2->set_data_type(1);
+    t2->add_dims(1000000000);  // a billion floats declared, none present: no 4 GB allocation
+    expectError(writeProto("nodata.onnx", m2), "holds 0");
+  }
+
+  void refusesBadStructure() {
+    onnx::ModelProto m = baseProto();
+    m.mutable_graph()->mutable_node(0)->clear_op_type();
+    expectError(writeProto("noop.onnx", m), "no op_type");
+    onnx::ModelProto m2 = baseProto();
+    m2.clear_graph();
+    expectError(writeProto("nograph.onnx", m2), "no graph");
+    onnx::ModelProto m3 = baseProto();
+    auto* a = m3.mutable_graph()->mutable_node(0)->add_attribute();
+    a->set_name("weird");
+    a->set_type(static_cast<onnx::AttributeProto::AttributeType>(99));
+    expectError(writeProto("badattr.onnx", m3), "attribute 'weird'");  // unknown enum: parsed as no value
+    onnx::ModelProto m4 = baseProto();
+    m4.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(77);
+    expectError(writeProto("baddtype.onnx", m4), "unknown element type");
+  }
+
+  void refusesEscapingExternalData() {
+    const QString dir = tmp_.filePath("escape");
+    QDir().mkpath(dir);
+    writeBytes(tmp_.filePath("outside.bin"), std::string(64, 'x'));
+    QFile::link(tmp_.filePath("outside.bin"), dir + "/link.bin");
+    auto withLocation = [&](const std::string& location, const QString& name, int64_t offset = 0) {
+      onnx::ModelProto m = baseProto();
+      auto* t = m.mutable_graph()->add_initializer();
+      t->set_name("w");
+      t->set_data_type(1);
+      t->add_dims(4);
+      t->set_data_location(onnx::TensorProto::EXTERNAL);
+      auto* e = t->add_external_data();
+      e->set_key("location");
+      e->set_value(location);
+      auto* o = t->add_external_data();
+      o->set_key("offset");
+      o->set_value(std::to_string(offset));
+      return writeBytes(dir + "/" + name, m.SerializeAsString());
+    };
+    expectError(withLocation("../outside.bin", "dotdot.onnx"), "leaves the model's directory");
+    expectError(withLocation("/etc/hostname", "absolute.onnx"), "absolute");
+    expectError(withLocation("link.bin", "symlink.onnx"), "outside the model's directory");
+    expectError(withLocation("missing.bin", "missing.onnx"), "not found");
+    writeBytes(dir + "/inside.bin", std::string(64, 'x'));
+    expectError(withLocation("inside.bin", "pastend.onnx", 60), "runs past the end");
+    // In-bounds data inside the directory is accepted.
+    OnnxImport ok = readOnnxFile(withLocation("inside.bin", "ok.onnx", 16));
+    QCOMPARE(ok.model->graph->initializers()[0]->constant()->numel(), int64_t(4));
+  }
+
+  void tensorFiles() {
+    onnx::TensorProto t;
+    t.set_name("out");
+    t.set_data_type(7);
+    t.add_dims(3);
+    for (int64_t v : {5, 6, 7}) t.add_int64_data(v);
+    const std::string path = writeBytes(tmp_.filePath("t.pb"), t.SerializeAsString());
+    NamedTensor nt = readTensorFile(path);
+    QCOMPARE(nt.tensor.toInt64(), (std::vector<int64_t>{5, 6, 7}));
+    bool threw = false;
+    try {
+      readTensorFile(writeBytes(tmp_.filePath("bad.pb"), "\xff\xff\xff"));
+    } catch (const LoadError& e) {
+      threw = QString::fromStdString(e.describe()).contains("bad.pb");
+    }
+    QVERIFY(threw);
+  }
+};
+
+QTEST_GUILESS_MAIN(OnnxIoTest)
+#include "test_onnx_io.moc"

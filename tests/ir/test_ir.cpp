@@ -1,0 +1,246 @@
+// Unit tests of the graph IR: types, shapes, formats, tensors, the mutation API, ids, topological order and the
+// verifier.
+#include <QtTest>
+
+#include "ir/format.h"
+#include "ir/graph.h"
+#include "ir/model.h"
+#include "ir/shape.h"
+#include "ir/tensor.h"
+#include "ir/verifier.h"
+#include "util/json.h"
+#include "util/units.h"
+
+using namespace kiln;
+
+namespace {
+ValueType f32(std::vector<int64_t> dims) { return ValueType::tensor(DType::Float, Shape::ofStatic(dims)); }
+}  // namespace
+
+class IrTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void dtypes() {
+    QCOMPARE(dtypeSize(DType::Float16), 2);
+    QCOMPARE(dtypeSize(DType::BFloat16), 2);
+    QCOMPARE(dtypeSize(DType::Complex128), 16);
+    QCOMPARE(std::string(dtypeName(DType::BFloat16)), std::string("bf16"));
+    QVERIFY(dtypeFromName("float16") == DType::Float16);
+    QVERIFY(dtypeFromName("fp32") == DType::Float);
+    QVERIFY(!dtypeFromOnnx(0));
+    QVERIFY(!dtypeFromOnnx(17));
+    QVERIFY(dtypeFromOnnx(16) == DType::BFloat16);
+  }
+
+  void shapes() {
+    Shape s({Dim::symbolic("batch"), Dim::fixed(128)});
+    QVERIFY(!s.isStatic());
+    QVERIFY(!s.numel());
+    QCOMPARE(QString::fromStdString(s.toString()), QString("batch×128"));
+    QCOMPARE(Shape::ofStatic({2, 3, 4}).numel().value(), int64_t(24));
+    QVERIFY(!Shape::ofStatic({int64_t(1) << 40, int64_t(1) << 40}).numel());  // overflow detected
+    QVERIFY(!checkedProduct({-1, 2}));
+    QCOMPARE(QString::fromStdString(Shape().toString()), QString("scalar"));
+    QVERIFY(!Shape::unknownRank().rankKnown());
+  }
+
+  void formats() {
+    // Conv activations 1×3×224×224 fp16 -> NC1HWC0 1×1×224×224×16 (C padded to C0).
+    auto p = physicalExtents({1, 3, 224, 224}, Format::NC1HWC0, 2);
+    QVERIFY(p);
+    QCOMPARE(*p, (std::vector<int64_t>{1, 1, 224, 224, 16}));
+    // Weights 64×3×7×7 -> FRACTAL_Z (1·7·7, 4, 16, 16).
+    p = physicalExtents({64, 3, 7, 7}, Format::FRACTAL_Z, 2);
+    QCOMPARE(*p, (std::vector<int64_t>{49, 4, 16, 16}));
+    // Matrix 1×128×768 -> FRACTAL_NZ (1, 48, 8, 16, 16).
+    p = physicalExtents({1, 128, 768}, Format::FRACTAL_NZ, 2);
+    QCOMPARE(*p, (std::vector<int64_t>{1, 48, 8, 16, 16}));
+    QCOMPARE(blockC0(1), int64_t(32));
+    QVERIFY(!physicalExtents({3, 4}, Format::NC1HWC0, 2));
+    QVERIFY(formatFromName("FRACTAL_NZ") == Format::FRACTAL_NZ);
+  }
+
+  void halfPrecision() {
+    QCOMPARE(halfToFloat(floatToHalf(1.0f)), 1.0f);
+    QCOMPARE(halfToFloat(floatToHalf(-2.5f)), -2.5f);
+    QCOMPARE(floatToHalf(65504.0f), uint16_t(0x7bff));
+    QCOMPARE(floatToHalf(1e6f), uint16_t(0x7c00));        // overflow -> inf
+    QCOMPARE(floatToHalf(5.960464e-8f), uint16_t(0x0001));  // smallest subnormal
+    QCOMPARE(halfToFloat(0x0001), 5.9604645e-8f);
+    // Round to nearest even: 1 + 2^-11 is halfway between 1 and the next half -> 1.
+    QCOMPARE(floatToHalf(1.0f + 1.0f / 2048.0f), uint16_t(0x3c00));
+    QCOMPARE(bfloat16ToFloat(floatToBfloat16(3.140625f)), 3.140625f);
+    QVERIFY(std::isnan(halfToFloat(floatToHalf(NAN))));
+  }
+
+  void tensorsShareStorage() {
+    Tensor t = Tensor::fromVector<float>(DType::Float, {2, 2}, {1, 2, 3, 4});
+    Tensor copy = t;
+    QVERIFY(copy.sharesStorageWith(t));
+    QCOMPARE(copy.data(), t.data());
+    QCOMPARE(t.toDouble()[3], 4.0);
+    QVERIFY(t == copy);
+    Tensor other = Tensor::fromVector<float>(DType::Float, {2, 2}, {1, 2, 3, 5});
+    QVERIFY(!(t == other));
+  }
+
+  void buildAndMutate() {
+    Model m;
+    Graph& g = *m.graph;
+    Value* x = g.addInput("x", f32({1, 4}));
+    Value* w = g.addInitializer("w", Tensor::fromVector<float>(DType::Float, {4}, {1, 1, 1, 1}));
+    Node* add = g.addNode("Add", {x, w}, 1, "add");
+    Node* relu = g.addNode("Relu", {add->output(0)}, 1, "relu");
+    g.addOutput(relu->output(0));
+    QCOMPARE(x->uses().size(), size_t(1));
+    QCOMPARE(add->output(0)->producer(), add);
+    QVERIFY(verifyModel(m).empty());
+
+    // Insert an Identity between add and relu, then remove it again: ids stay, nothing dangles.
+    const NodeId reluId = relu->id();
+    Node* id = g.addNode("Identity", {add->output(0)}, 1, "id", "", relu);
+    g.setNodeInput(relu, 0, id->output(0));
+    QCOMPARE(add->output(0)->uses().size(), size_t(1));
+    QVERIFY(verifyModel(m).empty());
+    g.replaceAllUsesWith(id->output(0), add->output(0));
+    g.eraseNode(id);
+    QVERIFY(verifyModel(m).empty());
+    QCOMPARE(g.findNode(reluId), relu);
+    // Ids are never reused: the erased Identity's id stays unused.
+    Node* later = g.addNode("Neg", {relu->output(0)}, 1, "neg");
+    QVERIFY(later->id() > reluId + 1);
+    // Appending a node after relu: every use (incl. the graph output) moves to it, then it takes relu as input.
+    g.replaceAllUsesWith(relu->output(0), later->output(0));
+    g.setNodeInput(later, 0, relu->output(0));
+    QVERIFY(g.outputs()[0] == later->output(0));
+    QCOMPARE(relu->output(0)->uses().size(), size_t(1));
+    QVERIFY(!relu->output(0)->isGraphOutput());
+    QVERIFY(verifyModel(m).empty());
+  }
+
+  void eraseRefusesUsedOutputs() {
+    Model m;
+    Graph& g = *m.graph;
+    Value* x = g.addInput("x", f32({2}));
+    Node* a = g.addNode("Relu", {x}, 1, "a");
+    g.addOutput(a->output(0));
+    bool threw = false;
+    try {
+      g.eraseNode(a);
+    } catch (const std::logic_error&) {
+      threw = true;
+    }
+    QVERIFY(threw);
+  }
+
+  void topologicalOrderIsStableAndDetectsCycles() {
+    Model m;
+    Graph& g = *m.graph;
+    Value* x = g.addInput("x", f32({2}));
+    // Created out of order: b uses a's output but a is placed after b.
+    Node* b = g.addNode("Relu", {}, 1, "b");
+    Node* a = g.addNode("Neg", {x}, 1, "a");
+    g.setNodeInput(b, 0, a->output(0));
+    Node* c = g.addNode("Abs", {x}, 1, "c");
+    g.addOutput(b->output(0));
+    g.addOutput(c->output(0));
+    auto order = g.topologicalOrder();
+    QVERIFY(order);
+    QCOMPARE(order->front(), a);
+    QVERIFY(g.sortTopologically());
+    QCOMPARE(*g.nodes().begin(), a);
+    // Make a cycle a <- b.
+    g.setNodeInput(a, 0, b->output(0));
+    QVERIFY(!g.topologicalOrder());
+    auto problems = verifyModel(m);
+    QVERIFY(!problems.empty());
+    QVERIFY(QString::fromStdString(problems[0]).contains("cycle"));
+  }
+
+  void subgraphCaptures() {
+    Model m;
+    Graph& g = *m.graph;
+    Value* cond = g.addInput("cond", ValueType::tensor(DType::Bool, Shape()));
+    Value* x = g.addInput("x", f32({3}));
+    Node* iff = g.addNode("If", {cond}, 1, "if");
+    auto thenG = g.makeSubgraph("then");
+    Node* neg = thenG->addNode("Neg", {x}, 1, "neg");  // captures x from the outer graph
+    thenG->addOutput(neg->output(0));
+    auto elseG = g.makeSubgraph("else");
+    Node* abs = elseG->addNode("Abs", {x}, 1, "abs");
+    elseG->addOutput(abs->output(0));
+    iff->setAttr("then_branch", Attribute(thenG));
+    iff->setAttr("else_branch", Attribute(elseG));
+    g.addOutput(iff->output(0));
+    QCOMPARE(x->uses().size(), size_t(2));
+    QCOMPARE(thenG->owner(), iff);
+    QCOMPARE(g.numNodesRecursive(), size_t(3));
+    QVERIFY2(verifyModel(m).empty(), verifyModel(m).empty() ? "" : verifyModel(m)[0].c_str());
+    // A capture of a value that is not visible is reported.
+    Graph other(m.ids);
+    Value* foreign = other.addInput("foreign", f32({3}));
+    elseG->setNodeInput(abs, 0, foreign);
+    auto problems = verifyModel(m);
+    QVERIFY(!problems.empty());
+    elseG->setNodeInput(abs, 0, x);
+    // Erasing the If drops the captures' uses too.
+    g.setOutputs({});
+    g.eraseNode(iff);
+    QCOMPARE(x->uses().size(), size_t(0));
+  }
+
+  void verifierChecksTypeConstraints() {
+    Model m;
+    m.opsets[""] = 17;
+    Graph& g = *m.graph;
+    Value* a = g.addInput("a", f32({2}));
+    Value* b = g.addInput("b", ValueType::tensor(DType::Int64, Shape::ofStatic({2})));
+    Node* add = g.addNode("Add", {a, b}, 1, "add");
+    g.addOutput(add->output(0));
+    auto problems = verifyModel(m);
+    QVERIFY(!problems.empty());
+    QVERIFY(QString::fromStdString(problems[0]).contains("Add"));
+    // Arity is checked too.
+    g.setNodeInputs(add, {a});
+    problems = verifyModel(m);
+    QVERIFY(!problems.empty());
+    QVERIFY(QString::fromStdString(problems[0]).contains("inputs"));
+  }
+
+  void json() {
+    Json j = Json::parse(R"({"a": [1, 2.5, "x\u00e9", true, null], "b": {"c": -3}})");
+    QCOMPARE(j.find("a")->asArray().size(), size_t(5));
+    QCOMPARE(j.find("a")->asArray()[1].asDouble(), 2.5);
+    QCOMPARE(QString::fromStdString(j.find("a")->asArray()[2].asString()), QString::fromUtf8("xé"));
+    QCOMPARE(j.find("b")->find("c")->asInt(), int64_t(-3));
+    QCOMPARE(Json::parse(j.dump()), j);
+    QCOMPARE(Json::parse(j.dump(2)), j);
+    for (const char* bad : {"{", "[1,]", "{\"a\":1,\"a\":2}", "tru", "\"abc", "[1] x", "{\"a\" 1}"}) {
+      bool threw = false;
+      try {
+        Json::parse(bad);
+      } catch (const JsonError&) {
+        threw = true;
+      }
+      QVERIFY2(threw, bad);
+    }
+    // Depth is bounded.
+    bool threw = false;
+    try {
+      Json::parse(std::string(100000, '['));
+    } catch (const JsonError&) {
+      threw = true;
+    }
+    QVERIFY(threw);
+  }
+
+  void units() {
+    QCOMPARE(QString::fromStdString(withThousands(1234567)), QString("1,234,567"));
+    QCOMPARE(QString::fromStdString(withThousands(-1000)), QString("-1,000"));
+    QCOMPARE(QString::fromStdString(formatBytes(12.4 * 1024 * 1024)), QString("12.4 MiB"));
+    QCOMPARE(QString::fromStdString(formatDuration(18.2e-6)), QString::fromUtf8("18.2 µs"));
+  }
+};
+
+QTEST_GUILESS_MAIN(IrTest)
+#include "test_ir.moc"
