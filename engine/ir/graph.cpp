@@ -98,9 +98,9 @@ Graph::~Graph() {
   // Uses of ancestor values from inside this graph must not outlive it.
   // Only uses of ancestor values must be withdrawn (this graph's own values die with it); nested subgraphs do the
   // same for theirs when their owning nodes go.
-  for (auto& n : nodes_)
-    for (size_t i = 0; i < n->inputs_.size(); ++i)
-      if (n->inputs_[i] && n->inputs_[i]->graph_ != this) removeUse(n->inputs_[i], n.get(), i);
+  for (Node& n : nodes_)
+    for (size_t i = 0; i < n.inputs_.size(); ++i)
+      if (n.inputs_[i] && n.inputs_[i]->graph_ != this) removeUse(n.inputs_[i], &n, i);
   // Nodes (and with them nested subgraphs) go before values so nothing refers to a freed value meanwhile.
   nodes_.clear();
   values_.clear();
@@ -114,8 +114,8 @@ std::shared_ptr<Graph> Graph::makeSubgraph(std::string name) {
 
 Value* Graph::newValue(std::string name, ValueType type) {
   const ValueId id = ids_->nextValue++;
-  values_.push_back(std::unique_ptr<Value>(new Value(this, id, std::move(name), std::move(type))));
-  Value* v = values_.back().get();
+  values_.emplace_back(GraphKey(), this, id, std::move(name), std::move(type));
+  Value* v = &values_.back();
   v->self_ = std::prev(values_.end());
   valueById_.emplace(id, v);
   return v;
@@ -141,9 +141,8 @@ Node* Graph::addNode(std::string opType, const std::vector<Value*>& inputs, cons
                      std::string name, std::string domain, Node* before) {
   const NodeId id = ids_->nextNode++;
   auto pos = before ? before->self_ : nodes_.end();
-  auto it = nodes_.insert(pos, std::unique_ptr<Node>(new Node(this, id, std::move(opType), std::move(domain),
-                                                              std::move(name))));
-  Node* n = it->get();
+  auto it = nodes_.emplace(pos, GraphKey(), this, id, std::move(opType), std::move(domain), std::move(name));
+  Node* n = &*it;
   n->self_ = it;
   nodeById_.emplace(id, n);
   n->inputs_.reserve(inputs.size());
@@ -263,7 +262,7 @@ void Graph::dropReferencesOf(Node* n) {
   n->inputs_.clear();
   n->useSlot_.clear();
   for (Graph* sg : n->subgraphs())
-    for (auto& inner : sg->nodes_) sg->dropReferencesOf(inner.get());
+    for (Node& inner : sg->nodes_) sg->dropReferencesOf(&inner);
 }
 
 void Graph::eraseNode(Node* node) {
@@ -352,9 +351,9 @@ std::optional<std::vector<Node*>> Graph::topologicalOrder() const {
   constexpr size_t kNever = SIZE_MAX;
   std::vector<Node*> byPos;
   byPos.reserve(nodes_.size());
-  for (const auto& n : nodes_) {
-    n->scratch_ = byPos.size();
-    byPos.push_back(n.get());
+  for (const Node& n : nodes_) {
+    n.scratch_ = byPos.size();
+    byPos.push_back(const_cast<Node*>(&n));
   }
   std::vector<size_t> pending(byPos.size(), 0);
   std::vector<Node*> deps;
@@ -420,14 +419,14 @@ bool Graph::sortTopologically() {
 
 void Graph::forEachGraph(const std::function<void(Graph&)>& fn) {
   fn(*this);
-  for (auto& n : nodes_)
-    for (Graph* sg : n->subgraphs()) sg->forEachGraph(fn);
+  for (Node& n : nodes_)
+    for (Graph* sg : n.subgraphs()) sg->forEachGraph(fn);
 }
 
 void Graph::forEachGraph(const std::function<void(const Graph&)>& fn) const {
   fn(*this);
-  for (const auto& n : nodes_)
-    for (const Graph* sg : n->subgraphs()) sg->forEachGraph(fn);
+  for (const Node& n : nodes_)
+    for (const Graph* sg : n.subgraphs()) sg->forEachGraph(fn);
 }
 
 }  // namespace kiln

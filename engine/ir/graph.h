@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <list>
+#include <memory_resource>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,6 +32,12 @@ class Node;
 struct IdSource {
   NodeId nextNode = 1;
   ValueId nextValue = 1;
+};
+
+// Lets only Graph construct Nodes and Values (in place, inside its pooled lists).
+class GraphKey {
+  GraphKey() = default;
+  friend class Graph;
 };
 
 struct Use {
@@ -59,10 +66,13 @@ class Value {
   const std::string& docString() const { return doc_; }
   void setDocString(std::string d) { doc_ = std::move(d); }
 
+  Value(GraphKey, Graph* g, ValueId id, std::string name, ValueType type)
+      : graph_(g), id_(id), name_(std::move(name)), type_(std::move(type)) {}
+  Value(const Value&) = delete;
+  Value& operator=(const Value&) = delete;
+
  private:
   friend class Graph;
-  Value(Graph* g, ValueId id, std::string name, ValueType type)
-      : graph_(g), id_(id), name_(std::move(name)), type_(std::move(type)) {}
   Graph* graph_;
   ValueId id_;
   std::string name_;
@@ -74,7 +84,7 @@ class Value {
   bool graphInput_ = false;
   int graphOutputCount_ = 0;
   std::string doc_;
-  std::list<std::unique_ptr<Value>>::iterator self_;
+  std::pmr::list<Value>::iterator self_;
 };
 
 class Node {
@@ -112,10 +122,13 @@ class Node {
   const std::string& docString() const { return doc_; }
   void setDocString(std::string d) { doc_ = std::move(d); }
 
+  Node(GraphKey, Graph* g, NodeId id, std::string op, std::string domain, std::string name)
+      : graph_(g), id_(id), opType_(std::move(op)), domain_(std::move(domain)), name_(std::move(name)) {}
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
  private:
   friend class Graph;
-  Node(Graph* g, NodeId id, std::string op, std::string domain, std::string name)
-      : graph_(g), id_(id), opType_(std::move(op)), domain_(std::move(domain)), name_(std::move(name)) {}
   Graph* graph_;
   NodeId id_;
   std::string opType_, domain_, name_, doc_;
@@ -124,15 +137,15 @@ class Node {
   // O(1) even for a constant shared by thousands of nodes.
   std::vector<size_t> useSlot_;
   std::vector<NamedAttribute> attrs_;
-  std::list<std::unique_ptr<Node>>::iterator self_;
+  std::pmr::list<Node>::iterator self_;
   mutable size_t scratch_ = 0;  // dense index used by Graph::topologicalOrder
 };
 
-// Iterates the unique_ptr list as raw pointers.
+// Iterates a graph's node or value list as pointers (handles stay valid until the element is erased).
 template <typename T>
 class PtrListRange {
  public:
-  using List = std::list<std::unique_ptr<T>>;
+  using List = std::pmr::list<T>;
   class iterator {
    public:
     using iterator_category = std::bidirectional_iterator_tag;
@@ -141,7 +154,7 @@ class PtrListRange {
     using pointer = T**;
     using reference = T*;
     explicit iterator(typename List::const_iterator it) : it_(it) {}
-    T* operator*() const { return it_->get(); }
+    T* operator*() const { return const_cast<T*>(&*it_); }
     iterator& operator++() { ++it_; return *this; }
     iterator operator++(int) { auto c = *this; ++it_; return c; }
     iterator& operator--() { --it_; return *this; }
@@ -237,8 +250,11 @@ class Graph {
   Graph* parent_ = nullptr;
   Node* owner_ = nullptr;
   std::string name_;
-  std::list<std::unique_ptr<Node>> nodes_;
-  std::list<std::unique_ptr<Value>> values_;
+  // Nodes and values live inside pooled list cells: one allocation each, from contiguous chunks, so walking a
+  // 100k-node graph stays cache friendly. The pool must outlive the lists (declared first).
+  std::pmr::unsynchronized_pool_resource pool_;
+  std::pmr::list<Node> nodes_{&pool_};
+  std::pmr::list<Value> values_{&pool_};
   std::vector<Value*> inputs_, outputs_;
   std::unordered_map<NodeId, Node*> nodeById_;
   std::unordered_map<ValueId, Value*> valueById_;

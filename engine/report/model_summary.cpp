@@ -111,19 +111,20 @@ Json ModelSummary::toJson() const {
 
 std::string ModelSummary::toText() const {
   std::ostringstream os;
-  auto row = [&](const std::string& k, const std::string& v) { os << k << std::string(k.size() < 12 ? 12 - k.size() : 1, ' ') << v << "\n"; };
+  auto row = [&](const std::string& k, const std::string& v) { os << padRight(k, 12) << v << "\n"; };
   row("Model", file);
-  std::string ops_;
-  for (const auto& [d, v] : opsets) ops_ += (ops_.empty() ? "" : ", ") + (d.empty() ? std::string("ai.onnx") : d) + " " + std::to_string(v);
-  row("Producer", (producer.empty() ? std::string("(unknown)") : producer) + "   IR " + irVersion + "   opsets " + ops_);
+  std::string opsetList;
+  for (const auto& [d, v] : opsets)
+    opsetList += (opsetList.empty() ? "" : ", ") + (d.empty() ? std::string("ai.onnx") : d) + " " + std::to_string(v);
+  row("Producer", (producer.empty() ? std::string("(unknown)") : producer) + "   IR " + irVersion + "   opsets " +
+                      opsetList);
   size_t w = 0;
-  for (const auto& p : inputs) w = std::max(w, p.name.size());
-  for (const auto& p : outputs) w = std::max(w, p.name.size());
-  for (size_t i = 0; i < inputs.size(); ++i)
-    row(i ? "" : "Inputs", inputs[i].name + std::string(w - inputs[i].name.size() + 2, ' ') + inputs[i].type);
+  for (const auto& p : inputs) w = std::max(w, displayWidth(p.name));
+  for (const auto& p : outputs) w = std::max(w, displayWidth(p.name));
+  for (size_t i = 0; i < inputs.size(); ++i) row(i ? "" : "Inputs", padRight(inputs[i].name, w + 2) + inputs[i].type);
   if (inputs.empty()) row("Inputs", "(none)");
   for (size_t i = 0; i < outputs.size(); ++i)
-    row(i ? "" : "Outputs", outputs[i].name + std::string(w - outputs[i].name.size() + 2, ' ') + outputs[i].type);
+    row(i ? "" : "Outputs", padRight(outputs[i].name, w + 2) + outputs[i].type);
   row("Nodes", withThousands(nodes) + (subgraphs ? " (main graph " + withThousands(mainGraphNodes) + ", " +
                                                        std::to_string(subgraphs) + " subgraphs)"
                                                  : ""));
@@ -132,25 +133,26 @@ std::string ModelSummary::toText() const {
   row("Units", unitsLine.empty() ? "-" : unitsLine);
   row("Parameters", withThousands(parameters) + " (" + formatBytes(static_cast<double>(parameterBytes)) + ") in " +
                         withThousands(parameterTensors) + " tensors");
+
   os << "\nOp histogram\n";
   size_t ow = 0;
-  for (const auto& [op, c] : ops) ow = std::max(ow, op.size());
-  for (const auto& [op, c] : ops) {
-    const std::string count = withThousands(c);
-    os << "  " << op << std::string(ow - op.size() + 2, ' ') << std::string(count.size() < 8 ? 8 - count.size() : 0, ' ')
-       << count << (unsupportedOps.count(op) ? "  unsupported" : "") << "\n";
-  }
+  for (const auto& [op, c] : ops) ow = std::max(ow, displayWidth(op));
+  for (const auto& [op, c] : ops)
+    os << "  " << padRight(op, ow + 2) << padLeft(withThousands(c), 8) << (unsupportedOps.count(op) ? "  unsupported" : "")
+       << "\n";
+
   if (!largestTensors.empty()) {
     os << "\nLargest tensors\n";
     size_t nw = 0, tw = 0;
     for (const auto& t : largestTensors) {
-      nw = std::max(nw, t.name.size());
-      tw = std::max(tw, t.type.size());
+      nw = std::max(nw, displayWidth(t.name));
+      tw = std::max(tw, displayWidth(t.type));
     }
     for (const auto& t : largestTensors)
-      os << "  " << t.name << std::string(nw - t.name.size() + 2, ' ') << t.type << std::string(tw - t.type.size() + 2, ' ')
-         << formatBytes(static_cast<double>(t.bytes)) << "\n";
+      os << "  " << padRight(t.name, nw + 2) << padRight(t.type, tw) << padLeft(formatBytes(static_cast<double>(t.bytes)), 12)
+         << "\n";
   }
+
   os << "\nUnsupported ops: ";
   if (unsupportedOps.empty()) {
     os << "none\n";

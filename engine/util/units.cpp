@@ -42,4 +42,21 @@ std::string formatDuration(double seconds) {
   return buf;
 }
 
+size_t displayWidth(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s)
+    if ((c & 0xc0) != 0x80) ++n;  // count lead bytes only
+  return n;
+}
+
+std::string padRight(const std::string& s, size_t width) {
+  const size_t w = displayWidth(s);
+  return w >= width ? s : s + std::string(width - w, ' ');
+}
+
+std::string padLeft(const std::string& s, size_t width) {
+  const size_t w = displayWidth(s);
+  return w >= width ? s : std::string(width - w, ' ') + s;
+}
+
 }  // namespace kiln
