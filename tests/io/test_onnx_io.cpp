@@ -317,6 +317,33 @@ class OnnxIoTest : public QObject {
     QCOMPARE(ok.model->graph->initializers()[0]->constant()->numel(), int64_t(4));
   }
 
+  void sparseInitializersBecomeDense() {
+    auto sparse = [](onnx::ModelProto& m, int64_t denseLen, std::vector<int64_t> idx) {
+      auto* sp = m.mutable_graph()->add_sparse_initializer();
+      sp->add_dims(denseLen);
+      auto* v = sp->mutable_values();
+      v->set_name("s");
+      v->set_data_type(1);
+      v->add_dims(static_cast<int64_t>(idx.size()));
+      for (size_t i = 0; i < idx.size(); ++i) v->add_float_data(float(i + 1));
+      auto* ix = sp->mutable_indices();
+      ix->set_data_type(7);
+      ix->add_dims(static_cast<int64_t>(idx.size()));
+      for (int64_t i : idx) ix->add_int64_data(i);
+    };
+    onnx::ModelProto m = baseProto();
+    sparse(m, 6, {1, 4});
+    OnnxImport imp = readOnnxFile(writeProto("sparse.onnx", m));
+    const Tensor* t = imp.model->graph->initializers()[0]->constant();
+    QCOMPARE(t->toDouble(), (std::vector<double>{0, 1, 0, 0, 2, 0}));
+    onnx::ModelProto bad = baseProto();
+    sparse(bad, 6, {1, 9});
+    expectError(writeProto("sparse_range.onnx", bad), "out of range");
+    onnx::ModelProto huge = baseProto();
+    sparse(huge, int64_t(1) << 40, {1});
+    expectError(writeProto("sparse_huge.onnx", huge), "made dense");
+  }
+
   void tensorFiles() {
     onnx::TensorProto t;
     t.set_name("out");

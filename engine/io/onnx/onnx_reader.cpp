@@ -191,9 +191,12 @@ Attribute Importer::convertAttribute(onnx::AttributeProto& ap, Graph& g, const S
       for (const auto& t : ap.type_protos()) ts.push_back(checkedType(t, "", where));
       return Attribute(std::move(ts));
     }
-    case AP::SPARSE_TENSOR:
-    case AP::SPARSE_TENSORS:
-      fail(where + " is a sparse tensor, which Kiln does not support");
+    case AP::SPARSE_TENSOR: return Attribute(onnxio::denseFromSparse(*ap.mutable_sparse_tensor(), resolver_, where));
+    case AP::SPARSE_TENSORS: {
+      std::vector<Tensor> ts;
+      for (auto& t : *ap.mutable_sparse_tensors()) ts.push_back(onnxio::denseFromSparse(t, resolver_, where));
+      return Attribute(std::move(ts));
+    }
     default:
       fail(where + " has unknown attribute type " + std::to_string(static_cast<int>(type)));
   }
@@ -217,8 +220,12 @@ void Importer::importGraph(onnx::GraphProto& gp, Graph& g, const Scope* parentSc
     v->setDocString(init.doc_string());
     define(scope, init.name(), v, -1);
   }
-  if (gp.sparse_initializer_size() > 0)
-    fail(gname + " has sparse initializers, which Kiln does not support");
+  for (auto& sp : *gp.mutable_sparse_initializer()) {
+    const std::string name = sp.values().name();
+    if (name.empty()) fail(gname + ": a sparse initializer has no name");
+    Value* v = g.addInitializer(name, onnxio::denseFromSparse(sp, resolver_, "sparse initializer '" + name + "'"));
+    define(scope, name, v, -1);
+  }
 
   for (const auto& in : gp.input()) {
     if (in.name().empty()) fail(gname + ": a graph input has no name");

@@ -196,4 +196,46 @@ Tensor tensorFromProto(onnx::TensorProto& proto, ExternalDataResolver* resolver,
   return Tensor::fromBytes(*dtype, std::move(dims), std::move(bytes));
 }
 
+Tensor denseFromSparse(onnx::SparseTensorProto& proto, ExternalDataResolver* resolver, const std::string& what,
+                       uint64_t maxDenseBytes) {
+  std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
+  for (int64_t d : dims)
+    if (d < 0) fail(what + " has negative dimension " + std::to_string(d));
+  auto numel = checkedProduct(dims);
+  if (!numel) fail(what + " has dimensions whose product overflows");
+  Tensor values = tensorFromProto(*proto.mutable_values(), resolver, what + " values");
+  Tensor indices = tensorFromProto(*proto.mutable_indices(), resolver, what + " indices");
+  if (values.dtype() == DType::String) fail(what + ": sparse string tensors are not supported");
+  const int esize = dtypeSize(values.dtype());
+  auto bytes = checkedMul(*numel, esize);
+  if (!bytes || static_cast<uint64_t>(*bytes) > maxDenseBytes)
+    fail(what + " would be " + (bytes ? std::to_string(*bytes) : std::string("too many")) +
+         " bytes when made dense, above the limit");
+  const int64_t nnz = values.numel();
+  if (values.dims().size() != 1) fail(what + " values must be 1-D");
+  if (indices.dtype() != DType::Int64) fail(what + " indices must be int64");
+  const auto idx = indices.toInt64();
+  const bool linear = indices.dims().size() == 1;
+  if (linear ? indices.numel() != nnz
+             : (indices.dims().size() != 2 || indices.dims()[0] != nnz ||
+                indices.dims()[1] != static_cast<int64_t>(dims.size())))
+    fail(what + " indices do not match its values and rank");
+  std::string dense(static_cast<size_t>(*bytes), '\0');
+  for (int64_t k = 0; k < nnz; ++k) {
+    int64_t flat = 0;
+    if (linear) {
+      flat = idx[static_cast<size_t>(k)];
+    } else {
+      for (size_t r = 0; r < dims.size(); ++r) {
+        const int64_t i = idx[static_cast<size_t>(k) * dims.size() + r];
+        if (i < 0 || i >= dims[r]) fail(what + " has an index out of range");
+        flat = flat * dims[r] + i;
+      }
+    }
+    if (flat < 0 || flat >= *numel) fail(what + " has an index out of range");
+    std::memcpy(dense.data() + flat * esize, values.data() + k * esize, static_cast<size_t>(esize));
+  }
+  return Tensor::fromBytes(values.dtype(), std::move(dims), std::move(dense));
+}
+
 }  // namespace kiln::onnxio

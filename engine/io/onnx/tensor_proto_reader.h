@@ -29,4 +29,9 @@ class ExternalDataResolver {
 // Throws std::runtime_error with a one-line reason. A null resolver refuses external data.
 Tensor tensorFromProto(onnx::TensorProto& proto, ExternalDataResolver* resolver, const std::string& what);
 
+// A sparse tensor (values + indices, linear [NNZ] or coordinate [NNZ, rank]) made dense. Refuses a dense form over
+// `maxDenseBytes` (a lying shape must not allocate gigabytes) and indices out of range.
+Tensor denseFromSparse(onnx::SparseTensorProto& proto, ExternalDataResolver* resolver, const std::string& what,
+                       uint64_t maxDenseBytes = 1ull << 30);
+
 }  // namespace kiln::onnxio
