@@ -5,6 +5,7 @@
 #include "ir/format.h"
 #include "ir/graph.h"
 #include "ir/model.h"
+#include "ir/opdefs/op_registry.h"
 #include "ir/shape.h"
 #include "ir/tensor.h"
 #include "ir/verifier.h"
@@ -205,6 +206,39 @@ class IrTest : public QObject {
     problems = verifyModel(m);
     QVERIFY(!problems.empty());
     QVERIFY(QString::fromStdString(problems[0]).contains("inputs"));
+  }
+
+  void opRegistry() {
+    const OpDef* conv = OpRegistry::global().find("", "Conv", 17);
+    QVERIFY(conv);
+    QCOMPARE(conv->unit, ComputeUnit::Cube);
+    QCOMPARE(conv->inputNames, (std::vector<std::string>{"X", "W", "B"}));
+    QCOMPARE(conv->sinceVersion, 11);
+    QVERIFY(OpRegistry::global().find("", "Reshape", 17)->unit == ComputeUnit::Host);
+    QVERIFY(OpRegistry::global().find("", "NonZero", 17)->unit == ComputeUnit::AiCpu);
+    QVERIFY(!OpRegistry::global().find("com.microsoft", "Attention", 1));
+    QVERIFY(OpRegistry::global().find("kiln", "TransData", 1));
+    // An own op may not shadow a standard one.
+    OpDef fake;
+    fake.type = "Relu";
+    QVERIFY(!OpRegistry::global().add(fake));
+
+    // Cost: Conv 1×3×8×8 -> 1×4×8×8 with a 4×3×3×3 kernel = 2·256·27 FLOPs.
+    Model m;
+    Graph& g = *m.graph;
+    Value* x = g.addInput("x", f32({1, 3, 8, 8}));
+    Value* w = g.addInput("w", f32({4, 3, 3, 3}));
+    Node* c = g.addNode("Conv", {x, w}, 1, "c");
+    c->output(0)->setType(f32({1, 4, 8, 8}));
+    const OpCost cost = OpRegistry::global().cost(*c, 17);
+    QCOMPARE(cost.flops, 2.0 * 256 * 27);
+    QCOMPARE(cost.bytesWritten, 256.0 * 4);
+
+    // TransData infers the blocked physical shape.
+    Node* td = g.addNode("TransData", {x}, 1, "td", "kiln");
+    td->setAttr("dst_format", Attribute(std::string("NC1HWC0")));
+    OpRegistry::global().find("kiln", "TransData", 1)->infer(*td);
+    QCOMPARE(QString::fromStdString(td->output(0)->type().toString()), QString::fromUtf8("fp32[1×1×8×8×16] NC1HWC0"));
   }
 
   void json() {

@@ -43,6 +43,8 @@ void registerKilnOps(OpRegistry& registry) {
   transData.minInputs = transData.maxInputs = 1;
   transData.minOutputs = transData.maxOutputs = 1;
   transData.unit = ComputeUnit::Vector;
+  transData.inputNames = {"x"};
+  transData.outputNames = {"y"};
   transData.infer = inferTransData;
   registry.add(std::move(transData));
 }

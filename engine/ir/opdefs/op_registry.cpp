@@ -64,6 +64,8 @@ const OpDef* OpRegistry::find(std::string_view domain, std::string_view type, in
     def->minOutputs = schema->min_output();
     def->maxOutputs = schema->max_output();
     def->unit = defaultComputeUnit(d, type);
+    for (const auto& f : schema->inputs()) def->inputNames.push_back(f.GetName());
+    for (const auto& f : schema->outputs()) def->outputNames.push_back(f.GetName());
     def->onnxSchema = schema;
   }
   auto* raw = def.get();

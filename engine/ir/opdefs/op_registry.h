@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kiln {
 
@@ -33,6 +34,7 @@ struct OpDef {
   std::string type;
   int sinceVersion = 1;
   int minInputs = 0, maxInputs = INT_MAX, minOutputs = 0, maxOutputs = INT_MAX;
+  std::vector<std::string> inputNames, outputNames;  // formal parameter names ("X", "W", "B"), for display
   ComputeUnit unit = ComputeUnit::Vector;
   // Hand-written inference for non-ONNX ops: sets the node's output types; throws std::runtime_error on a bad node.
   std::function<void(Node&)> infer;
