@@ -8,7 +8,42 @@ namespace kiln {
 
 // ---------------------------------------------------------------- Value / Node
 
-void Value::setConstant(Tensor t) { constant_ = std::move(t); }
+void Value::touch() { revision_ = ++graph_->ids().revision; }
+void Value::setName(std::string n) {
+  name_ = std::move(n);
+  touch();
+}
+void Value::setType(ValueType t) {
+  if (t == type_) return;  // re-inference that finds nothing new is not a change
+  type_ = std::move(t);
+  touch();
+}
+void Value::setDocString(std::string d) {
+  doc_ = std::move(d);
+  touch();
+}
+void Value::setConstant(Tensor t) {
+  constant_ = std::move(t);
+  touch();
+}
+
+void Node::touch() { revision_ = ++graph_->ids().revision; }
+void Node::setOpType(std::string t) {
+  opType_ = std::move(t);
+  touch();
+}
+void Node::setDomain(std::string d) {
+  domain_ = std::move(d);
+  touch();
+}
+void Node::setName(std::string n) {
+  name_ = std::move(n);
+  touch();
+}
+void Node::setDocString(std::string d) {
+  doc_ = std::move(d);
+  touch();
+}
 
 std::string Node::qualifiedType() const {
   if (domain_.empty() || domain_ == "ai.onnx") return opType_;
@@ -31,6 +66,7 @@ void Node::setAttr(std::string name, Attribute value) {
   if (auto g = value.get<Attribute::GraphPtr>()) adopt(*g);
   if (auto gs = value.get<std::vector<Attribute::GraphPtr>>())
     for (auto& g : *gs) adopt(g);
+  touch();
   for (auto& a : attrs_) {
     if (a.name == name) {
       a.value = std::move(value);
@@ -44,6 +80,7 @@ bool Node::removeAttr(std::string_view name) {
   auto it = std::find_if(attrs_.begin(), attrs_.end(), [&](const NamedAttribute& a) { return a.name == name; });
   if (it == attrs_.end()) return false;
   attrs_.erase(it);
+  touch();
   return true;
 }
 
@@ -73,6 +110,18 @@ std::vector<int64_t> Node::attrInts(std::string_view name) const {
   if (a)
     if (auto v = a->get<std::vector<int64_t>>()) return *v;
   return {};
+}
+
+std::string Node::annotation(const std::string& key) const {
+  auto it = annotations_.find(key);
+  return it == annotations_.end() ? std::string() : it->second;
+}
+
+void Node::setAnnotation(const std::string& key, std::string value) {
+  auto it = annotations_.find(key);
+  if (it != annotations_.end() && it->second == value) return;
+  annotations_[key] = std::move(value);
+  touch();
 }
 
 std::vector<Graph*> Node::subgraphs() const {
@@ -117,6 +166,7 @@ Value* Graph::newValue(std::string name, ValueType type) {
   values_.emplace_back(GraphKey(), this, id, std::move(name), std::move(type));
   Value* v = &values_.back();
   v->self_ = std::prev(values_.end());
+  v->touch();
   valueById_.emplace(id, v);
   return v;
 }
@@ -144,6 +194,7 @@ Node* Graph::addNode(std::string opType, const std::vector<Value*>& inputs, cons
   auto it = nodes_.emplace(pos, GraphKey(), this, id, std::move(opType), std::move(domain), std::move(name));
   Node* n = &*it;
   n->self_ = it;
+  n->touch();
   nodeById_.emplace(id, n);
   n->inputs_.reserve(inputs.size());
   n->useSlot_.reserve(inputs.size());
@@ -180,6 +231,8 @@ void Graph::setNodeOutput(Node* node, size_t index, Value* v) {
   node->outputs_[index] = v;
   v->producer_ = node;
   v->producerIndex_ = index;
+  node->touch();
+  v->touch();
 }
 
 void Graph::clearNodeOutput(Node* node, size_t index) {
@@ -188,16 +241,21 @@ void Graph::clearNodeOutput(Node* node, size_t index) {
   if (old->hasUses() || old->isGraphOutput()) throw std::logic_error("clearNodeOutput: output still used");
   old->producer_ = nullptr;
   node->outputs_[index] = nullptr;
+  node->touch();
   eraseValue(old);
 }
 
 void Graph::addOutput(Value* v) {
   outputs_.push_back(v);
   ++v->graphOutputCount_;
+  v->touch();
 }
 
 void Graph::setOutputs(const std::vector<Value*>& outs) {
-  for (Value* v : outputs_) --v->graphOutputCount_;
+  for (Value* v : outputs_) {
+    --v->graphOutputCount_;
+    v->touch();
+  }
   outputs_.clear();
   for (Value* v : outs) addOutput(v);
 }
@@ -225,6 +283,7 @@ void Graph::setNodeInput(Node* node, size_t index, Value* v) {
   if (Value* old = node->inputs_[index]) removeUse(old, node, index);
   node->inputs_[index] = v;
   if (v) addUse(v, node, index);
+  node->touch();
 }
 
 void Graph::appendNodeInput(Node* node, Value* v) { setNodeInput(node, node->inputs_.size(), v); }
@@ -234,6 +293,7 @@ void Graph::setNodeInputs(Node* node, const std::vector<Value*>& inputs) {
     if (node->inputs_[i]) removeUse(node->inputs_[i], node, i);
   node->inputs_.clear();
   node->useSlot_.clear();
+  node->touch();
   for (Value* v : inputs) appendNodeInput(node, v);
 }
 
@@ -244,6 +304,7 @@ void Graph::replaceAllUsesWith(Value* from, Value* to) {
   for (const Use& u : uses) {
     u.node->inputs_[u.index] = to;
     addUse(to, u.node, u.index);
+    u.node->touch();
   }
   // Graph outputs of the graph that defines `from` (only that graph can list it as output).
   Graph* g = from->graph_;
@@ -252,6 +313,8 @@ void Graph::replaceAllUsesWith(Value* from, Value* to) {
       o = to;
       --from->graphOutputCount_;
       ++to->graphOutputCount_;
+      from->touch();
+      to->touch();
     }
   }
 }
@@ -292,6 +355,7 @@ void Graph::eraseValue(Value* v) {
 void Graph::removeInput(Value* v) {
   inputs_.erase(std::remove(inputs_.begin(), inputs_.end(), v), inputs_.end());
   v->graphInput_ = false;
+  v->touch();
 }
 
 void Graph::moveBefore(Node* node, Node* before) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <list>
+#include <map>
 #include <memory_resource>
 #include <memory>
 #include <optional>
@@ -32,6 +33,9 @@ class Node;
 struct IdSource {
   NodeId nextNode = 1;
   ValueId nextValue = 1;
+  // Bumped by every mutation; each node and value remembers the revision of its last change, so an observer (the
+  // history recorder) finds what a pass changed without comparing whole graphs.
+  uint64_t revision = 0;
 };
 
 // Lets only Graph construct Nodes and Values (in place, inside its pooled lists).
@@ -50,9 +54,9 @@ class Value {
  public:
   ValueId id() const { return id_; }
   const std::string& name() const { return name_; }
-  void setName(std::string n) { name_ = std::move(n); }
+  void setName(std::string n);
   const ValueType& type() const { return type_; }
-  void setType(ValueType t) { type_ = std::move(t); }
+  void setType(ValueType t);
   Node* producer() const { return producer_; }
   size_t producerIndex() const { return producerIndex_; }
   const std::vector<Use>& uses() const { return uses_; }
@@ -64,7 +68,9 @@ class Value {
   void setConstant(Tensor t);
   Graph* graph() const { return graph_; }
   const std::string& docString() const { return doc_; }
-  void setDocString(std::string d) { doc_ = std::move(d); }
+  void setDocString(std::string d);
+  // Revision (IdSource::revision) of the last change to this value's own fields or its producer/output status.
+  uint64_t revision() const { return revision_; }
 
   Value(GraphKey, Graph* g, ValueId id, std::string name, ValueType type)
       : graph_(g), id_(id), name_(std::move(name)), type_(std::move(type)) {}
@@ -84,6 +90,8 @@ class Value {
   bool graphInput_ = false;
   int graphOutputCount_ = 0;
   std::string doc_;
+  uint64_t revision_ = 0;
+  void touch();
   std::pmr::list<Value>::iterator self_;
 };
 
@@ -91,11 +99,11 @@ class Node {
  public:
   NodeId id() const { return id_; }
   const std::string& opType() const { return opType_; }
-  void setOpType(std::string t) { opType_ = std::move(t); }
+  void setOpType(std::string t);
   const std::string& domain() const { return domain_; }  // "" is the default ONNX domain
-  void setDomain(std::string d) { domain_ = std::move(d); }
+  void setDomain(std::string d);
   const std::string& name() const { return name_; }
-  void setName(std::string n) { name_ = std::move(n); }
+  void setName(std::string n);
   // "Conv", or "com.microsoft:Attention" outside the default domain.
   std::string qualifiedType() const;
 
@@ -118,9 +126,17 @@ class Node {
   // Subgraphs held in graph-valued attributes, in attribute order.
   std::vector<Graph*> subgraphs() const;
 
+  // Kiln's own facts about a node that are not ONNX attributes (never exported as such): "engine" (aicore, aicpu,
+  // host), later the fusion rule, replaced node ids, stream... Recorded in the history with the node.
+  const std::map<std::string, std::string>& annotations() const { return annotations_; }
+  std::string annotation(const std::string& key) const;
+  void setAnnotation(const std::string& key, std::string value);
+
   Graph* graph() const { return graph_; }
   const std::string& docString() const { return doc_; }
-  void setDocString(std::string d) { doc_ = std::move(d); }
+  void setDocString(std::string d);
+  // Revision of the last change to this node: op, name, attributes, inputs or outputs.
+  uint64_t revision() const { return revision_; }
 
   Node(GraphKey, Graph* g, NodeId id, std::string op, std::string domain, std::string name)
       : graph_(g), id_(id), opType_(std::move(op)), domain_(std::move(domain)), name_(std::move(name)) {}
@@ -137,8 +153,11 @@ class Node {
   // O(1) even for a constant shared by thousands of nodes.
   std::vector<size_t> useSlot_;
   std::vector<NamedAttribute> attrs_;
+  std::map<std::string, std::string> annotations_;
   std::pmr::list<Node>::iterator self_;
-  mutable size_t scratch_ = 0;  // dense index used by Graph::topologicalOrder
+  mutable size_t scratch_ = 0;
+  uint64_t revision_ = 0;
+  void touch();  // dense index used by Graph::topologicalOrder
 };
 
 // Iterates a graph's node or value list as pointers (handles stay valid until the element is erased).

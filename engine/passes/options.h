@@ -1,0 +1,71 @@
+#pragma once
+// Option sets: the knobs of a compile, named after ATC's options so that Ascend users recognise them
+// (precision_mode, oo_level, fusion_switch, disable_reuse_memory, enable_single_stream, topo_sorting_mode,
+// input_shape, soc_version, ...). One schema in code validates JSON files, `--set key=value` on the command line and
+// the GUI's form alike; unknown keys and bad values are clear errors. Later stages add their keys to the schema.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/shape.h"
+#include "util/json.h"
+
+namespace kiln {
+
+struct OptionSpec {
+  enum class Type { Bool, Int, Enum, String, FusionSwitch };
+  std::string key;
+  Type type = Type::String;
+  Json defaultValue;
+  std::vector<std::string> choices;  // Enum
+  int64_t min = INT64_MIN, max = INT64_MAX;  // Int
+  std::string help;
+};
+
+// A bad option: names the key (and the file, when there is one) and says what is allowed.
+class OptionError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Options {
+ public:
+  // Every key with its default (the ATC defaults: force_fp16, O3, folding and DCE on, reuse on, multi-stream).
+  Options();
+
+  static const std::vector<OptionSpec>& schema();
+  static const OptionSpec* spec(const std::string& key);
+
+  // Reads a JSON option file (an object; nested objects are flattened with dots: {"memory": {"planner": ...}}).
+  // Throws LoadError for an unreadable or malformed file, OptionError (mentioning the file) for bad keys/values.
+  static Options fromFile(const std::string& path);
+  // Applies the keys of `obj` over the current values; `source` names where they came from in messages.
+  void merge(const Json& obj, const std::string& source);
+  // Applies "key=value" (the CLI's --set); the value is parsed by the key's type. Throws OptionError.
+  void set(const std::string& assignment);
+  void setValue(const std::string& key, const Json& value, const std::string& source = "");
+
+  bool getBool(const std::string& key) const;
+  int64_t getInt(const std::string& key) const;
+  const std::string& getString(const std::string& key) const;
+  const Json& get(const std::string& key) const;
+
+  // Fusion rule switch: fusion_switch entries, then "ALL", then on (and everything off at oo_level O1).
+  bool fusionEnabled(const std::string& rule) const;
+  // input_shape parsed: "x:1,3,224,224;mask:1,-1" -> {x: [1,3,224,224], mask: [1,?]}. Throws OptionError.
+  std::map<std::string, std::vector<Dim>> inputShapes() const;
+
+  // Every key, with defaults filled in: what gets stored with a run.
+  Json toJson() const;
+  // Where the values came from, e.g. "default.json + --set precision_mode=force_fp32" (for display).
+  const std::string& origin() const { return origin_; }
+  void setOrigin(std::string o) { origin_ = std::move(o); }
+
+ private:
+  std::map<std::string, Json> values_;
+  std::string origin_ = "defaults";
+};
+
+}  // namespace kiln
