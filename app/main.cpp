@@ -18,6 +18,8 @@ void printUsage(std::ostream& os) {
         "  sample NAME -o FILE [--layers N] [--no-weights]\n"
         "                                        write a generated sample model (resnet50, bert-base, llama,\n"
         "                                        mobilenetv2; `kiln sample --list`)\n"
+        "  compile MODEL [--options F] [--set k=v] [--history DB] [--until PASS|STAGE] [--dump-dir D] [--json]\n"
+        "                                        run the compiler; a table of passes (ms, nodes, counters)\n"
         "  help                                  this text\n\n"
         "exit codes: 0 ok, 1 a check failed, 2 bad input or arguments\n";
 }
@@ -35,6 +37,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "inspect") return kiln::cli::runInspect(rest);
     if (command == "sample") return kiln::cli::runSample(rest);
+    if (command == "compile") return kiln::cli::runCompile(rest);
     std::cerr << "kiln: unknown command '" << command << "'\n\n";
     printUsage(std::cerr);
     return 2;

@@ -50,6 +50,8 @@ class PassObserver {
 class PassManager {
  public:
   void add(Stage stage, std::unique_ptr<Pass> pass);
+  // Orders passes by stage, keeping the order within a stage (plugin passes added late land at their stage's end).
+  void sortByStage();
   void addObserver(PassObserver* observer) { observers_.push_back(observer); }
   // Stop after the pass (or the last pass of the stage) with this name; empty runs everything. Case-insensitive.
   void setUntil(std::string passOrStage) { until_ = std::move(passOrStage); }

@@ -1,0 +1,101 @@
+// kiln compile MODEL [--options F] [--set k=v]... [--history DB] [--until PASS|STAGE] [--dump-dir D] [--json]
+// Runs the compiler pipeline, printing a per-pass table (or JSON), optionally recording every pass in a history
+// database and dumping the graph after each pass as ONNX.
+#include <iostream>
+#include <sstream>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "io/model_loader.h"
+#include "passes/pass_manager.h"
+#include "plugin/plugin_loader.h"
+
+namespace kiln::cli {
+
+Options optionsFromArgs(const Args& args) {
+  Options options;
+  if (auto file = args.value("--options")) options = Options::fromFile(*file);
+  if (auto it = args.values.find("--set"); it != args.values.end())
+    for (const std::string& kv : it->second) {
+      try {
+        options.set(kv);
+      } catch (const OptionError& e) {
+        throw UsageError(e.what());
+      }
+    }
+  return options;
+}
+
+int runCompile(const Argv& argv) {
+  const Args args =
+      parseArgs(argv, {{"--json"}, {"--options", "--set", "--history", "--until", "--dump-dir", "--plugin"}});
+  if (args.positional.size() != 1)
+    throw UsageError("usage: kiln compile MODEL [--options F] [--set k=v] [--history DB] [--until PASS|STAGE] "
+                     "[--dump-dir D] [--json]");
+  const Options options = optionsFromArgs(args);
+  LoadedModel loaded = loadModel(args.positional[0]);
+  Model& model = *loaded.model;
+
+  PassManager pm;
+  addStandardPasses(pm, options);
+  const PluginSet plugins = loadPlugins(args.values.count("--plugin") ? args.values.at("--plugin")
+                                                                      : std::vector<std::string>{});
+  for (const auto& e : plugins.errors) std::cerr << "kiln: warning: " << e << "\n";
+  plugins.addPassesTo(pm);
+  if (auto until = args.value("--until")) pm.setUntil(*until);
+  std::ostringstream table;
+  TimingTableObserver timing(table);
+  const bool json = args.has("--json");
+  if (!json) pm.addObserver(&timing);
+  std::unique_ptr<DumpObserver> dump;
+  if (auto dir = args.value("--dump-dir")) {
+    dump = std::make_unique<DumpObserver>(*dir);
+    pm.addObserver(dump.get());
+  }
+  RunSummary s;
+  try {
+    s = pm.run(model, options);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+
+  if (json) {
+    Json j = Json::object();
+    j.set("run", Json());
+    Json passes = Json::array();
+    for (const PassRecord& p : s.passes) {
+      Json pj = Json::object();
+      pj.set("stage", std::string(stageName(p.stage)));
+      pj.set("name", p.name);
+      pj.set("ms", p.ms);
+      pj.set("changed", p.changed);
+      pj.set("nodes_before", p.nodesBefore);
+      pj.set("nodes_after", p.nodesAfter);
+      Json counters = Json::object();
+      for (const auto& [k, v] : p.counters) counters.set(k, v);
+      pj.set("counters", counters);
+      if (!p.error.empty()) pj.set("error", p.error);
+      passes.push(pj);
+    }
+    j.set("passes", passes);
+    j.set("nodes_before", s.nodesBefore);
+    j.set("nodes_after", s.nodesAfter);
+    j.set("ms", s.ms);
+    j.set("status", s.status == RunStatus::Ok ? "ok" : s.status == RunStatus::Stopped ? "stopped" : "failed");
+    if (!s.error.empty()) j.set("error", s.error);
+    Json warnings = Json::array();
+    for (const auto& w : s.warnings) warnings.push(w);
+    j.set("warnings", warnings);
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << table.str();
+    for (const auto& w : s.warnings) std::cout << "warning: " << w << "\n";
+  }
+  if (s.status == RunStatus::Failed) {
+    std::cerr << "kiln compile: " << args.positional[0] << ": pass " << s.error << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,287 @@
+#include "passes/options.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "io/load_error.h"
+
+namespace kiln {
+namespace {
+
+using T = OptionSpec::Type;
+
+OptionSpec boolean(std::string key, bool def, std::string help) {
+  return {std::move(key), T::Bool, Json(def), {}, INT64_MIN, INT64_MAX, std::move(help)};
+}
+OptionSpec integer(std::string key, int64_t def, int64_t lo, int64_t hi, std::string help) {
+  return {std::move(key), T::Int, Json(def), {}, lo, hi, std::move(help)};
+}
+OptionSpec choice(std::string key, std::string def, std::vector<std::string> choices, std::string help) {
+  return {std::move(key), T::Enum, Json(std::move(def)), std::move(choices), INT64_MIN, INT64_MAX, std::move(help)};
+}
+OptionSpec text(std::string key, std::string def, std::string help) {
+  return {std::move(key), T::String, Json(std::move(def)), {}, INT64_MIN, INT64_MAX, std::move(help)};
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// Flattens {"memory": {"planner": "x"}} to {"memory.planner": "x"}; fusion_switch keeps its object value.
+void flatten(const Json& obj, const std::string& prefix, std::vector<std::pair<std::string, Json>>& out) {
+  for (const auto& [k, v] : obj.asObject()) {
+    const std::string key = prefix.empty() ? k : prefix + "." + k;
+    if (v.isObject() && key != "fusion_switch") flatten(v, key, out);
+    else out.emplace_back(key, v);
+  }
+}
+
+// fusion_switch in any of ATC's spellings, normalised to {"Rule": bool, ..., "ALL": bool}:
+//   "ConvBatchNormFusion:off;MatMulBiasAddFusion:on" (lines of a --fusion_switch_file, also newline-separated),
+//   {"ConvBatchNormFusion": "off"}, or {"Switch": {"GraphFusion": {"ALL": "off", "X": "on"}, "UBFusion": {...}}}.
+Json normaliseFusionSwitch(const Json& v, const std::string& where) {
+  Json out = Json::object();
+  auto onOff = [&](const std::string& rule, const Json& state) {
+    bool on;
+    if (state.isBool()) on = state.asBool();
+    else if (state.isString() && (lower(state.asString()) == "on" || lower(state.asString()) == "off"))
+      on = lower(state.asString()) == "on";
+    else
+      throw OptionError(where + "fusion_switch: rule '" + rule + "' must be \"on\" or \"off\"");
+    out.set(rule, Json(on));
+  };
+  if (v.isString()) {
+    std::string s = v.asString();
+    std::replace(s.begin(), s.end(), '\n', ';');
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, ';')) {
+      item.erase(0, item.find_first_not_of(" \t\r"));
+      item.erase(item.find_last_not_of(" \t\r") + 1);
+      if (item.empty() || item[0] == '#') continue;
+      const auto colon = item.find(':');
+      if (colon == std::string::npos)
+        throw OptionError(where + "fusion_switch: expected Name:on|off, got '" + item + "'");
+      onOff(item.substr(0, colon), Json(item.substr(colon + 1)));
+    }
+    return out;
+  }
+  if (!v.isObject()) throw OptionError(where + "fusion_switch must be a string or an object");
+  if (const Json* sw = v.find("Switch")) {
+    if (!sw->isObject()) throw OptionError(where + "fusion_switch.Switch must be an object");
+    for (const auto& [kind, rules] : sw->asObject()) {
+      if (!rules.isObject()) throw OptionError(where + "fusion_switch.Switch." + kind + " must be an object");
+      for (const auto& [rule, state] : rules.asObject()) onOff(rule, state);
+    }
+    return out;
+  }
+  for (const auto& [rule, state] : v.asObject()) onOff(rule, state);
+  return out;
+}
+
+}  // namespace
+
+const std::vector<OptionSpec>& Options::schema() {
+  static const std::vector<OptionSpec> specs = {
+      choice("precision_mode", "force_fp16",
+             {"force_fp16", "force_fp32", "allow_mix_precision", "must_keep_origin_dtype", "allow_fp32_to_fp16"},
+             "precision the NPU computes in (ATC --precision_mode)"),
+      choice("oo_level", "O3", {"O1", "O3"}, "O1: no graph or UB fusion; O3: everything (ATC --oo_level)"),
+      boolean("oo_constant_folding", true, "fold ops whose inputs are all constant"),
+      boolean("oo_dead_code_elimination", true, "remove nodes whose results nobody uses"),
+      {"fusion_switch", T::FusionSwitch, Json::object(), {}, INT64_MIN, INT64_MAX,
+       "fusion rules on/off: \"Rule:off;...\" lines or ATC's {\"Switch\":{\"GraphFusion\":{...}}}"},
+      boolean("disable_reuse_memory", false, "every tensor gets its own memory (no reuse)"),
+      boolean("enable_single_stream", false, "run everything on one stream"),
+      text("multi_stream_parallel_mode", "", "\"\" (by dependency), \"cv\" (cube/vector split) or \"LoadBalance:N\""),
+      integer("topo_sorting_mode", 1, 0, 3, "0 BFS, 1 DFS (default), 2 RDFS, 3 StableRDFS"),
+      text("input_shape", "", "bind input shapes: \"name:1,3,224,224;mask:1,128\""),
+      choice("soc_version", "Ascend910A", {"Ascend910A", "Ascend910B1", "Ascend310P3", "Ascend310"},
+             "the NPU profile to compile and emulate for"),
+      integer("constant_folding_max_bytes", 64ll << 20, 0, 1ll << 40,
+              "largest output constant folding may create (bytes)"),
+      boolean("verify_each_pass", true, "run the IR verifier after every pass (a broken graph fails the run)"),
+  };
+  return specs;
+}
+
+const OptionSpec* Options::spec(const std::string& key) {
+  for (const auto& s : schema())
+    if (s.key == key) return &s;
+  return nullptr;
+}
+
+Options::Options() {
+  for (const auto& s : schema()) values_[s.key] = s.defaultValue;
+}
+
+Options Options::fromFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw LoadError(path, "cannot open option file");
+  std::string text;
+  char buf[4096];
+  while (f.read(buf, sizeof buf) || f.gcount() > 0) {
+    text.append(buf, static_cast<size_t>(f.gcount()));
+    if (text.size() > (1u << 20)) throw LoadError(path, "option file is larger than 1 MiB");
+  }
+  Json j;
+  try {
+    j = Json::parse(text, 32);
+  } catch (const JsonError& e) {
+    throw LoadError(path, std::string("not valid JSON: ") + e.what());
+  }
+  if (!j.isObject()) throw LoadError(path, "an option file must hold a JSON object");
+  Options o;
+  try {
+    o.merge(j, path);
+  } catch (const OptionError& e) {
+    throw LoadError(path, e.what());
+  }
+  const auto slash = path.find_last_of('/');
+  o.origin_ = slash == std::string::npos ? path : path.substr(slash + 1);
+  return o;
+}
+
+void Options::merge(const Json& obj, const std::string& source) {
+  std::vector<std::pair<std::string, Json>> flat;
+  flatten(obj, "", flat);
+  for (const auto& [k, v] : flat) setValue(k, v, source);
+}
+
+void Options::setValue(const std::string& key, const Json& value, const std::string& source) {
+  const std::string where = source.empty() ? "" : source + ": ";
+  const OptionSpec* s = spec(key);
+  if (key == "_comment" || key == "description") return;  // free text allowed in files
+  if (!s) {
+    std::string known;
+    for (const auto& sp : schema()) known += (known.empty() ? "" : ", ") + sp.key;
+    throw OptionError(where + "unknown option '" + key + "' (known: " + known + ")");
+  }
+  switch (s->type) {
+    case T::Bool:
+      if (!value.isBool()) throw OptionError(where + key + " must be true or false, not " + value.typeName());
+      break;
+    case T::Int:
+      if (!value.isInt()) throw OptionError(where + key + " must be an integer, not " + value.dump());
+      if (value.asInt() < s->min || value.asInt() > s->max)
+        throw OptionError(where + key + " must be between " + std::to_string(s->min) + " and " +
+                          std::to_string(s->max) + ", not " + value.dump());
+      break;
+    case T::Enum:
+      if (!value.isString() || std::find(s->choices.begin(), s->choices.end(), value.asString()) == s->choices.end()) {
+        std::string allowed;
+        for (const auto& c : s->choices) allowed += (allowed.empty() ? "" : ", ") + c;
+        throw OptionError(where + key + " must be one of " + allowed + ", not " + value.dump());
+      }
+      break;
+    case T::String:
+      if (!value.isString()) throw OptionError(where + key + " must be a string, not " + value.dump());
+      break;
+    case T::FusionSwitch:
+      values_[key] = normaliseFusionSwitch(value, where);
+      return;
+  }
+  values_[key] = value;
+  if (key == "input_shape") inputShapes();  // validate now, not at compile time
+  if (key == "multi_stream_parallel_mode") {
+    const std::string& m = value.asString();
+    const bool ok = m.empty() || m == "cv" ||
+                    (m.rfind("LoadBalance:", 0) == 0 && m.size() > 12 &&
+                     m.find_first_not_of("0123456789", 12) == std::string::npos);
+    if (!ok) throw OptionError(where + key + " must be \"\", \"cv\" or \"LoadBalance:N\", not \"" + m + "\"");
+  }
+}
+
+void Options::set(const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) throw OptionError("--set expects key=value, got '" + assignment + "'");
+  const std::string key = assignment.substr(0, eq);
+  const std::string raw = assignment.substr(eq + 1);
+  const OptionSpec* s = spec(key);
+  if (!s) {
+    setValue(key, Json(raw), "--set");  // produces the "unknown option" message
+    return;
+  }
+  Json v;
+  switch (s->type) {
+    case T::Bool: {
+      const std::string l = lower(raw);
+      if (l == "true" || l == "1" || l == "on" || l == "yes") v = Json(true);
+      else if (l == "false" || l == "0" || l == "off" || l == "no") v = Json(false);
+      else throw OptionError("--set " + key + ": expected true or false, got '" + raw + "'");
+      break;
+    }
+    case T::Int: {
+      try {
+        size_t used = 0;
+        const long long x = std::stoll(raw, &used);
+        if (used != raw.size()) throw std::invalid_argument(raw);
+        v = Json(static_cast<int64_t>(x));
+      } catch (const std::exception&) {
+        throw OptionError("--set " + key + ": expected an integer, got '" + raw + "'");
+      }
+      break;
+    }
+    case T::FusionSwitch:
+      v = raw.size() && raw[0] == '{' ? Json::parse(raw, 8) : Json(raw);
+      break;
+    default:
+      v = Json(raw);
+  }
+  setValue(key, v, "--set");
+  origin_ += " + " + key + "=" + raw;
+}
+
+const Json& Options::get(const std::string& key) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) throw OptionError("unknown option '" + key + "'");
+  return it->second;
+}
+bool Options::getBool(const std::string& key) const { return get(key).asBool(); }
+int64_t Options::getInt(const std::string& key) const { return get(key).asInt(); }
+const std::string& Options::getString(const std::string& key) const { return get(key).asString(); }
+
+bool Options::fusionEnabled(const std::string& rule) const {
+  if (getString("oo_level") == "O1") return false;
+  const Json& sw = get("fusion_switch");
+  if (const Json* r = sw.find(rule)) return r->asBool();
+  if (const Json* all = sw.find("ALL")) return all->asBool();
+  return true;
+}
+
+std::map<std::string, std::vector<Dim>> Options::inputShapes() const {
+  std::map<std::string, std::vector<Dim>> out;
+  std::stringstream ss(getString("input_shape"));
+  std::string item;
+  while (std::getline(ss, item, ';')) {
+    if (item.empty()) continue;
+    const auto colon = item.rfind(':');
+    if (colon == std::string::npos || colon == 0)
+      throw OptionError("input_shape: expected name:d1,d2,..., got '" + item + "'");
+    std::vector<Dim> dims;
+    std::stringstream ds(item.substr(colon + 1));
+    std::string d;
+    while (std::getline(ds, d, ',')) {
+      try {
+        size_t used = 0;
+        const long long x = std::stoll(d, &used);
+        if (used != d.size() || x < -1 || x > (1ll << 40)) throw std::invalid_argument(d);
+        dims.push_back(x < 0 ? Dim::unknown() : Dim::fixed(x));
+      } catch (const std::exception&) {
+        throw OptionError("input_shape: bad dimension '" + d + "' for '" + item.substr(0, colon) + "'");
+      }
+    }
+    out[item.substr(0, colon)] = std::move(dims);
+  }
+  return out;
+}
+
+Json Options::toJson() const {
+  Json j = Json::object();
+  for (const auto& s : schema()) j.set(s.key, values_.at(s.key));
+  return j;
+}
+
+}  // namespace kiln

@@ -1,0 +1,226 @@
+#include "passes/pass_manager.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <ostream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "io/onnx/onnx_writer.h"
+#include "ir/model.h"
+#include "ir/verifier.h"
+#include "util/units.h"
+
+namespace kiln {
+
+std::string_view stageName(Stage s) {
+  switch (s) {
+    case Stage::Prepare: return "prepare";
+    case Stage::Optimize: return "optimize";
+    case Stage::Compile: return "compile";
+  }
+  return "?";
+}
+
+// ------------------------------------------------------------------------------------------------ NodePass
+
+namespace {
+// A node by id anywhere in the model (it may sit in a subgraph; subgraphs may have been erased meanwhile).
+Node* findNodeAnywhere(Model& m, NodeId id) {
+  if (Node* n = m.graph->findNode(id)) return n;
+  Node* found = nullptr;
+  m.graph->forEachGraph([&](Graph& g) {
+    if (!found) found = g.findNode(id);
+  });
+  return found;
+}
+}  // namespace
+
+PassResult NodePass::run(PassContext& ctx) {
+  PassResult result;
+  begin(ctx);
+  // Worklist of node ids (ids survive erasure; pointers would not). Seeded with every node of every graph in
+  // order; a changed node's producers and consumers are queued again.
+  std::vector<NodeId> queue;
+  std::unordered_set<NodeId> queued;
+  std::unordered_map<NodeId, int> visits;
+  auto enqueue = [&](Node* n) {
+    if (n && queued.insert(n->id()).second) queue.push_back(n->id());
+  };
+  ctx.model.graph->forEachGraph([&](Graph& g) {
+    for (Node* n : g.nodes()) enqueue(n);
+  });
+  NodeWorklist work;
+  for (size_t head = 0; head < queue.size(); ++head) {
+    const NodeId id = queue[head];
+    queued.erase(id);
+    Node* n = findNodeAnywhere(ctx.model, id);
+    if (!n || ++visits[id] > maxVisitsPerNode()) continue;
+    // Neighbours before the visit: the node may be erased by it.
+    std::vector<Node*> neighbours;
+    for (Value* in : n->inputs())
+      if (in && in->producer()) neighbours.push_back(in->producer());
+    for (Value* out : n->outputs())
+      if (out)
+        for (const Use& u : out->uses()) neighbours.push_back(u.node);
+    std::vector<NodeId> neighbourIds;
+    for (Node* x : neighbours) neighbourIds.push_back(x->id());
+    work.clear();
+    if (!visit(*n, ctx, work, result)) continue;
+    result.changed = true;
+    // Revisit what changed, and the nodes around it (they may now match).
+    for (NodeId nid : neighbourIds)
+      if (Node* x = findNodeAnywhere(ctx.model, nid)) enqueue(x);
+    for (Node* t : work.touchedNodes()) {
+      enqueue(t);
+      for (Value* in : t->inputs())
+        if (in && in->producer()) enqueue(in->producer());
+      for (Value* out : t->outputs())
+        if (out)
+          for (const Use& u : out->uses()) enqueue(u.node);
+    }
+    if (queue.size() > (1u << 26)) throw std::runtime_error("rewrite did not settle (worklist exploded)");
+  }
+  return result;
+}
+
+// ------------------------------------------------------------------------------------------------ PassManager
+
+void PassManager::add(Stage stage, std::unique_ptr<Pass> pass) { passes_.push_back({stage, std::move(pass)}); }
+
+void PassManager::sortByStage() {
+  std::stable_sort(passes_.begin(), passes_.end(),
+                   [](const Entry& a, const Entry& b) { return static_cast<int>(a.stage) < static_cast<int>(b.stage); });
+}
+
+std::vector<std::pair<Stage, std::string>> PassManager::passNames() const {
+  std::vector<std::pair<Stage, std::string>> out;
+  for (const auto& e : passes_) out.emplace_back(e.stage, e.pass->name());
+  return out;
+}
+
+namespace {
+bool sameName(const std::string& a, std::string_view b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return std::tolower(x) == std::tolower(y); });
+}
+int64_t nodeCount(const Model& m) { return static_cast<int64_t>(m.graph->numNodesRecursive()); }
+}  // namespace
+
+RunSummary PassManager::run(Model& model, const Options& options) {
+  RunSummary summary;
+  summary.nodesBefore = nodeCount(model);
+  const auto runStart = std::chrono::steady_clock::now();
+  for (PassObserver* o : observers_) o->runStarted(model, options);
+
+  // --until: the last pass to run (a pass name, or a stage name = its last pass).
+  int lastIndex = static_cast<int>(passes_.size());
+  if (!until_.empty()) {
+    lastIndex = -1;
+    for (size_t i = 0; i < passes_.size(); ++i)
+      if (sameName(until_, passes_[i].pass->name()) || sameName(until_, stageName(passes_[i].stage)))
+        lastIndex = static_cast<int>(i) + 1;
+    if (lastIndex < 0) throw std::invalid_argument("--until: no pass or stage named '" + until_ + "'");
+  }
+
+  const bool verify = options.getBool("verify_each_pass");
+  for (size_t i = 0; i < passes_.size() && static_cast<int>(i) < lastIndex; ++i) {
+    Pass& pass = *passes_[i].pass;
+    PassRecord rec;
+    rec.index = static_cast<int>(i) + 1;
+    rec.stage = passes_[i].stage;
+    rec.name = pass.name();
+    rec.nodesBefore = nodeCount(model);
+    for (PassObserver* o : observers_) o->beforePass(rec, model);
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      PassContext ctx{model, options, summary.warnings};
+      PassResult r = pass.run(ctx);
+      rec.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      rec.changed = r.changed;
+      rec.counters = std::move(r.counters);
+      // Verification is a check on the pass, not part of its cost.
+      if (verify) {
+        auto problems = verifyModel(model);
+        if (!problems.empty())
+          throw std::runtime_error("left an invalid graph: " + problems.front() +
+                                   (problems.size() > 1 ? " (+" + std::to_string(problems.size() - 1) + " more)" : ""));
+      }
+    } catch (const std::exception& e) {
+      rec.error = e.what();
+      if (rec.ms == 0) rec.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    }
+    rec.nodesAfter = nodeCount(model);
+    summary.passes.push_back(rec);
+    if (!rec.error.empty()) {
+      summary.status = RunStatus::Failed;
+      summary.error = rec.name + ": " + rec.error;
+      for (PassObserver* o : observers_) o->passFailed(rec, model);
+      break;
+    }
+    for (PassObserver* o : observers_) o->afterPass(rec, model);
+  }
+  if (summary.status == RunStatus::Ok && lastIndex < static_cast<int>(passes_.size()))
+    summary.status = RunStatus::Stopped;
+  summary.nodesAfter = nodeCount(model);
+  summary.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - runStart).count();
+  for (PassObserver* o : observers_) o->runFinished(summary, model);
+  return summary;
+}
+
+// ------------------------------------------------------------------------------------------------ observers
+
+// Columns: stage 9, pass 30, ms 9, nodes 17 (display width: "→" is one column).
+void TimingTableObserver::runStarted(const Model&, const Options&) {
+  out_ << padRight("stage", 10) << padRight("pass", 31) << padLeft("ms", 9) << padLeft("nodes", 19) << "  counters\n";
+}
+
+namespace {
+std::string countersText(const std::map<std::string, int64_t>& c) {
+  std::string s;
+  for (const auto& [k, v] : c) s += (s.empty() ? "" : ", ") + k + " " + std::to_string(v);
+  return s.empty() ? "-" : s;
+}
+}  // namespace
+
+namespace {
+std::string ms2(double ms) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f", ms);
+  return b;
+}
+}  // namespace
+
+void TimingTableObserver::afterPass(const PassRecord& r, const Model&) {
+  const std::string nodes = withThousands(r.nodesBefore) + " → " + withThousands(r.nodesAfter);
+  out_ << padRight(std::string(stageName(r.stage)), 10) << padRight(r.name, 31) << padLeft(ms2(r.ms), 9)
+       << padLeft(nodes, 19) << "  " << countersText(r.counters) << "\n";
+}
+
+void TimingTableObserver::passFailed(const PassRecord& r, const Model&) {
+  out_ << std::string(stageName(r.stage)) << "  " << r.name << "  FAILED: " << r.error << "\n";
+}
+
+void TimingTableObserver::runFinished(const RunSummary& s, const Model&) {
+  double passMs = 0;
+  for (const auto& p : s.passes) passMs += p.ms;
+  out_ << padRight("total", 41) << padLeft(ms2(passMs), 9)
+       << padLeft(withThousands(s.nodesBefore) + " → " + withThousands(s.nodesAfter), 19) << "  (wall " << ms2(s.ms)
+       << " ms incl. verification and recording)\n";
+}
+
+void DumpObserver::dump(int index, const std::string& name, const Model& m) {
+  char file[64];
+  std::snprintf(file, sizeof file, "ge_onnx_%08d_graph_0_", index);
+  writeOnnxFile(m, dir_ + "/" + file + name + ".onnx");
+}
+
+void DumpObserver::runStarted(const Model& m, const Options&) {
+  std::filesystem::create_directories(dir_);
+  dump(0, "Import", m);
+}
+
+void DumpObserver::afterPass(const PassRecord& r, const Model& m) { dump(r.index, r.name, m); }
+
+}  // namespace kiln
