@@ -5,6 +5,8 @@
 
 #include "io/model_loader.h"
 #include "io/tensor_file.h"
+#include "ir/verifier.h"
+#include "passes/pass_manager.h"
 #include "report/model_summary.h"
 
 using namespace kiln;
@@ -90,6 +92,33 @@ class CorpusTest : public QObject {
     LoadedModel lm = loadModel((modelsDir() + "/speech/silero_vad_v4.onnx").toStdString());
     QCOMPARE(lm.model->graph->numNodesRecursive(), size_t(250));
     QVERIFY(lm.inference.unknownOps.empty());
+  }
+
+  void everyModelCompilesStage1() {
+    int count = 0;
+    QStringList failures;
+    int64_t before = 0, after = 0;
+    QDirIterator it(modelsDir(), {"*.onnx"}, QDir::Files, QDirIterator::Subdirectories);
+    while (it.hasNext()) {
+      const QString path = it.next();
+      LoadedModel lm = loadModel(path.toStdString());
+      const auto problemsBefore = verifyModel(*lm.model);  // a few files break libonnx 1.12's type rules already
+      PassManager pm;
+      Options o;
+      addStandardPasses(pm, o);
+      const RunSummary s = pm.run(*lm.model, o);
+      ++count;
+      before += s.nodesBefore;
+      after += s.nodesAfter;
+      // A failure must name the pass and the reason; none is expected on the shared corpus.
+      if (s.status != RunStatus::Ok) failures << path + ": " + QString::fromStdString(s.error);
+      for (const auto& p : verifyModel(*lm.model))
+        if (std::find(problemsBefore.begin(), problemsBefore.end(), p) == problemsBefore.end())
+          failures << path + ": invalid after Stage 1: " + QString::fromStdString(p);
+    }
+    qInfo("%d models through Stage 1: %lld nodes -> %lld", count, static_cast<long long>(before),
+          static_cast<long long>(after));
+    QVERIFY2(failures.isEmpty(), qPrintable(failures.join("\n")));
   }
 
   void omIsRefusedClearly() {
