@@ -111,6 +111,8 @@ class Node {
   const std::vector<Value*>& inputs() const { return inputs_; }
   size_t numInputs() const { return inputs_.size(); }
   Value* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  // Where this node's use of input i sits in that value's use list (for O(1) consistency checks).
+  size_t useSlotOf(size_t i) const { return i < useSlot_.size() ? useSlot_[i] : SIZE_MAX; }
   const std::vector<Value*>& outputs() const { return outputs_; }
   size_t numOutputs() const { return outputs_.size(); }
   Value* output(size_t i) const { return i < outputs_.size() ? outputs_[i] : nullptr; }

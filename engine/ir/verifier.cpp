@@ -1,7 +1,6 @@
 #include "ir/verifier.h"
 
 #include <algorithm>
-#include <unordered_set>
 
 #include "ir/graph.h"
 #include "ir/model.h"
@@ -17,9 +16,6 @@ void verifyOne(const Graph& g, const Model* model, int64_t defaultOpset, const V
   const std::string gname = g.parent() ? "subgraph '" + g.name() + "': " : "";
   if (!g.topologicalOrder()) out.push_back(gname + "graph contains a cycle");
 
-  std::unordered_set<const Node*> here;
-  for (const Node* n : g.nodes()) here.insert(n);
-
   for (const Node* n : g.nodes()) {
     if (n->graph() != &g) out.push_back(gname + nodeLabel(n) + " has a wrong graph back-pointer");
     for (size_t i = 0; i < n->numInputs(); ++i) {
@@ -31,20 +27,19 @@ void verifyOne(const Graph& g, const Model* model, int64_t defaultOpset, const V
         continue;
       }
       const auto& uses = v->uses();
-      if (std::find(uses.begin(), uses.end(), Use{const_cast<Node*>(n), i}) == uses.end())
+      const size_t slot = n->useSlotOf(i);
+      if (slot >= uses.size() || !(uses[slot] == Use{const_cast<Node*>(n), i}))
         out.push_back(gname + nodeLabel(n) + ": input " + std::to_string(i) + " missing from the use list of '" +
                       v->name() + "'");
       if (!v->producer() && !v->isGraphInput() && !v->constant())
         out.push_back(gname + nodeLabel(n) + ": input '" + v->name() + "' has no producer and no data");
-      if (v->producer() && v->graph() == &g && !here.count(v->producer()))
-        out.push_back(gname + nodeLabel(n) + ": input '" + v->name() + "' is produced by an erased node");
     }
     for (size_t i = 0; i < n->numOutputs(); ++i) {
       const Value* v = n->output(i);
       if (v && (v->producer() != n || v->producerIndex() != i || v->graph() != &g))
         out.push_back(gname + nodeLabel(n) + ": output " + std::to_string(i) + " has an inconsistent producer");
     }
-    if (options.checkTypes) {
+    if (options.checkTypes && n->revision() > options.changedSince) {
       const int64_t opset = model ? model->opsetFor(n->domain()) : (n->domain().empty() ? defaultOpset : 0);
       if (auto problem = OpRegistry::global().checkSignature(*n, opset)) out.push_back(gname + nodeLabel(n) + ": " + *problem);
     }

@@ -2,6 +2,7 @@
 // Structural checks of a graph: acyclic, every use defined and visible, use lists consistent with inputs, producers
 // consistent with outputs, subgraph captures valid, and (when the op registry knows the op) input/output counts and
 // type constraints respected. Passes run it after every change in debug and test builds.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,9 @@ struct Model;
 
 struct VerifyOptions {
   bool checkTypes = true;  // op type constraints (needs known dtypes; unknown dtypes are skipped)
+  // Per-node checks only for nodes changed after this revision (IdSource::revision); whole-graph checks (cycles,
+  // visibility, use lists) always run. 0 checks everything. Lets the pass manager verify after every pass cheaply.
+  uint64_t changedSince = 0;
 };
 
 // Problems found, one line each ("node 'x' (Add): input 1 is not defined"); empty when the graph is valid.

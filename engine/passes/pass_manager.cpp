@@ -53,20 +53,19 @@ PassResult NodePass::run(PassContext& ctx) {
     for (Node* n : g.nodes()) enqueue(n);
   });
   NodeWorklist work;
+  std::vector<NodeId> neighbourIds;  // reused: most visits change nothing and must stay cheap
   for (size_t head = 0; head < queue.size(); ++head) {
     const NodeId id = queue[head];
     queued.erase(id);
     Node* n = findNodeAnywhere(ctx.model, id);
     if (!n || ++visits[id] > maxVisitsPerNode()) continue;
-    // Neighbours before the visit: the node may be erased by it.
-    std::vector<Node*> neighbours;
+    // Neighbours are noted before the visit: the node may be erased by it.
+    neighbourIds.clear();
     for (Value* in : n->inputs())
-      if (in && in->producer()) neighbours.push_back(in->producer());
+      if (in && in->producer()) neighbourIds.push_back(in->producer()->id());
     for (Value* out : n->outputs())
       if (out)
-        for (const Use& u : out->uses()) neighbours.push_back(u.node);
-    std::vector<NodeId> neighbourIds;
-    for (Node* x : neighbours) neighbourIds.push_back(x->id());
+        for (const Use& u : out->uses()) neighbourIds.push_back(u.node->id());
     work.clear();
     if (!visit(*n, ctx, work, result)) continue;
     result.changed = true;
@@ -132,6 +131,7 @@ RunSummary PassManager::run(Model& model, const Options& options) {
   if (verify)
     for (auto& p : verifyModel(model))
       if (known.insert(p).second) summary.warnings.push_back("model as imported: " + p);
+  uint64_t verifiedAt = model.ids->revision;
   for (size_t i = 0; i < passes_.size() && static_cast<int>(i) < lastIndex; ++i) {
     Pass& pass = *passes_[i].pass;
     PassRecord rec;
@@ -150,8 +150,11 @@ RunSummary PassManager::run(Model& model, const Options& options) {
       // Verification is a check on the pass, not part of its cost.
       if (verify) {
         std::vector<std::string> fresh;
-        for (auto& p : verifyModel(model))
+        VerifyOptions vo;
+        vo.changedSince = verifiedAt;  // type rules only for nodes this pass touched
+        for (auto& p : verifyModel(model, vo))
           if (!known.count(p)) fresh.push_back(std::move(p));
+        verifiedAt = model.ids->revision;
         if (!fresh.empty())
           throw std::runtime_error("left an invalid graph: " + fresh.front() +
                                    (fresh.size() > 1 ? " (+" + std::to_string(fresh.size() - 1) + " more)" : ""));
