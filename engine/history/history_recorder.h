@@ -6,6 +6,10 @@
 // Cheap by construction: the IR stamps every changed node/value with a model-wide increasing revision, so after a
 // pass only the objects whose revision moved past the last recorded one are re-serialised and compared with the
 // open row kept in memory; unchanged objects cost a revision compare and a presence stamp.
+//
+// Not recorded (no column for them): doc strings, graph input/output order, and an initializer's bytes — a pass that
+// replaces a constant's data in place without changing its type shows no change (folding creates new values, which
+// do show). A subgraph re-attached to another node without touching its nodes keeps its old graph_owner.
 #include <cstdint>
 #include <memory>
 #include <string>
