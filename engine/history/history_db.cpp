@@ -1,0 +1,375 @@
+#include "history/history_db.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "io/load_error.h"
+
+namespace kiln {
+
+namespace {
+
+// ---------------------------------------------------------------- schema
+
+// Version 1. Graph rows are versioned: a row is valid over passes [first_pass, last_pass) (last_pass NULL = still
+// valid), so the graph after pass k is the rows with first_pass <= k AND (last_pass IS NULL OR last_pass > k) and
+// what pass k changed is the rows that start or end at k. Rows of a run are clustered by their primary key
+// (WITHOUT ROWID: no separate rowid b-tree, so the key is stored once); the (run_id, first_pass) and
+// (run_id, last_pass) indexes serve "rows valid at k" and "rows starting or ending at k".
+// `values` is an SQL keyword: queries quote it as "values".
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+
+CREATE TABLE models(
+  id INTEGER PRIMARY KEY,
+  path TEXT NOT NULL,
+  name TEXT NOT NULL,
+  size_bytes INTEGER,
+  added_at TEXT NOT NULL);
+CREATE INDEX models_by_path ON models(path, size_bytes);
+
+CREATE TABLE runs(
+  id INTEGER PRIMARY KEY,
+  model_id INTEGER NOT NULL REFERENCES models(id),
+  options_json TEXT NOT NULL,
+  kiln_version TEXT NOT NULL,
+  started_at TEXT NOT NULL,
+  finished_at TEXT,
+  status TEXT NOT NULL CHECK(status IN ('running', 'ok', 'failed', 'stopped', 'incomplete')),
+  error TEXT,
+  total_ms REAL,
+  nodes_before INTEGER,
+  nodes_after INTEGER,
+  writer_pid INTEGER,
+  writer_host TEXT);
+CREATE INDEX runs_by_status ON runs(status);
+
+CREATE TABLE passes(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  stage TEXT NOT NULL,
+  name TEXT NOT NULL,
+  ms REAL NOT NULL,
+  changed INTEGER NOT NULL,
+  counters_json TEXT NOT NULL,
+  nodes_before INTEGER,
+  nodes_after INTEGER,
+  error TEXT,
+  PRIMARY KEY(run_id, seq)) WITHOUT ROWID;
+
+CREATE TABLE nodes(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  node_id INTEGER NOT NULL,
+  first_pass INTEGER NOT NULL,
+  last_pass INTEGER,
+  graph_owner INTEGER NOT NULL,
+  graph_attr TEXT NOT NULL,
+  op_type TEXT NOT NULL,
+  domain TEXT NOT NULL,
+  name TEXT NOT NULL,
+  attrs_json TEXT NOT NULL,
+  annotations_json TEXT NOT NULL,
+  PRIMARY KEY(run_id, node_id, first_pass)) WITHOUT ROWID;
+CREATE INDEX nodes_by_first ON nodes(run_id, first_pass);
+CREATE INDEX nodes_by_last ON nodes(run_id, last_pass);
+
+CREATE TABLE "values"(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  value_id INTEGER NOT NULL,
+  first_pass INTEGER NOT NULL,
+  last_pass INTEGER,
+  graph_owner INTEGER NOT NULL,
+  graph_attr TEXT NOT NULL,
+  name TEXT NOT NULL,
+  dtype TEXT NOT NULL,
+  shape TEXT,
+  format TEXT NOT NULL,
+  bytes INTEGER,
+  producer_node INTEGER,
+  producer_index INTEGER,
+  is_input INTEGER NOT NULL,
+  is_output INTEGER NOT NULL,
+  is_constant INTEGER NOT NULL,
+  PRIMARY KEY(run_id, value_id, first_pass)) WITHOUT ROWID;
+CREATE INDEX values_by_first ON "values"(run_id, first_pass);
+CREATE INDEX values_by_last ON "values"(run_id, last_pass);
+
+CREATE TABLE edges(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  consumer_node INTEGER NOT NULL,
+  consumer_index INTEGER NOT NULL,
+  first_pass INTEGER NOT NULL,
+  last_pass INTEGER,
+  value_id INTEGER NOT NULL,
+  PRIMARY KEY(run_id, consumer_node, consumer_index, first_pass)) WITHOUT ROWID;
+CREATE INDEX edges_by_first ON edges(run_id, first_pass);
+CREATE INDEX edges_by_last ON edges(run_id, last_pass);
+)sql";
+
+void migrateTo1(sqlite3* db) {
+  sqlExec(db, kSchemaV1);
+  sqlExec(db, "INSERT INTO meta(key, value) VALUES ('application', 'kiln')");
+}
+
+// kMigrations[v] brings a file from schema version v to v + 1. A later schema appends a function; files are
+// upgraded step by step inside one transaction on their first writable open.
+using Migration = void (*)(sqlite3*);
+constexpr std::array<Migration, HistoryDb::kSchemaVersion> kMigrations = {&migrateTo1};
+
+// ---------------------------------------------------------------- validation
+
+// Facts read from an existing file through a read-only connection.
+struct FileFacts {
+  int userVersion = 0;
+  int tables = 0;  // user tables (not sqlite_*)
+  bool kilnMeta = false;
+};
+
+std::string errorOf(sqlite3* db) { return db ? sqlite3_errmsg(db) : "out of memory"; }
+
+// Turns an SQLite error code met while inspecting a file into the one-line reason we refuse it with.
+[[noreturn]] void refuse(const std::string& path, int code, sqlite3* db) {
+  const int primary = code & 0xff;
+  if (primary == SQLITE_NOTADB) throw LoadError(path, "corrupt database (bad header)");
+  if (primary == SQLITE_CORRUPT) throw LoadError(path, "corrupt database: " + errorOf(db));
+  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) throw LoadError(path, "database is locked by another process");
+  if (primary == SQLITE_CANTOPEN || primary == SQLITE_PERM || primary == SQLITE_READONLY)
+    throw LoadError(path, "cannot open: " + errorOf(db));
+  throw LoadError(path, "cannot read history: " + errorOf(db));
+}
+
+struct Connection {
+  sqlite3* db = nullptr;
+  ~Connection() { sqlite3_close_v2(db); }
+};
+
+// Runs a query returning one row per result, collecting the first column as text; refuses the file on error.
+std::vector<std::string> queryColumn(const std::string& path, sqlite3* db, const char* sql) {
+  sqlite3_stmt* st = nullptr;
+  int rc = sqlite3_prepare_v2(db, sql, -1, &st, nullptr);
+  if (rc != SQLITE_OK) {
+    sqlite3_finalize(st);
+    refuse(path, rc, db);
+  }
+  std::vector<std::string> out;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const auto* t = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    out.emplace_back(t ? t : "");
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) refuse(path, rc, db);
+  return out;
+}
+
+// A file name as an SQLite URI ("file:/a%20b.db"): everything but unreserved characters percent-encoded.
+std::string fileUri(const std::string& path) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string uri = "file:";
+  for (unsigned char ch : path) {
+    if (std::isalnum(ch) || ch == '/' || ch == '.' || ch == '_' || ch == '-' || ch == '~') {
+      uri += static_cast<char>(ch);
+    } else {
+      uri += '%';
+      uri += hex[ch >> 4];
+      uri += hex[ch & 15];
+    }
+  }
+  return uri;
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+FileFacts inspectExisting(const std::string& path) {
+  // A WAL-mode file opened read-only leaves -wal/-shm files behind. For a file that no one has open (no -wal or
+  // -journal next to it) the check reads it as immutable instead, so refusing a file leaves its directory exactly as
+  // it was; a file in use is read the normal way (its side files exist already).
+  const bool inUse = exists(path + "-wal") || exists(path + "-journal");
+  const std::string name = inUse ? path : fileUri(path) + "?immutable=1";
+  Connection c;
+  int rc = sqlite3_open_v2(name.c_str(), &c.db, SQLITE_OPEN_READONLY | (inUse ? 0 : SQLITE_OPEN_URI), nullptr);
+  if (rc != SQLITE_OK) refuse(path, rc, c.db);
+  sqlite3_busy_timeout(c.db, 5000);
+  // quick_check reads every page (not the index/table cross-checks of integrity_check): corrupt files are refused
+  // up front instead of failing halfway through a view.
+  const auto check = queryColumn(path, c.db, "PRAGMA quick_check(1)");
+  if (check.empty() || check.front() != "ok")
+    throw LoadError(path, "corrupt database: " + (check.empty() ? std::string("quick_check failed") : check.front()));
+  FileFacts f;
+  f.userVersion = std::stoi(queryColumn(path, c.db, "PRAGMA user_version").at(0));
+  f.tables = std::stoi(queryColumn(path, c.db,
+                                   "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE "
+                                   "'sqlite\\_%' ESCAPE '\\'")
+                           .at(0));
+  const auto hasMeta = queryColumn(path, c.db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'meta'");
+  if (!hasMeta.empty())
+    f.kilnMeta = !queryColumn(path, c.db, "SELECT 1 FROM meta WHERE key = 'application' AND value = 'kiln'").empty();
+  return f;
+}
+
+// The first 16 bytes of every SQLite 3 database.
+bool hasSqliteHeader(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[16] = {};
+  in.read(head, sizeof head);
+  return in.gcount() == static_cast<std::streamsize>(sizeof head) && std::memcmp(head, "SQLite format 3", 16) == 0;
+}
+
+// Refuses what we must not touch; returns true when the file is a blank to initialise (missing, 0 bytes, or an
+// SQLite database without any table).
+bool validate(const std::string& path, HistoryDb::Mode mode) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT) throw LoadError(path, std::string("cannot open: ") + std::strerror(errno));
+    if (mode == HistoryDb::Mode::ReadOnly) throw LoadError(path, "no such file");
+    return true;
+  }
+  if (S_ISDIR(st.st_mode)) throw LoadError(path, "is a directory, not a history database");
+  if (st.st_size == 0) {
+    if (mode == HistoryDb::Mode::ReadOnly) throw LoadError(path, "empty file, not a Kiln history");
+    return true;
+  }
+  // Checked by hand first: SQLite would only notice lazily, and its message ("file is not a database") is vague.
+  if (!hasSqliteHeader(path)) throw LoadError(path, "not an SQLite database");
+  const FileFacts f = inspectExisting(path);
+  if (f.tables == 0) {
+    if (mode == HistoryDb::Mode::ReadOnly) throw LoadError(path, "empty database, not a Kiln history");
+    return true;
+  }
+  if (!f.kilnMeta) throw LoadError(path, "an SQLite database that is not a Kiln history");
+  if (f.userVersion > HistoryDb::kSchemaVersion)
+    throw LoadError(path, "schema version " + std::to_string(f.userVersion) + " is newer than this Kiln (" +
+                              std::to_string(HistoryDb::kSchemaVersion) + ")");
+  if (f.userVersion < 1) throw LoadError(path, "corrupt database: Kiln history without a schema version");
+  if (f.userVersion < HistoryDb::kSchemaVersion && mode == HistoryDb::Mode::ReadOnly)
+    throw LoadError(path, "schema version " + std::to_string(f.userVersion) +
+                              " needs an upgrade: open it once for writing");
+  return false;
+}
+
+std::string hostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return {};
+  return buf;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- HistoryDb
+
+HistoryDb::HistoryDb(std::string path, Mode mode) : path_(std::move(path)), mode_(mode) {
+  if (path_.empty()) throw LoadError(path_, "no history file given");
+  const bool blank = validate(path_, mode_);
+  openConnection();
+  if (mode_ == Mode::ReadWrite) {
+    try {
+      migrate(blank);
+      abandonedMarked_ = markAbandonedRuns();
+    } catch (const HistoryError& e) {
+      sqlite3_close_v2(db_);
+      db_ = nullptr;
+      throw LoadError(path_, e.what());
+    }
+  }
+}
+
+HistoryDb::~HistoryDb() { sqlite3_close_v2(db_); }
+
+void HistoryDb::openConnection() {
+  // NOMUTEX: a HistoryDb is used by one thread at a time (each view or worker opens its own), so SQLite's
+  // per-call connection mutex is pure overhead on the recorder's many small statements.
+  const int flags = (mode_ == Mode::ReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+                    SQLITE_OPEN_NOMUTEX;
+  const int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    const std::string msg = errorOf(db_);
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    throw LoadError(path_, "cannot open: " + msg);
+  }
+  sqlite3_extended_result_codes(db_, 1);
+  // A viewer reading while a batch commits a pass (or two writers) wait instead of failing at once.
+  sqlite3_busy_timeout(db_, 5000);
+  try {
+    if (mode_ == Mode::ReadWrite) {
+      // WAL: readers never block the writer and see the last committed pass. synchronous=NORMAL keeps every
+      // committed pass across a process crash (SIGKILL); only a power loss may drop the last few commits.
+      sqlExec(db_, "PRAGMA journal_mode = WAL");
+      sqlExec(db_, "PRAGMA synchronous = NORMAL");
+    } else {
+      sqlExec(db_, "PRAGMA query_only = ON");
+    }
+    sqlExec(db_, "PRAGMA foreign_keys = ON");
+  } catch (const HistoryError& e) {
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    throw LoadError(path_, e.what());
+  }
+}
+
+void HistoryDb::migrate(bool blank) {
+  auto userVersion = [this] {
+    SqlStatement q(db_, "PRAGMA user_version");
+    q.step();
+    return static_cast<int>(q.getInt(0));
+  };
+  // The common case, an up-to-date history, takes no write lock: opening must not wait for a batch that is writing.
+  if (!blank && userVersion() == kSchemaVersion) return;
+  // Re-read under the write lock: another process may have initialised the file since validate().
+  SqlTransaction tx(db_, SqlTransaction::Kind::Write);
+  SqlStatement tables(db_, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'");
+  tables.step();
+  const bool empty = tables.getInt(0) == 0;
+  tables.reset();
+  // A blank file starts from version 0 whatever its user_version says; a Kiln file from its own version.
+  int v = empty ? 0 : userVersion();
+  if (!empty && v == 0) throw HistoryError("an SQLite database that is not a Kiln history");
+  if (v > kSchemaVersion) throw HistoryError("schema version " + std::to_string(v) + " is newer than this Kiln");
+  if (v == kSchemaVersion) return;  // initialised by another process meanwhile
+  for (; v < kSchemaVersion; ++v) kMigrations[static_cast<size_t>(v)](db_);
+  sqlExec(db_, "PRAGMA user_version = " + std::to_string(kSchemaVersion));
+  tx.commit();
+}
+
+int HistoryDb::markAbandonedRuns() {
+  // A run still 'running' whose writer process on this host is gone was killed (or crashed) mid-way: its committed
+  // passes stay readable, the run is marked 'incomplete'. Runs written from other hosts cannot be checked; they
+  // stay as they are.
+  const std::string host = hostName();
+  std::vector<int64_t> dead;
+  {
+    SqlStatement q(db_, "SELECT id, writer_pid, writer_host FROM runs WHERE status = 'running'");
+    while (q.step()) {
+      const int64_t pid = q.getInt(1);
+      if (q.getText(2) != host || pid <= 0) continue;
+      if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) dead.push_back(q.getInt(0));
+    }
+  }
+  if (dead.empty()) return 0;
+  SqlTransaction tx(db_, SqlTransaction::Kind::Write);
+  SqlStatement mark(db_,
+                    "UPDATE runs SET status = 'incomplete', error = coalesce(error, 'the writing process (pid ' || "
+                    "writer_pid || ') ended before the run finished') WHERE id = ?1 AND status = 'running'");
+  for (int64_t id : dead) mark.bind(1, id).run();
+  tx.commit();
+  return static_cast<int>(dead.size());
+}
+
+int64_t HistoryDb::lastInsertId() const { return sqlite3_last_insert_rowid(db_); }
+
+void HistoryDb::checkpoint() {
+  if (mode_ == Mode::ReadWrite) sqlExec(db_, "PRAGMA wal_checkpoint(TRUNCATE)");
+}
+
+}  // namespace kiln

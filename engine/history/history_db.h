@@ -1,0 +1,51 @@
+#pragma once
+// The history database file: opening, identifying, versioning. A Kiln history is an SQLite file in WAL mode (a GUI
+// reads while a batch writes) whose `meta` table says application = kiln and whose `PRAGMA user_version` is the
+// schema version. Opening never modifies a file it refuses: it is validated through a read-only connection first.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "history/sqlite_handle.h"
+
+namespace kiln {
+
+// One HistoryDb serves one thread at a time; a view and a background writer each open their own.
+class HistoryDb {
+ public:
+  enum class Mode { ReadWrite, ReadOnly };
+  // Schema version this build writes; older files are migrated on a writable open, newer ones refused.
+  static constexpr int kSchemaVersion = 1;
+
+  // ReadWrite creates a missing or empty file and marks runs abandoned by dead writers 'incomplete'. ReadOnly
+  // (viewers) never writes. Throws LoadError(path, reason) for: not an SQLite file, an SQLite database that is not
+  // Kiln's, a newer schema, a corrupt file (PRAGMA quick_check), or (ReadOnly) a missing/empty file.
+  explicit HistoryDb(std::string path, Mode mode = Mode::ReadWrite);
+  ~HistoryDb();
+  HistoryDb(const HistoryDb&) = delete;
+  HistoryDb& operator=(const HistoryDb&) = delete;
+
+  const std::string& path() const { return path_; }
+  bool readOnly() const { return mode_ == Mode::ReadOnly; }
+  // How many runs left 'running' by a dead process this open marked 'incomplete' (0 for ReadOnly).
+  int abandonedRunsMarked() const { return abandonedMarked_; }
+
+  sqlite3* handle() const { return db_; }
+  SqlStatement prepare(std::string_view sql) const { return SqlStatement(db_, sql); }
+  void exec(std::string_view sql) const { sqlExec(db_, sql); }
+  int64_t lastInsertId() const;  // rowid of this connection's last INSERT
+  // Copies the WAL into the main file (e.g. before measuring or copying the file). No-op when read-only.
+  void checkpoint();
+
+ private:
+  std::string path_;
+  Mode mode_;
+  sqlite3* db_ = nullptr;
+  int abandonedMarked_ = 0;
+
+  void openConnection();
+  void migrate(bool blank);
+  int markAbandonedRuns();
+};
+
+}  // namespace kiln

@@ -1,0 +1,494 @@
+#include "history/history_reader.h"
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "util/json.h"
+
+namespace kiln {
+
+namespace {
+
+// Column lists and row decoders, one per table, so every query returns rows in the same shape.
+constexpr const char* kNodeCols =
+    "node_id, first_pass, last_pass, graph_owner, graph_attr, op_type, domain, name, attrs_json, annotations_json";
+constexpr const char* kValueCols =
+    "value_id, first_pass, last_pass, graph_owner, graph_attr, name, dtype, shape, format, bytes, producer_node, "
+    "producer_index, is_input, is_output, is_constant";
+constexpr const char* kEdgeCols = "value_id, consumer_node, consumer_index, first_pass, last_pass";
+
+// Row selections over passes; ?1 = run, ?2 = a, ?3 = b (a < b).
+constexpr const char* kValidAt = "run_id = ?1 AND first_pass <= ?2 AND (last_pass IS NULL OR last_pass > ?2)";
+// Valid at a but no longer at b: ended in (a, b].
+constexpr const char* kEndedIn = "run_id = ?1 AND first_pass <= ?2 AND last_pass > ?2 AND last_pass <= ?3";
+// Valid at b but not yet at a: started in (a, b].
+constexpr const char* kStartedIn =
+    "run_id = ?1 AND first_pass > ?2 AND first_pass <= ?3 AND (last_pass IS NULL OR last_pass > ?3)";
+
+RowSpan spanFrom(const SqlStatement& q, int first) {
+  RowSpan s;
+  s.firstPass = static_cast<int>(q.getInt(first));
+  if (!q.isNull(first + 1)) s.lastPass = static_cast<int>(q.getInt(first + 1));
+  return s;
+}
+
+NodeRow nodeFrom(const SqlStatement& q) {
+  NodeRow r;
+  r.id = q.getInt(0);
+  r.span = spanFrom(q, 1);
+  r.graphOwner = q.getInt(3);
+  r.graphAttr = q.getText(4);
+  r.opType = q.getText(5);
+  r.domain = q.getText(6);
+  r.name = q.getText(7);
+  r.attrsJson = q.getText(8);
+  r.annotationsJson = q.getText(9);
+  return r;
+}
+
+ValueRow valueFrom(const SqlStatement& q) {
+  ValueRow r;
+  r.id = q.getInt(0);
+  r.span = spanFrom(q, 1);
+  r.graphOwner = q.getInt(3);
+  r.graphAttr = q.getText(4);
+  r.name = q.getText(5);
+  r.dtype = q.getText(6);
+  if (!q.isNull(7)) r.shape = q.getText(7);
+  r.format = q.getText(8);
+  r.bytes = q.getOptInt(9);
+  r.producerNode = q.getOptInt(10);
+  r.producerIndex = q.getOptInt(11);
+  r.isInput = q.getInt(12) != 0;
+  r.isOutput = q.getInt(13) != 0;
+  r.isConstant = q.getInt(14) != 0;
+  return r;
+}
+
+EdgeRow edgeFrom(const SqlStatement& q) {
+  EdgeRow r;
+  r.valueId = q.getInt(0);
+  r.consumerNode = q.getInt(1);
+  r.consumerIndex = q.getInt(2);
+  r.span = spanFrom(q, 3);
+  return r;
+}
+
+// Runs one row selection. The diff selections (with ?3) touch few rows: they carry no ORDER BY, which would make
+// SQLite walk the run's whole primary key instead of the (run_id, first_pass|last_pass) index, and are sorted here.
+template <typename Row, typename Decode, typename Less>
+std::vector<Row> select(const HistoryDb& db, const char* table, const char* cols, const char* where,
+                        const char* order, int64_t run, int a, int b, Decode decode, Less less) {
+  const bool range = std::string_view(where).find("?3") != std::string_view::npos;
+  SqlStatement q = db.prepare(std::string("SELECT ") + cols + " FROM " + table + " WHERE " + where +
+                              (range ? std::string() : std::string(" ORDER BY ") + order));
+  q.bind(1, run).bind(2, a);
+  if (range) q.bind(3, b);
+  std::vector<Row> out;
+  while (q.step()) out.push_back(decode(q));
+  if (range) std::sort(out.begin(), out.end(), less);
+  return out;
+}
+
+bool byId(const auto& x, const auto& y) { return x.id < y.id; }
+bool bySlot(const EdgeRow& x, const EdgeRow& y) {
+  return std::tie(x.consumerNode, x.consumerIndex) < std::tie(y.consumerNode, y.consumerIndex);
+}
+
+std::vector<NodeRow> selectNodes(const HistoryDb& db, const char* where, int64_t run, int a, int b = 0) {
+  return select<NodeRow>(db, "nodes", kNodeCols, where, "node_id", run, a, b, nodeFrom,
+                         byId<NodeRow, NodeRow>);
+}
+std::vector<ValueRow> selectValues(const HistoryDb& db, const char* where, int64_t run, int a, int b = 0) {
+  return select<ValueRow>(db, "\"values\"", kValueCols, where, "value_id", run, a, b, valueFrom,
+                          byId<ValueRow, ValueRow>);
+}
+std::vector<EdgeRow> selectEdges(const HistoryDb& db, const char* where, int64_t run, int a, int b = 0) {
+  return select<EdgeRow>(db, "edges", kEdgeCols, where, "consumer_node, consumer_index", run, a, b, edgeFrom,
+                         bySlot);
+}
+
+std::optional<NodeRow> nodeAt(const HistoryDb& db, int64_t run, int64_t id, int pass) {
+  SqlStatement q = db.prepare(std::string("SELECT ") + kNodeCols + " FROM nodes WHERE " + kValidAt +
+                              " AND node_id = ?3");
+  q.bind(1, run).bind(2, pass).bind(3, id);
+  if (!q.step()) return std::nullopt;
+  return nodeFrom(q);
+}
+
+// Names of the keys of two JSON objects whose values differ (present on one side only included).
+std::vector<std::string> differingKeys(const std::string& a, const std::string& b, const char* whole) {
+  if (a == b) return {};
+  try {
+    const Json ja = Json::parse(a), jb = Json::parse(b);
+    std::set<std::string> keys;
+    for (const auto* j : {&ja, &jb})
+      if (j->isObject())
+        for (const auto& kv : j->asObject()) keys.insert(kv.first);
+    std::vector<std::string> out;
+    for (const std::string& k : keys) {
+      const Json* x = ja.isObject() ? ja.find(k) : nullptr;
+      const Json* y = jb.isObject() ? jb.find(k) : nullptr;
+      if (!x || !y || !(*x == *y)) out.push_back(k);
+    }
+    return out;
+  } catch (const JsonError&) {
+    return {whole};  // unreadable (hand-edited) row: report the whole column as changed
+  }
+}
+
+NodeChange compareNodes(NodeRow before, NodeRow after) {
+  NodeChange c;
+  c.opType = before.opType != after.opType;
+  c.domain = before.domain != after.domain;
+  c.name = before.name != after.name;
+  c.graph = before.graphOwner != after.graphOwner || before.graphAttr != after.graphAttr;
+  c.attrs = differingKeys(before.attrsJson, after.attrsJson, "(attributes)");
+  c.annotations = differingKeys(before.annotationsJson, after.annotationsJson, "(annotations)");
+  c.before = std::move(before);
+  c.after = std::move(after);
+  return c;
+}
+
+int64_t singleInt(const HistoryDb& db, const std::string& sql, int64_t run, int64_t fallback) {
+  SqlStatement q = db.prepare(sql);
+  q.bind(1, run);
+  if (!q.step() || q.isNull(0)) return fallback;
+  return q.getInt(0);
+}
+
+// "key=value" for the options worth seeing in a run list: a few headline keys, then every key whose value differs
+// between the runs listed together (what distinguishes them).
+void summariseOptions(std::vector<RunInfo>& runs) {
+  static const char* const kHeadline[] = {"soc_version", "precision_mode", "oo_level"};
+  std::vector<Json> parsed;
+  parsed.reserve(runs.size());
+  for (const RunInfo& r : runs) {
+    try {
+      parsed.push_back(Json::parse(r.optionsJson));
+    } catch (const JsonError&) {
+      parsed.push_back(Json::object());
+    }
+  }
+  std::vector<std::string> keys(std::begin(kHeadline), std::end(kHeadline));
+  std::set<std::string> seen(keys.begin(), keys.end());
+  for (const Json& p : parsed) {
+    if (!p.isObject()) continue;
+    for (const auto& [k, v] : p.asObject()) {
+      if (seen.count(k)) continue;
+      for (const Json& other : parsed) {
+        const Json* o = other.isObject() ? other.find(k) : nullptr;
+        if (!o || !(*o == v)) {
+          keys.push_back(k);
+          seen.insert(k);
+          break;
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < runs.size(); ++i) {
+    std::string s;
+    for (const std::string& k : keys) {
+      const Json* v = parsed[i].isObject() ? parsed[i].find(k) : nullptr;
+      if (!v) continue;
+      if (!s.empty()) s += ' ';
+      s += k + "=" + (v->isString() ? v->asString() : v->dump());
+    }
+    runs[i].optionsSummary = s;
+  }
+}
+
+std::vector<RunInfo> queryRuns(const HistoryDb& db, std::optional<int64_t> only) {
+  SqlStatement q = db.prepare(std::string(
+      "SELECT r.id, r.model_id, m.path, m.name, m.size_bytes, r.status, r.started_at, r.finished_at, r.total_ms, "
+      "r.nodes_before, r.nodes_after, r.error, r.kiln_version, r.options_json, r.writer_pid, r.writer_host, "
+      "(SELECT count(*) FROM passes p WHERE p.run_id = r.id), (SELECT max(seq) FROM passes p WHERE p.run_id = r.id) "
+      "FROM runs r JOIN models m ON m.id = r.model_id") +
+      (only ? " WHERE r.id = ?1" : "") + " ORDER BY r.id");
+  if (only) q.bind(1, *only);
+  std::vector<RunInfo> out;
+  while (q.step()) {
+    RunInfo r;
+    r.id = q.getInt(0);
+    r.modelId = q.getInt(1);
+    r.modelPath = q.getText(2);
+    r.modelName = q.getText(3);
+    r.modelBytes = q.getOptInt(4);
+    r.status = q.getText(5);
+    r.startedAt = q.getText(6);
+    r.finishedAt = q.getText(7);
+    if (!q.isNull(8)) r.totalMs = q.getDouble(8);
+    r.nodesBefore = q.getOptInt(9);
+    r.nodesAfter = q.getOptInt(10);
+    r.error = q.getText(11);
+    r.kilnVersion = q.getText(12);
+    r.optionsJson = q.getText(13);
+    r.writerPid = q.getInt(14);
+    r.writerHost = q.getText(15);
+    r.passCount = static_cast<int>(q.getInt(16));
+    r.lastPass = q.isNull(17) ? -1 : static_cast<int>(q.getInt(17));
+    out.push_back(std::move(r));
+  }
+  summariseOptions(out);
+  return out;
+}
+
+template <typename Row>
+const Row* findById(const std::vector<Row>& rows, int64_t id) {
+  auto it = std::lower_bound(rows.begin(), rows.end(), id, [](const Row& r, int64_t x) { return r.id < x; });
+  return it != rows.end() && it->id == id ? &*it : nullptr;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- result helpers
+
+const NodeRow* GraphSnapshot::node(int64_t id) const { return findById(nodes, id); }
+const ValueRow* GraphSnapshot::value(int64_t id) const { return findById(values, id); }
+
+std::vector<std::string> NodeChange::fields() const {
+  std::vector<std::string> f;
+  if (opType) f.push_back("op_type");
+  if (domain) f.push_back("domain");
+  if (name) f.push_back("name");
+  if (graph) f.push_back("graph");
+  for (const auto& a : attrs) f.push_back("attr:" + a);
+  for (const auto& a : annotations) f.push_back("annotation:" + a);
+  if (inputs) f.push_back("inputs");
+  if (outputs) f.push_back("outputs");
+  return f;
+}
+
+std::vector<std::string> ValueChange::fields() const {
+  std::vector<std::string> f;
+  const ValueRow& a = before;
+  const ValueRow& b = after;
+  if (a.name != b.name) f.push_back("name");
+  if (a.dtype != b.dtype) f.push_back("dtype");
+  if (a.shape != b.shape) f.push_back("shape");
+  if (a.format != b.format) f.push_back("format");
+  if (a.bytes != b.bytes) f.push_back("bytes");
+  if (a.producerNode != b.producerNode || a.producerIndex != b.producerIndex) f.push_back("producer");
+  if (a.isInput != b.isInput) f.push_back("is_input");
+  if (a.isOutput != b.isOutput) f.push_back("is_output");
+  if (a.isConstant != b.isConstant) f.push_back("is_constant");
+  if (a.graphOwner != b.graphOwner || a.graphAttr != b.graphAttr) f.push_back("graph");
+  return f;
+}
+
+bool ValueChange::typeChanged() const {
+  return before.dtype != after.dtype || before.shape != after.shape || before.format != after.format;
+}
+
+bool GraphDiff::empty() const {
+  return addedNodes.empty() && removedNodes.empty() && changedNodes.empty() && addedValues.empty() &&
+         removedValues.empty() && changedValues.empty() && addedEdges.empty() && removedEdges.empty();
+}
+
+// ---------------------------------------------------------------- HistoryReader
+
+std::vector<RunInfo> HistoryReader::listRuns() const {
+  SqlTransaction tx(db_.handle(), SqlTransaction::Kind::Read);
+  return queryRuns(db_, std::nullopt);
+}
+
+RunInfo HistoryReader::run(int64_t runId) const {
+  SqlTransaction tx(db_.handle(), SqlTransaction::Kind::Read);
+  auto runs = queryRuns(db_, runId);
+  if (runs.empty()) throw HistoryError("no run " + std::to_string(runId) + " in " + db_.path());
+  return std::move(runs.front());
+}
+
+std::vector<PassInfo> HistoryReader::passes(int64_t runId) const {
+  SqlTransaction tx(db_.handle(), SqlTransaction::Kind::Read);
+  if (singleInt(db_, "SELECT count(*) FROM runs WHERE id = ?1", runId, 0) == 0)
+    throw HistoryError("no run " + std::to_string(runId) + " in " + db_.path());
+  std::map<int, int64_t> started, ended;
+  for (auto [col, into] : {std::pair{"first_pass", &started}, std::pair{"last_pass", &ended}}) {
+    SqlStatement q = db_.prepare(std::string("SELECT ") + col + ", count(*) FROM nodes WHERE run_id = ?1 AND " + col +
+                                 " IS NOT NULL GROUP BY " + col);
+    q.bind(1, runId);
+    while (q.step()) (*into)[static_cast<int>(q.getInt(0))] = q.getInt(1);
+  }
+  SqlStatement q = db_.prepare(
+      "SELECT seq, stage, name, ms, changed, counters_json, nodes_before, nodes_after, error FROM passes "
+      "WHERE run_id = ?1 ORDER BY seq");
+  q.bind(1, runId);
+  std::vector<PassInfo> out;
+  while (q.step()) {
+    PassInfo p;
+    p.seq = static_cast<int>(q.getInt(0));
+    p.stage = q.getText(1);
+    p.name = q.getText(2);
+    p.ms = q.getDouble(3);
+    p.changed = q.getInt(4) != 0;
+    try {
+      const Json c = Json::parse(q.getText(5));
+      if (c.isObject())
+        for (const auto& [k, v] : c.asObject())
+          if (v.isNumber()) p.counters[k] = v.asInt();
+    } catch (const JsonError&) {
+      // Counters are informative only; an unreadable cell leaves them empty.
+    }
+    p.nodesBefore = q.getOptInt(6);
+    p.nodesAfter = q.getOptInt(7);
+    p.error = q.getText(8);
+    p.nodeRowsStarted = started.count(p.seq) ? started[p.seq] : 0;
+    p.nodeRowsEnded = ended.count(p.seq) ? ended[p.seq] : 0;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+void HistoryReader::requirePass(int64_t runId, int pass) const {
+  SqlStatement q = db_.prepare(
+      "SELECT (SELECT count(*) FROM runs WHERE id = ?1), (SELECT count(*) FROM passes WHERE run_id = ?1 AND seq = ?2),"
+      " (SELECT max(seq) FROM passes WHERE run_id = ?1)");
+  q.bind(1, runId).bind(2, pass);
+  q.step();
+  if (q.getInt(0) == 0) throw HistoryError("no run " + std::to_string(runId) + " in " + db_.path());
+  if (q.getInt(1) == 0)
+    throw HistoryError("run " + std::to_string(runId) + " has no pass " + std::to_string(pass) +
+                       (q.isNull(2) ? std::string(" (no passes recorded)")
+                                    : " (passes 0.." + std::to_string(q.getInt(2)) + ")"));
+}
+
+GraphSnapshot HistoryReader::graphAt(int64_t runId, int pass) const {
+  SqlTransaction tx(db_.handle(), SqlTransaction::Kind::Read);
+  requirePass(runId, pass);
+  GraphSnapshot s;
+  s.runId = runId;
+  s.pass = pass;
+  s.nodes = selectNodes(db_, kValidAt, runId, pass);
+  s.values = selectValues(db_, kValidAt, runId, pass);
+  s.edges = selectEdges(db_, kValidAt, runId, pass);
+  return s;
+}
+
+GraphDiff HistoryReader::diff(int64_t runId, int pass) const {
+  SqlTransaction tx(db_.handle(), SqlTransaction::Kind::Read);
+  requirePass(runId, pass);
+  // Pass numbers need not be contiguous: compare with the pass recorded just before (none before pass 0).
+  SqlStatement q = db_.prepare("SELECT max(seq) FROM passes WHERE run_id = ?1 AND seq < ?2");
+  q.bind(1, runId).bind(2, pass);
+  q.step();
+  const int previous = q.isNull(0) ? -1 : static_cast<int>(q.getInt(0));
+  return diffForward(runId, previous, pass);
+}
+
+GraphDiff HistoryReader::diff(int64_t runId, int fromPass, int toPass) const {
+  SqlTransaction tx(db_.handle(), SqlTransaction::Kind::Read);
+  requirePass(runId, fromPass);
+  requirePass(runId, toPass);
+  if (fromPass <= toPass) return diffForward(runId, fromPass, toPass);
+  // Backwards is the forward diff with both sides swapped.
+  GraphDiff d = diffForward(runId, toPass, fromPass);
+  std::swap(d.addedNodes, d.removedNodes);
+  std::swap(d.addedValues, d.removedValues);
+  std::swap(d.addedEdges, d.removedEdges);
+  for (auto& c : d.changedNodes) std::swap(c.before, c.after);
+  for (auto& c : d.changedValues) std::swap(c.before, c.after);
+  d.fromPass = fromPass;
+  d.toPass = toPass;
+  return d;
+}
+
+GraphDiff HistoryReader::diffForward(int64_t runId, int a, int b) const {
+  GraphDiff d;
+  d.runId = runId;
+  d.fromPass = a;
+  d.toPass = b;
+  if (a == b) return d;
+
+  // Only rows valid at exactly one of the two passes can differ; rows valid at both are the same row.
+  std::vector<NodeRow> nodesGone = selectNodes(db_, kEndedIn, runId, a, b);
+  std::vector<NodeRow> nodesNew = selectNodes(db_, kStartedIn, runId, a, b);
+  std::vector<ValueRow> valuesGone = selectValues(db_, kEndedIn, runId, a, b);
+  std::vector<ValueRow> valuesNew = selectValues(db_, kStartedIn, runId, a, b);
+  std::vector<EdgeRow> edgesGone = selectEdges(db_, kEndedIn, runId, a, b);
+  std::vector<EdgeRow> edgesNew = selectEdges(db_, kStartedIn, runId, a, b);
+
+  // Nodes: both lists are sorted by id, so a merge pairs up the ids present on both sides.
+  std::map<int64_t, size_t> changedAt;
+  {
+    size_t i = 0, j = 0;
+    while (i < nodesGone.size() || j < nodesNew.size()) {
+      if (j == nodesNew.size() || (i < nodesGone.size() && nodesGone[i].id < nodesNew[j].id)) {
+        d.removedNodes.push_back(std::move(nodesGone[i++]));
+      } else if (i == nodesGone.size() || nodesNew[j].id < nodesGone[i].id) {
+        d.addedNodes.push_back(std::move(nodesNew[j++]));
+      } else {
+        if (!nodesGone[i].sameContent(nodesNew[j])) {
+          changedAt[nodesNew[j].id] = d.changedNodes.size();
+          d.changedNodes.push_back(compareNodes(std::move(nodesGone[i]), std::move(nodesNew[j])));
+        }
+        ++i;
+        ++j;
+      }
+    }
+  }
+  std::set<int64_t> addedIds, removedIds;
+  for (const auto& n : d.addedNodes) addedIds.insert(n.id);
+  for (const auto& n : d.removedNodes) removedIds.insert(n.id);
+
+  // A node kept on both sides whose inputs or outputs moved is changed even when its own row is not; its row is
+  // fetched at both passes (it may have changed and changed back).
+  auto flagNode = [&](int64_t id, bool inputs) {
+    if (addedIds.count(id) || removedIds.count(id)) return;
+    auto it = changedAt.find(id);
+    if (it == changedAt.end()) {
+      auto before = nodeAt(db_, runId, id, a);
+      auto after = nodeAt(db_, runId, id, b);
+      if (!before || !after) return;
+      it = changedAt.emplace(id, d.changedNodes.size()).first;
+      d.changedNodes.push_back(compareNodes(std::move(*before), std::move(*after)));
+    }
+    (inputs ? d.changedNodes[it->second].inputs : d.changedNodes[it->second].outputs) = true;
+  };
+
+  // Edges: matched by content (an edge removed and re-added between a and b is unchanged).
+  {
+    auto key = [](const EdgeRow& e) { return std::tuple(e.consumerNode, e.consumerIndex, e.valueId); };
+    std::set<std::tuple<int64_t, int64_t, int64_t>> gone, added;
+    for (const auto& e : edgesGone) gone.insert(key(e));
+    for (const auto& e : edgesNew) added.insert(key(e));
+    for (auto& e : edgesGone)
+      if (!added.count(key(e))) d.removedEdges.push_back(e);
+    for (auto& e : edgesNew)
+      if (!gone.count(key(e))) d.addedEdges.push_back(e);
+    for (const auto* list : {&d.removedEdges, &d.addedEdges})
+      for (const auto& e : *list) flagNode(e.consumerNode, true);
+  }
+
+  // Values, like nodes.
+  {
+    size_t i = 0, j = 0;
+    while (i < valuesGone.size() || j < valuesNew.size()) {
+      if (j == valuesNew.size() || (i < valuesGone.size() && valuesGone[i].id < valuesNew[j].id)) {
+        d.removedValues.push_back(std::move(valuesGone[i++]));
+      } else if (i == valuesGone.size() || valuesNew[j].id < valuesGone[i].id) {
+        d.addedValues.push_back(std::move(valuesNew[j++]));
+      } else {
+        if (!valuesGone[i].sameContent(valuesNew[j]))
+          d.changedValues.push_back(ValueChange{std::move(valuesGone[i]), std::move(valuesNew[j])});
+        ++i;
+        ++j;
+      }
+    }
+  }
+  for (const auto* list : {&d.addedValues, &d.removedValues})
+    for (const auto& v : *list)
+      if (v.producerNode) flagNode(*v.producerNode, false);
+  for (const auto& c : d.changedValues) {
+    if (c.before.producerNode == c.after.producerNode && c.before.producerIndex == c.after.producerIndex) continue;
+    if (c.before.producerNode) flagNode(*c.before.producerNode, false);
+    if (c.after.producerNode) flagNode(*c.after.producerNode, false);
+  }
+  std::sort(d.changedNodes.begin(), d.changedNodes.end(),
+            [](const NodeChange& x, const NodeChange& y) { return x.after.id < y.after.id; });
+  return d;
+}
+
+}  // namespace kiln

@@ -1,0 +1,864 @@
+// Tests of the SQLite history: the recorder driven through PassObserver calls over hand-made "passes", the reader's
+// graphAt / diff checked against the live graph at every pass, refusals that must leave files untouched, crash
+// safety (a SIGKILLed writer), WAL concurrency, and a measurement of size and cost on a 2,000-node graph.
+#include <QtTest>
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <tuple>
+
+#include "history/history_db.h"
+#include "history/history_reader.h"
+#include "history/history_recorder.h"
+#include "history/history_report.h"
+#include "io/load_error.h"
+#include "ir/model.h"
+#include "passes/options.h"
+#include "samples/sample_models.h"
+
+
+using namespace kiln;
+
+namespace {
+
+ValueType f32(std::vector<int64_t> dims) { return ValueType::tensor(DType::Float, Shape::ofStatic(dims)); }
+
+std::string tmpFile(const std::string& name) {
+  std::filesystem::create_directories(KILN_TEST_TMP);
+  const std::string p = std::string(KILN_TEST_TMP) + "/" + name;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(p + suffix);
+  return p;
+}
+
+std::string readBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void writeBytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+void sqliteExec(const std::string& path, const char* sql) {
+  sqlite3* db = nullptr;
+  QCOMPARE(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
+  QVERIFY2(rc == SQLITE_OK, err ? err : "");
+  sqlite3_close(db);
+}
+
+// What the history must reproduce: the rows of the live model, built by the same serialisation the recorder uses.
+struct Expected {
+  std::vector<NodeRow> nodes;
+  std::vector<ValueRow> values;
+  std::vector<EdgeRow> edges;
+};
+
+Expected expectedRows(const Model& m) {
+  Expected e;
+  m.graph->forEachGraph([&](const Graph& g) {
+    for (const Node* n : g.nodes()) {
+      e.nodes.push_back(nodeRowOf(*n));
+      for (size_t i = 0; i < n->numInputs(); ++i)
+        if (const Value* v = n->input(i)) e.edges.push_back(EdgeRow{v->id(), n->id(), static_cast<int64_t>(i), {}});
+    }
+    for (const Value* v : g.values()) e.values.push_back(valueRowOf(*v));
+  });
+  std::sort(e.nodes.begin(), e.nodes.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  std::sort(e.values.begin(), e.values.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  std::sort(e.edges.begin(), e.edges.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.consumerNode, a.consumerIndex) < std::tie(b.consumerNode, b.consumerIndex);
+  });
+  return e;
+}
+
+template <typename Row>
+QString compareRows(const char* what, const std::vector<Row>& got, const std::vector<Row>& want) {
+  if (got.size() != want.size())
+    return QString("%1: %2 rows, expected %3").arg(what).arg(got.size()).arg(want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!got[i].sameContent(want[i])) return QString("%1: row %2 differs").arg(what).arg(i);
+  return {};
+}
+
+QString compareSnapshot(const GraphSnapshot& s, const Expected& e) {
+  for (QString err : {compareRows("nodes", s.nodes, e.nodes), compareRows("values", s.values, e.values),
+                      compareRows("edges", s.edges, e.edges)})
+    if (!err.isEmpty()) return QString("pass %1: %2").arg(s.pass).arg(err);
+  for (size_t i = 0; i < s.nodes.size(); ++i)
+    if (s.nodes[i].id != e.nodes[i].id) return "node ids differ";
+  return {};
+}
+
+// The diff an observer would compute by comparing two whole graphs; the reader must agree with it.
+QString checkDiff(const GraphDiff& d, const Expected& a, const Expected& b) {
+  using Ids = std::set<int64_t>;
+  auto idsOf = [](const auto& rows) {
+    Ids s;
+    for (const auto& r : rows) s.insert(r.id);
+    return s;
+  };
+  auto minus = [](const Ids& x, const Ids& y) {
+    Ids out;
+    std::set_difference(x.begin(), x.end(), y.begin(), y.end(), std::inserter(out, out.end()));
+    return out;
+  };
+  auto find = [](const auto& rows, int64_t id) -> decltype(&rows.front()) {
+    for (const auto& r : rows)
+      if (r.id == id) return &r;
+    return nullptr;
+  };
+  using Edge = std::tuple<int64_t, int64_t, int64_t>;
+  auto edgeSet = [](const std::vector<EdgeRow>& rows) {
+    std::set<Edge> s;
+    for (const auto& e : rows) s.insert({e.consumerNode, e.consumerIndex, e.valueId});
+    return s;
+  };
+  auto edgeMinus = [](const std::set<Edge>& x, const std::set<Edge>& y) {
+    std::set<Edge> out;
+    std::set_difference(x.begin(), x.end(), y.begin(), y.end(), std::inserter(out, out.end()));
+    return out;
+  };
+  // Inputs of a node and the values it produces, per side.
+  auto inputsOf = [](const Expected& e, int64_t id) {
+    std::set<Edge> s;
+    for (const auto& x : e.edges)
+      if (x.consumerNode == id) s.insert({x.consumerNode, x.consumerIndex, x.valueId});
+    return s;
+  };
+  auto outputsOf = [](const Expected& e, int64_t id) {
+    std::set<std::pair<int64_t, int64_t>> s;
+    for (const auto& v : e.values)
+      if (v.producerNode == id) s.insert({v.id, *v.producerIndex});
+    return s;
+  };
+
+  const Ids na = idsOf(a.nodes), nb = idsOf(b.nodes), va = idsOf(a.values), vb = idsOf(b.values);
+  if (idsOf(d.addedNodes) != minus(nb, na)) return "added nodes differ";
+  if (idsOf(d.removedNodes) != minus(na, nb)) return "removed nodes differ";
+  Ids changedNodes;
+  for (int64_t id : nb) {
+    if (!na.count(id)) continue;
+    if (!find(a.nodes, id)->sameContent(*find(b.nodes, id)) || inputsOf(a, id) != inputsOf(b, id) ||
+        outputsOf(a, id) != outputsOf(b, id))
+      changedNodes.insert(id);
+  }
+  Ids gotChanged;
+  for (const auto& c : d.changedNodes) gotChanged.insert(c.after.id);
+  if (gotChanged != changedNodes) return "changed nodes differ";
+  if (idsOf(d.addedValues) != minus(vb, va)) return "added values differ";
+  if (idsOf(d.removedValues) != minus(va, vb)) return "removed values differ";
+  Ids changedValues, gotChangedValues;
+  for (int64_t id : vb)
+    if (va.count(id) && !find(a.values, id)->sameContent(*find(b.values, id))) changedValues.insert(id);
+  for (const auto& c : d.changedValues) gotChangedValues.insert(c.after.id);
+  if (gotChangedValues != changedValues) return "changed values differ";
+  if (edgeSet(d.addedEdges) != edgeMinus(edgeSet(b.edges), edgeSet(a.edges))) return "added edges differ";
+  if (edgeSet(d.removedEdges) != edgeMinus(edgeSet(a.edges), edgeSet(b.edges))) return "removed edges differ";
+  return {};
+}
+
+// Feeds the recorder as a PassManager would, keeping the expected rows after every pass.
+struct Driver {
+  Driver(HistoryRecorder& r, Model& model) : rec(r), m(model) {}
+  HistoryRecorder& rec;
+  Model& m;
+  int index = 0;
+  std::vector<Expected> expected;
+
+  void start() {
+    Options options;
+    rec.runStarted(m, options);
+    expected.push_back(expectedRows(m));
+  }
+  PassRecord record(const std::string& name, Stage stage) {
+    PassRecord r;
+    r.index = ++index;
+    r.stage = stage;
+    r.name = name;
+    r.ms = 0.25;
+    r.nodesBefore = static_cast<int64_t>(m.graph->numNodesRecursive());
+    return r;
+  }
+  void pass(const std::string& name, const std::function<void()>& mutate, Stage stage = Stage::Optimize) {
+    PassRecord r = record(name, stage);
+    mutate();
+    r.changed = true;
+    r.counters["touched"] = 1;
+    r.nodesAfter = static_cast<int64_t>(m.graph->numNodesRecursive());
+    rec.afterPass(r, m);
+    expected.push_back(expectedRows(m));
+  }
+  void finish(RunStatus status = RunStatus::Ok, std::string error = {}) {
+    RunSummary s;
+    s.status = status;
+    s.error = std::move(error);
+    s.nodesBefore = static_cast<int64_t>(expected.front().nodes.size());
+    s.nodesAfter = static_cast<int64_t>(m.graph->numNodesRecursive());
+    s.ms = 12.5;
+    rec.runFinished(s, m);
+  }
+};
+
+// x -> Conv(w) -> Relu -> Mul(2) -> Add(+relu) -> If(cond){then: Identity(add) | else: Neg(add)}
+struct SmallModel {
+  std::unique_ptr<Model> model = std::make_unique<Model>();
+  Graph* g = nullptr;
+  Value *x = nullptr, *w = nullptr, *two = nullptr, *cond = nullptr;
+  Node *conv = nullptr, *relu = nullptr, *mul = nullptr, *add = nullptr, *ifNode = nullptr;
+  Node *thenId = nullptr, *elseNeg = nullptr;
+  std::shared_ptr<Graph> thenG, elseG;
+
+  SmallModel() {
+    g = model->graph.get();
+    g->setName("small");
+    x = g->addInput("x", f32({1, 3, 6, 6}));
+    w = g->addInitializer("w", Tensor::fromVector(DType::Float, {4, 3, 3, 3}, std::vector<float>(108, 0.5f)));
+    conv = g->addNode("Conv", {x, w}, 1, "conv");
+    conv->setAttr("pads", Attribute(std::vector<int64_t>{0, 0, 0, 0}));
+    conv->setAttr("kernel_shape", Attribute(std::vector<int64_t>{3, 3}));
+    conv->output(0)->setType(f32({1, 4, 4, 4}));
+    relu = g->addNode("Relu", {conv->output(0)}, 1, "relu");
+    relu->output(0)->setType(f32({1, 4, 4, 4}));
+    two = g->addInitializer("two", Tensor::fromVector(DType::Float, {}, std::vector<float>{2.0f}));
+    mul = g->addNode("Mul", {relu->output(0), two}, 1, "mul");
+    add = g->addNode("Add", {mul->output(0), relu->output(0)}, 1, "add");
+    add->output(0)->setType(f32({1, 4, 4, 4}));
+    cond = g->addInput("cond", ValueType::tensor(DType::Bool, Shape()));
+    ifNode = g->addNode("If", {cond}, 1, "if");
+    thenG = g->makeSubgraph("then");
+    thenId = thenG->addNode("Identity", {add->output(0)}, 1, "then_id");
+    thenG->addOutput(thenId->output(0));
+    elseG = g->makeSubgraph("else");
+    elseNeg = elseG->addNode("Neg", {add->output(0)}, 1, "else_neg");
+    elseG->addOutput(elseNeg->output(0));
+    ifNode->setAttr("then_branch", Attribute(thenG));
+    ifNode->setAttr("else_branch", Attribute(elseG));
+    g->addOutput(ifNode->output(0));
+  }
+};
+
+std::vector<std::string> fieldsOf(const GraphDiff& d, int64_t nodeId) {
+  for (const auto& c : d.changedNodes)
+    if (c.after.id == nodeId) return c.fields();
+  return {"(not changed)"};
+}
+
+std::set<int64_t> ids(const std::vector<NodeRow>& rows) {
+  std::set<int64_t> s;
+  for (const auto& r : rows) s.insert(r.id);
+  return s;
+}
+std::set<int64_t> ids(const std::vector<ValueRow>& rows) {
+  std::set<int64_t> s;
+  for (const auto& r : rows) s.insert(r.id);
+  return s;
+}
+
+using Strings = std::vector<std::string>;
+
+// Records the small model through eight passes covering each kind of change; returns the expected rows per pass.
+std::vector<Expected> recordSmallRun(HistoryDb& db, SmallModel& sm, const std::string& modelPath) {
+  HistoryRecorder rec(db, modelPath);
+  Driver d(rec, *sm.model);
+  Graph& g = *sm.g;
+  d.start();
+  d.pass("InferShapes", [&] {  // 1: two shapes change
+    sm.conv->output(0)->setType(f32({1, 4, 6, 6}));
+    sm.relu->output(0)->setType(f32({1, 4, 6, 6}));
+  }, Stage::Prepare);
+  d.pass("PadConv", [&] { sm.conv->setAttr("pads", Attribute(std::vector<int64_t>{1, 1, 1, 1})); });  // 2
+  d.pass("Rewire", [&] { g.setNodeInput(sm.add, 1, sm.conv->output(0)); });                          // 3
+  d.pass("FuseMul", [&] {  // 4: Mul(relu, 2) becomes kiln:Scale(relu)
+    Node* scale = g.addNode("Scale", {sm.relu->output(0)}, 1, "scale", "kiln", sm.mul);
+    scale->setAttr("scale", Attribute(2.0f));
+    g.replaceAllUsesWith(sm.mul->output(0), scale->output(0));
+    g.eraseNode(sm.mul);
+    g.eraseValue(sm.two);
+    sm.mul = scale;
+  });
+  d.pass("Nothing", [] {});  // 5
+  d.pass("AssignEngine", [&] {  // 6
+    sm.conv->setAnnotation("engine", "aicore");
+    sm.relu->setName("relu_1");
+  });
+  d.pass("EditBranches", [&] {  // 7: inside the subgraphs
+    sm.thenId->setOpType("Copy");
+    Node* abs = sm.elseG->addNode("Abs", {sm.elseNeg->output(0)}, 1, "else_abs");
+    sm.elseG->setOutputs({abs->output(0)});
+  });
+  d.pass("CastFp16", [&] {  // 8: dtype and format changes
+    sm.add->output(0)->setType(ValueType::tensor(DType::Float16, Shape::ofStatic({1, 4, 4, 4})));
+    sm.conv->output(0)->setType(ValueType::tensor(DType::Float, Shape::ofStatic({1, 1, 6, 6, 16}), Format::NC1HWC0));
+  });
+  d.finish();
+  if (!rec.error().empty()) qWarning("recorder: %s", rec.error().c_str());
+  return d.expected;
+}
+
+}  // namespace
+
+class HistoryTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void recordsEveryPassExactly() {
+    const std::string path = tmpFile("small.kiln");
+    SmallModel sm;
+    std::vector<Expected> expected;
+    int64_t run = 0;
+    {
+      HistoryDb db(path);
+      HistoryRecorder probe(db, "unused");  // never started: its destructor must not touch anything
+      expected = recordSmallRun(db, sm, "small.onnx");
+      run = HistoryReader(db).listRuns().back().id;
+    }
+    HistoryDb db(path, HistoryDb::Mode::ReadOnly);
+    HistoryReader reader(db);
+    const RunInfo info = reader.run(run);
+    QCOMPARE(info.status, std::string("ok"));
+    QCOMPARE(info.passCount, 9);
+    QCOMPARE(info.lastPass, 8);
+    QCOMPARE(info.modelName, std::string("small.onnx"));
+    QCOMPARE(info.kilnVersion, std::string("0.1.0"));
+    QVERIFY(info.totalMs && *info.totalMs == 12.5);
+
+    // graphAt(k) is exactly the graph after pass k, for every k.
+    for (int k = 0; k <= 8; ++k) {
+      const QString err = compareSnapshot(reader.graphAt(run, k), expected[static_cast<size_t>(k)]);
+      QVERIFY2(err.isEmpty(), qPrintable(err));
+    }
+    // diff(k) and diff(a, b) agree with whole-graph comparison, forwards and backwards.
+    for (int k = 1; k <= 8; ++k) {
+      const QString err = checkDiff(reader.diff(run, k), expected[k - 1], expected[k]);
+      QVERIFY2(err.isEmpty(), qPrintable(QString("diff(%1): %2").arg(k).arg(err)));
+    }
+    for (int a = 0; a <= 8; ++a)
+      for (int b = 0; b <= 8; ++b) {
+        const QString err = checkDiff(reader.diff(run, a, b), expected[a], expected[b]);
+        QVERIFY2(err.isEmpty(), qPrintable(QString("diff(%1, %2): %3").arg(a).arg(b).arg(err)));
+      }
+
+    // Pass 0: everything is new.
+    GraphDiff d0 = reader.diff(run, 0);
+    QCOMPARE(d0.fromPass, -1);
+    QCOMPARE(d0.addedNodes.size(), expected[0].nodes.size());
+    QVERIFY(d0.removedNodes.empty() && d0.changedNodes.empty());
+
+    // 1: two values changed shape, nothing else.
+    GraphDiff d = reader.diff(run, 1);
+    QCOMPARE(d.changedValues.size(), size_t(2));
+    for (const auto& c : d.changedValues) {
+      QCOMPARE(c.fields(), (Strings{"shape", "bytes"}));
+      QCOMPARE(*c.before.shape, std::string("1×4×4×4"));
+      QCOMPARE(*c.after.shape, std::string("1×4×6×6"));
+      QVERIFY(c.typeChanged());
+    }
+    QVERIFY(d.changedNodes.empty() && d.addedEdges.empty() && d.addedNodes.empty());
+
+    // 2: an attribute.
+    d = reader.diff(run, 2);
+    QCOMPARE(d.changedNodes.size(), size_t(1));
+    QCOMPARE(fieldsOf(d, sm.conv->id()), (Strings{"attr:pads"}));
+    const std::string text = formatDiff(d);
+    QVERIFY2(text.find("attr pads: [0,0,0,0] -> [1,1,1,1]") != std::string::npos, text.c_str());
+
+    // 3: a rewired input is one edge removed and one added; the node's row is not re-versioned.
+    d = reader.diff(run, 3);
+    QCOMPARE(d.removedEdges.size(), size_t(1));
+    QCOMPARE(d.addedEdges.size(), size_t(1));
+    QCOMPARE(d.removedEdges[0].valueId, sm.relu->output(0)->id());
+    QCOMPARE(d.addedEdges[0].valueId, sm.conv->output(0)->id());
+    QCOMPARE(d.addedEdges[0].consumerNode, sm.add->id());
+    QCOMPARE(d.addedEdges[0].consumerIndex, int64_t(1));
+    QCOMPARE(fieldsOf(d, sm.add->id()), (Strings{"inputs"}));
+    QCOMPARE(d.changedNodes[0].before.span.firstPass, 0);
+
+    // 4: a fusion: Mul and its constant go, Scale comes; Add's input 0 is rewired.
+    d = reader.diff(run, 4);
+    QCOMPARE(ids(d.addedNodes), std::set<int64_t>{sm.mul->id()});
+    QCOMPARE(d.addedNodes[0].domain, std::string("kiln"));
+    QCOMPARE(d.addedNodes[0].attrsJson, std::string(R"({"scale":2})"));
+    QCOMPARE(d.removedNodes.size(), size_t(1));
+    QCOMPARE(d.removedNodes[0].opType, std::string("Mul"));
+    QCOMPARE(d.removedValues.size(), size_t(2));  // mul's output and the constant 2
+    QCOMPARE(ids(d.addedValues), std::set<int64_t>{sm.mul->output(0)->id()});
+    QCOMPARE(d.removedEdges.size(), size_t(3));  // relu->mul, two->mul, mul->add
+    QCOMPARE(d.addedEdges.size(), size_t(2));    // relu->scale, scale->add
+    QCOMPARE(fieldsOf(d, sm.add->id()), (Strings{"inputs"}));
+
+    // 5: nothing.
+    QVERIFY(reader.diff(run, 5).empty());
+    QVERIFY(formatDiff(reader.diff(run, 5)).find("no change") != std::string::npos);
+
+    // 6: an annotation and a rename.
+    d = reader.diff(run, 6);
+    QCOMPARE(fieldsOf(d, sm.conv->id()), (Strings{"annotation:engine"}));
+    QCOMPARE(fieldsOf(d, sm.relu->id()), (Strings{"name"}));
+
+    // 7: subgraph nodes carry their owner and attribute.
+    d = reader.diff(run, 7);
+    QCOMPARE(fieldsOf(d, sm.thenId->id()), (Strings{"op_type"}));
+    QCOMPARE(d.addedNodes.size(), size_t(1));
+    QCOMPARE(d.addedNodes[0].graphOwner, sm.ifNode->id());
+    QCOMPARE(d.addedNodes[0].graphAttr, std::string("else_branch"));
+    QCOMPARE(d.changedValues.size(), size_t(1));  // Neg's output is no longer the branch output
+    QCOMPARE(d.changedValues[0].fields(), (Strings{"is_output"}));
+    const GraphSnapshot s7 = reader.graphAt(run, 7);
+    QCOMPARE(s7.node(sm.thenId->id())->graphAttr, std::string("then_branch"));
+    QCOMPARE(s7.node(sm.thenId->id())->graphOwner, sm.ifNode->id());
+    QVERIFY(s7.node(sm.conv->id())->graphOwner == 0);
+
+    // 8: dtype and format.
+    d = reader.diff(run, 8);
+    QCOMPARE(d.changedValues.size(), size_t(2));
+    for (const auto& c : d.changedValues) {
+      if (c.after.id == sm.add->output(0)->id()) {
+        QCOMPARE(c.fields(), (Strings{"dtype", "bytes"}));
+        QCOMPARE(c.before.dtype + ">" + c.after.dtype, std::string("fp32>fp16"));
+      } else {
+        QCOMPARE(c.fields(), (Strings{"shape", "format", "bytes"}));
+        QCOMPARE(c.after.format, std::string("NC1HWC0"));
+      }
+    }
+
+    // Across several passes: 1 -> 4 sees the pads change, the rewiring and the fusion at once.
+    d = reader.diff(run, 1, 4);
+    QCOMPARE(fieldsOf(d, sm.conv->id()), (Strings{"attr:pads"}));
+    QCOMPARE(fieldsOf(d, sm.add->id()), (Strings{"inputs"}));
+    QCOMPARE(d.addedNodes.size(), size_t(1));
+    // And backwards is the inverse.
+    GraphDiff back = reader.diff(run, 4, 1);
+    QCOMPARE(ids(back.removedNodes), ids(d.addedNodes));
+    QCOMPARE(back.addedEdges.size(), d.removedEdges.size());
+
+    // Pass table and reports.
+    const auto passes = reader.passes(run);
+    QCOMPARE(passes.size(), size_t(9));
+    QCOMPARE(passes[0].stage, std::string("import"));
+    QCOMPARE(passes[1].stage, std::string("prepare"));
+    QCOMPARE(passes[4].name, std::string("FuseMul"));
+    QCOMPARE(passes[4].counters.at("touched"), int64_t(1));
+    QCOMPARE(passes[5].nodeRowsStarted + passes[5].nodeRowsEnded, int64_t(0));
+    const std::string table = formatRunDetails(info, passes);
+    QVERIFY2(table.find("FuseMul") != std::string::npos, table.c_str());
+    const Json j = Json::parse(runDetailsToJson(info, passes).dump());
+    QCOMPARE(j.find("passes")->asArray().size(), size_t(9));
+    QVERIFY(Json::parse(diffToJson(reader.diff(run, 4)).dump()).find("added_nodes")->asArray().size() == 1);
+    QVERIFY(formatSnapshot(reader.graphAt(run, 4)).find("kiln:Scale") != std::string::npos);
+    QVERIFY(snapshotToJson(reader.graphAt(run, 4)).find("nodes")->asArray().size() == expected[4].nodes.size());
+    QVERIFY(formatRuns(reader.listRuns()).find("small.onnx") != std::string::npos);
+    QVERIFY(runsToJson(reader.listRuns()).asArray().size() == 1);
+
+    // Passes the run did not record are errors, not empty graphs.
+    QVERIFY_THROWS_EXCEPTION(HistoryError, reader.graphAt(run, 9));
+    QVERIFY_THROWS_EXCEPTION(HistoryError, reader.graphAt(run + 1, 0));
+  }
+
+  void storageGrowsWithChange() {
+    // Untouched objects cost no rows: after the import, the eight passes above write only what they changed.
+    const std::string path = tmpFile("rows.kiln");
+    SmallModel sm;
+    HistoryDb db(path);
+    HistoryRecorder rec(db, "small.onnx");
+    Driver d(rec, *sm.model);
+    d.start();
+    const auto afterImport = rec.stats();
+    d.pass("Nothing", [] {});
+    d.pass("OneAttr", [&] { sm.conv->setAttr("group", Attribute(int64_t(1))); });
+    d.pass("SameAgain", [&] { sm.conv->setAttr("group", Attribute(int64_t(1))); });  // touched, same content
+    d.finish();
+    QVERIFY(rec.error().empty());
+    QCOMPARE(rec.stats().nodeRows - afterImport.nodeRows, int64_t(1));
+    QCOMPARE(rec.stats().valueRows - afterImport.valueRows, int64_t(0));
+    QCOMPARE(rec.stats().edgeRows - afterImport.edgeRows, int64_t(0));
+    QCOMPARE(rec.stats().rowsClosed, int64_t(1));
+    QVERIFY(HistoryReader(db).diff(rec.runId(), 3).empty());
+  }
+
+  void failedPassIsRecorded() {
+    const std::string path = tmpFile("failed.kiln");
+    SmallModel sm;
+    HistoryDb db(path);
+    HistoryRecorder rec(db, "small.onnx");
+    Driver d(rec, *sm.model);
+    d.start();
+    d.pass("Fine", [&] { sm.relu->setName("r"); });
+    PassRecord r = d.record("Broken", Stage::Optimize);
+    sm.conv->setAttr("pads", Attribute(std::vector<int64_t>{9, 9, 9, 9}));  // what it did before throwing
+    r.error = "shape mismatch at conv";
+    rec.passFailed(r, *sm.model);
+    d.finish(RunStatus::Failed, "Broken: shape mismatch at conv");
+    QVERIFY(rec.error().empty());
+
+    HistoryReader reader(db);
+    const RunInfo info = reader.run(rec.runId());
+    QCOMPARE(info.status, std::string("failed"));
+    QCOMPARE(info.error, std::string("Broken: shape mismatch at conv"));
+    const auto passes = reader.passes(rec.runId());
+    QCOMPARE(passes.size(), size_t(3));
+    QCOMPARE(passes[2].name, std::string("Broken"));
+    QCOMPARE(passes[2].error, std::string("shape mismatch at conv"));
+    QVERIFY(passes[1].error.empty());
+    QCOMPARE(fieldsOf(reader.diff(rec.runId(), 2), sm.conv->id()), (Strings{"attr:pads"}));
+    QVERIFY(formatRunDetails(info, passes).find("FAILED: shape mismatch") != std::string::npos);
+  }
+
+  void reopenAndSecondRun() {
+    const std::string path = tmpFile("two_runs.kiln");
+    {
+      SmallModel sm;
+      HistoryDb db(path);
+      recordSmallRun(db, sm, "small.onnx");
+    }
+    std::vector<Expected> second;
+    {
+      // Reopened for writing: a second run of the same model (same ids 1..n, separated by run id).
+      SmallModel sm;
+      HistoryDb db(path);
+      QCOMPARE(HistoryReader(db).listRuns().size(), size_t(1));
+      second = recordSmallRun(db, sm, "small.onnx");
+    }
+    HistoryDb db(path, HistoryDb::Mode::ReadOnly);
+    HistoryReader reader(db);
+    const auto runs = reader.listRuns();
+    QCOMPARE(runs.size(), size_t(2));
+    QCOMPARE(runs[0].modelId, runs[1].modelId);  // the model row is shared (same path and size)
+    QCOMPARE(runs[1].status, std::string("ok"));
+    for (int k = 0; k <= 8; ++k) {
+      QVERIFY(compareSnapshot(reader.graphAt(runs[0].id, k), second[k]).isEmpty());
+      QVERIFY(compareSnapshot(reader.graphAt(runs[1].id, k), second[k]).isEmpty());
+    }
+    // A read-only handle refuses to record.
+    SmallModel sm;
+    HistoryRecorder rec(db, "small.onnx");
+    rec.startRun(*sm.model, Json::object());
+    QVERIFY(rec.error().find("read-only") != std::string::npos);
+  }
+
+  void refusesForeignFilesUntouched() {
+    auto refused = [](const std::string& path, HistoryDb::Mode mode) -> std::string {
+      try {
+        HistoryDb db(path, mode);
+      } catch (const LoadError& e) {
+        if (e.file() != path) return "wrong file in error";
+        return e.what();
+      }
+      return "(opened)";
+    };
+    auto noSidecars = [](const std::string& path) {
+      return !std::filesystem::exists(path + "-wal") && !std::filesystem::exists(path + "-shm") &&
+             !std::filesystem::exists(path + "-journal");
+    };
+
+    // A text file.
+    const std::string text = tmpFile("notes.txt");
+    writeBytes(text, "these are not the droids\nyou are looking for\n");
+    std::string before = readBytes(text);
+    for (auto mode : {HistoryDb::Mode::ReadWrite, HistoryDb::Mode::ReadOnly})
+      QCOMPARE(refused(text, mode), std::string("not an SQLite database"));
+    QCOMPARE(readBytes(text), before);
+    QVERIFY(noSidecars(text));
+
+    // Someone else's SQLite database.
+    const std::string foreign = tmpFile("foreign.db");
+    sqliteExec(foreign, "CREATE TABLE contacts(name TEXT, phone TEXT); INSERT INTO contacts VALUES ('a', '1');");
+    before = readBytes(foreign);
+    for (auto mode : {HistoryDb::Mode::ReadWrite, HistoryDb::Mode::ReadOnly})
+      QCOMPARE(refused(foreign, mode), std::string("an SQLite database that is not a Kiln history"));
+    QCOMPARE(readBytes(foreign), before);
+    QVERIFY(noSidecars(foreign));
+
+    // A Kiln history from a newer Kiln.
+    const std::string newer = tmpFile("newer.kiln");
+    { HistoryDb db(newer); }
+    sqliteExec(newer, "PRAGMA user_version = 99");
+    before = readBytes(newer);
+    for (auto mode : {HistoryDb::Mode::ReadWrite, HistoryDb::Mode::ReadOnly})
+      QCOMPARE(refused(newer, mode), std::string("schema version 99 is newer than this Kiln (1)"));
+    QCOMPARE(readBytes(newer), before);
+    QVERIFY(noSidecars(newer));
+
+    // A damaged history: garbage over the b-tree pages of a recorded run.
+    const std::string corrupt = tmpFile("corrupt.kiln");
+    {
+      SmallModel sm;
+      HistoryDb db(corrupt);
+      recordSmallRun(db, sm, "small.onnx");
+    }
+    std::string bytes = readBytes(corrupt);
+    QVERIFY(bytes.size() > 8 * 4096);
+    for (size_t i = 3 * 4096; i < 6 * 4096; ++i) bytes[i] = static_cast<char>(0xA5 ^ (i & 0xff));
+    writeBytes(corrupt, bytes);
+    for (auto mode : {HistoryDb::Mode::ReadWrite, HistoryDb::Mode::ReadOnly}) {
+      const std::string why = refused(corrupt, mode);
+      QVERIFY2(why.rfind("corrupt database", 0) == 0, why.c_str());
+    }
+    QCOMPARE(readBytes(corrupt), bytes);
+    QVERIFY(noSidecars(corrupt));
+
+    // Missing: created for writing, refused for reading; an empty file is initialised.
+    const std::string missing = tmpFile("missing.kiln");
+    QCOMPARE(refused(missing, HistoryDb::Mode::ReadOnly), std::string("no such file"));
+    QVERIFY(!std::filesystem::exists(missing));
+    const std::string empty = tmpFile("empty.kiln");
+    writeBytes(empty, "");
+    QCOMPARE(refused(empty, HistoryDb::Mode::ReadOnly), std::string("empty file, not a Kiln history"));
+    { HistoryDb db(empty); }
+    { HistoryDb db(empty, HistoryDb::Mode::ReadOnly); }
+    QCOMPARE(refused(KILN_TEST_TMP, HistoryDb::Mode::ReadWrite), std::string("is a directory, not a history database"));
+    // An SQLite file without tables (whatever its user_version) is a blank to initialise.
+    const std::string bare = tmpFile("bare.db");
+    sqliteExec(bare, "PRAGMA user_version = 1");
+    {
+      HistoryDb db(bare);
+      QVERIFY(HistoryReader(db).listRuns().empty());
+    }
+    QVERIFY(HistoryReader(HistoryDb(bare, HistoryDb::Mode::ReadOnly)).listRuns().empty());
+  }
+
+  void killedWriterLeavesReadableRun() {
+    const std::string path = tmpFile("killed.kiln");
+    std::vector<Expected> expected;
+    {
+      SmallModel sm;
+      HistoryDb db(path);
+      expected = recordSmallRun(db, sm, "small.onnx");  // run 1 completes
+    }
+    // Run 2 is written by a child process that records two passes, starts a third transaction and is SIGKILLed.
+    const pid_t child = fork();
+    QVERIFY(child >= 0);
+    if (child == 0) {
+      try {
+        SmallModel sm;
+        HistoryDb db(path);
+        HistoryRecorder rec(db, "small.onnx");
+        Driver d(rec, *sm.model);
+        d.start();
+        d.pass("InferShapes", [&] { sm.conv->output(0)->setType(f32({1, 4, 6, 6})); });
+        d.pass("PadConv", [&] { sm.conv->setAttr("pads", Attribute(std::vector<int64_t>{1, 1, 1, 1})); });
+        if (!rec.error().empty()) _exit(3);
+        db.exec("BEGIN IMMEDIATE");
+        db.exec("INSERT INTO passes(run_id, seq, stage, name, ms, changed, counters_json) "
+                "VALUES (2, 3, 'optimize', 'NeverCommitted', 0, 1, '{}')");
+        db.exec("UPDATE nodes SET last_pass = 3 WHERE run_id = 2");
+        ::kill(getpid(), SIGKILL);
+      } catch (...) {
+      }
+      _exit(4);
+    }
+    int status = 0;
+    QCOMPARE(waitpid(child, &status, 0), child);
+    QVERIFY2(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, qPrintable(QString::number(status)));
+
+    SmallModel replay;  // the same two passes in this process, for the expected rows
+    replay.conv->output(0)->setType(f32({1, 4, 6, 6}));
+    replay.conv->setAttr("pads", Attribute(std::vector<int64_t>{1, 1, 1, 1}));
+    const Expected afterTwo = expectedRows(*replay.model);
+    {
+      // A viewer sees the run as its writer left it: still 'running', readable up to the last committed pass.
+      HistoryDb db(path, HistoryDb::Mode::ReadOnly);
+      HistoryReader reader(db);
+      QCOMPARE(reader.run(2).status, std::string("running"));
+      QCOMPARE(reader.passes(2).size(), size_t(3));
+      const QString err = compareSnapshot(reader.graphAt(2, 2), afterTwo);
+      QVERIFY2(err.isEmpty(), qPrintable(err));
+    }
+    // The next writable open marks it incomplete; the earlier run is intact.
+    HistoryDb db(path);
+    QCOMPARE(db.abandonedRunsMarked(), 1);
+    HistoryReader reader(db);
+    const RunInfo r2 = reader.run(2);
+    QCOMPARE(r2.status, std::string("incomplete"));
+    QVERIFY(r2.error.find("pid " + std::to_string(child)) != std::string::npos);
+    QCOMPARE(reader.run(1).status, std::string("ok"));
+    for (int k = 0; k <= 8; ++k) QVERIFY(compareSnapshot(reader.graphAt(1, k), expected[k]).isEmpty());
+    QVERIFY(compareSnapshot(reader.graphAt(2, 2), afterTwo).isEmpty());
+    // Once marked, it stays marked and is not counted again.
+    HistoryDb again(path);
+    QCOMPARE(again.abandonedRunsMarked(), 0);
+  }
+
+  void readerRunsBesideAnOpenWriteTransaction() {
+    const std::string path = tmpFile("wal.kiln");
+    SmallModel sm;
+    HistoryDb writer(path);
+    const auto expected = recordSmallRun(writer, sm, "small.onnx");
+
+    // The writer is in the middle of a pass: write lock held, rows not yet committed.
+    writer.exec("BEGIN IMMEDIATE");
+    writer.exec("INSERT INTO models(path, name, added_at) VALUES ('/uncommitted', 'x', 'now')");
+    writer.exec("UPDATE runs SET status = 'running' WHERE id = 1");
+
+    const auto t0 = std::chrono::steady_clock::now();
+    {
+      HistoryDb viewer(path, HistoryDb::Mode::ReadOnly);
+      HistoryReader reader(viewer);
+      const auto runs = reader.listRuns();
+      QCOMPARE(runs.size(), size_t(1));
+      QCOMPARE(runs[0].status, std::string("ok"));  // the committed state
+      QVERIFY(compareSnapshot(reader.graphAt(1, 8), expected[8]).isEmpty());
+      // A second writable handle opens without waiting for the lock (nothing to migrate or mark).
+      HistoryDb other(path);
+      QCOMPARE(HistoryReader(other).listRuns().size(), size_t(1));
+    }
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    QVERIFY2(waited < 2.0, qPrintable(QString("blocked for %1 s").arg(waited)));
+    writer.exec("ROLLBACK");
+  }
+
+  void sampleModelsRoundTrip() {
+    // The generated sample models (real op mixes, Constant tensors, symbolic shapes) come back row for row.
+    for (const SampleInfo& info : sampleCatalog()) {
+      SampleOptions options;
+      options.weights = false;
+      auto model = buildSample(info.name, options);
+      const std::string path = tmpFile("sample_" + info.name + ".kiln");
+      HistoryDb db(path);
+      HistoryRecorder rec(db, info.name + ".onnx");
+      Driver d(rec, *model);
+      d.start();
+      d.pass("AssignEngine", [&] {
+        int i = 0;
+        model->graph->forEachGraph([&](Graph& g) {
+          for (Node* n : g.nodes())
+            if (i++ % 10 == 0) n->setAnnotation("engine", "aicore");
+        });
+      });
+      d.finish();
+      QVERIFY2(rec.error().empty(), rec.error().c_str());
+      HistoryReader reader(db);
+      for (int k = 0; k <= 1; ++k) {
+        const QString err = compareSnapshot(reader.graphAt(rec.runId(), k), d.expected[static_cast<size_t>(k)]);
+        QVERIFY2(err.isEmpty(), qPrintable(info.name.c_str() + (": " + err)));
+      }
+      const GraphDiff diff = reader.diff(rec.runId(), 1);
+      QCOMPARE(diff.changedNodes.size(), (d.expected[1].nodes.size() + 9) / 10);
+      qInfo("%s: %zu nodes, %zu values recorded in %.1f ms", info.name.c_str(), d.expected[0].nodes.size(),
+            d.expected[0].values.size(), rec.stats().ms);
+    }
+  }
+
+  void recorderCostAndSizeOn2000Nodes() {
+    // A chain of 2,000 nodes (each with a small weight and a few attributes), then ten passes that each change a
+    // handful of nodes, the way most real passes do. Measured, not asserted.
+    auto build = [] {
+      auto m = std::make_unique<Model>();
+      Graph& g = *m->graph;
+      Value* cur = g.addInput("x", f32({1, 64}));
+      const char* ops[] = {"MatMul", "Add", "Relu", "Mul"};
+      for (int i = 0; i < 2000; ++i) {
+        Value* w = g.addInitializer("w" + std::to_string(i),
+                                    Tensor::fromVector(DType::Float, {64}, std::vector<float>(64, 0.01f * i)));
+        Node* n = g.addNode(ops[i % 4], {cur, w}, 1, "n" + std::to_string(i));
+        n->setAttr("alpha", Attribute(0.5f));
+        n->setAttr("axes", Attribute(std::vector<int64_t>{0, 1}));
+        n->setAttr("mode", Attribute(std::string("constant")));
+        n->output(0)->setType(f32({1, 64}));
+        cur = n->output(0);
+      }
+      g.addOutput(cur);
+      return m;
+    };
+    auto nodesInOrder = [](const Model& m) {
+      std::vector<Node*> v;
+      for (Node* n : m.graph->nodes()) v.push_back(n);
+      return v;
+    };
+    auto smallPass = [&](Model& m, int p) {
+      Graph& g = *m.graph;
+      std::vector<Node*> nodes = nodesInOrder(m);
+      for (int i = 0; i < 20; ++i) nodes[static_cast<size_t>((p * 97 + i * 53) % 1500)]->setAttr("alpha", Attribute(1.0f * p));
+      for (int i = 0; i < 5; ++i) {  // bypass (remove) a node
+        Node* n = nodes[static_cast<size_t>(1500 + p * 40 + i * 7)];
+        if (!n->output(0)->isGraphOutput()) {
+          g.replaceAllUsesWith(n->output(0), n->input(0));
+          g.eraseNode(n);
+        }
+      }
+      for (int i = 0; i < 3; ++i) {  // insert a Cast in front of a node
+        Node* c = nodes[static_cast<size_t>(100 + p * 30 + i * 11)];
+        Node* cast = g.addNode("Cast", {c->input(0)}, 1, "cast", {}, c);
+        cast->setAttr("to", Attribute(int64_t(10)));
+        g.setNodeInput(c, 0, cast->output(0));
+      }
+      for (int i = 0; i < 10; ++i) nodes[static_cast<size_t>(p * 13 + i)]->output(0)->setType(f32({1, 64 + p}));
+    };
+
+    // One full snapshot: a history holding only the imported graph.
+    const std::string snapPath = tmpFile("snapshot2000.kiln");
+    {
+      auto m = build();
+      HistoryDb db(snapPath);
+      HistoryRecorder rec(db, "chain2000.onnx");
+      rec.startRun(*m, Json::object());
+      RunSummary s;
+      rec.runFinished(s, *m);
+    }
+    const auto snapshotBytes = std::filesystem::file_size(snapPath);
+
+    const std::string runPath = tmpFile("run2000.kiln");
+    double passMs = 0, sortMs = 0, recordMs = 0, importMs = 0, idleMs = 0;
+    HistoryRecorder::Stats stats;
+    {
+      auto m = build();
+      HistoryDb db(runPath);
+      HistoryRecorder rec(db, "chain2000.onnx");
+      rec.startRun(*m, Json::object());
+      importMs = rec.stats().ms;
+      for (int p = 1; p <= 10; ++p) {
+        PassRecord r;
+        r.index = p;
+        r.name = "Small" + std::to_string(p);
+        auto t0 = std::chrono::steady_clock::now();
+        smallPass(*m, p);
+        auto t1 = std::chrono::steady_clock::now();
+        (void)m->graph->topologicalOrder();  // what an ordinary pass costs at least: one walk in dependency order
+        auto t2 = std::chrono::steady_clock::now();
+        rec.afterPass(r, *m);
+        passMs += std::chrono::duration<double, std::milli>(t1 - t0).count();
+        sortMs += std::chrono::duration<double, std::milli>(t2 - t1).count();
+      }
+      recordMs = rec.stats().ms - importMs;
+      // Passes that change nothing cost only the walk over revisions and an almost empty transaction.
+      for (int p = 11; p <= 20; ++p) {
+        PassRecord r;
+        r.index = p;
+        r.name = "Unchanged" + std::to_string(p);
+        rec.afterPass(r, *m);
+      }
+      idleMs = rec.stats().ms - importMs - recordMs;
+      RunSummary s;
+      rec.runFinished(s, *m);
+      QVERIFY2(rec.error().empty(), rec.error().c_str());
+      stats = rec.stats();
+
+      HistoryReader reader(db);
+      const GraphSnapshot last = reader.graphAt(rec.runId(), 10);
+      QCOMPARE(last.nodes.size(), static_cast<size_t>(m->graph->numNodes()));
+    }
+    const auto runBytes = std::filesystem::file_size(runPath);
+    qInfo("recorder: 10 passes that change nothing %.2f ms (%.3f ms per pass)", idleMs, idleMs / 10);
+    qInfo("history size, 2,000 nodes + 10 small passes: %llu bytes vs one full snapshot %llu bytes: ratio %.2f",
+          static_cast<unsigned long long>(runBytes), static_cast<unsigned long long>(snapshotBytes),
+          static_cast<double>(runBytes) / static_cast<double>(snapshotBytes));
+    qInfo("rows written: %lld node, %lld value, %lld edge rows; %lld closed",
+          static_cast<long long>(stats.nodeRows), static_cast<long long>(stats.valueRows),
+          static_cast<long long>(stats.edgeRows), static_cast<long long>(stats.rowsClosed));
+    qInfo("recorder: import %.2f ms; 10 passes %.2f ms (%.3f ms per pass). The passes' own edits %.2f ms, one "
+          "topological sort per pass %.2f ms",
+          importMs, recordMs, recordMs / 10, passMs, sortMs);
+  }
+};
+
+QTEST_GUILESS_MAIN(HistoryTest)
+#include "test_history.moc"
