@@ -19,7 +19,10 @@ void printUsage(std::ostream& os) {
         "                                        write a generated sample model (resnet50, bert-base, llama,\n"
         "                                        mobilenetv2; `kiln sample --list`)\n"
         "  compile MODEL [--options F] [--set k=v] [--history DB] [--until PASS|STAGE] [--dump-dir D] [--json]\n"
-        "                                        run the compiler; a table of passes (ms, nodes, counters)\n"
+        "                                        run the compiler; a table of passes (ms, nodes, counters);\n"
+        "                                        --history records every pass in an SQLite database\n"
+        "  history list DB | show DB RUN [--pass N] [--diff] | diff DB RUN A B   [--json]\n"
+        "                                        read a history: runs, passes, the graph after a pass, diffs\n"
         "  help                                  this text\n\n"
         "exit codes: 0 ok, 1 a check failed, 2 bad input or arguments\n";
 }
@@ -38,6 +41,7 @@ int main(int argc, char** argv) {
     if (command == "inspect") return kiln::cli::runInspect(rest);
     if (command == "sample") return kiln::cli::runSample(rest);
     if (command == "compile") return kiln::cli::runCompile(rest);
+    if (command == "history") return kiln::cli::runHistory(rest);
     std::cerr << "kiln: unknown command '" << command << "'\n\n";
     printUsage(std::cerr);
     return 2;

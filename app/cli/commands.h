@@ -11,5 +11,6 @@ using Argv = std::vector<std::string>;
 int runInspect(const Argv& args);
 int runSample(const Argv& args);
 int runCompile(const Argv& args);
+int runHistory(const Argv& args);
 
 }  // namespace kiln::cli

@@ -7,6 +7,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "io/model_loader.h"
+#include "history/history_recorder.h"
 #include "passes/pass_manager.h"
 #include "plugin/plugin_loader.h"
 
@@ -47,6 +48,13 @@ int runCompile(const Argv& argv) {
   TimingTableObserver timing(table);
   const bool json = args.has("--json");
   if (!json) pm.addObserver(&timing);
+  std::unique_ptr<HistoryDb> db;
+  std::unique_ptr<HistoryRecorder> recorder;
+  if (auto path = args.value("--history")) {
+    db = std::make_unique<HistoryDb>(*path);  // LoadError (exit 2) for a foreign or newer database: never touched
+    recorder = std::make_unique<HistoryRecorder>(*db, args.positional[0]);
+    pm.addObserver(recorder.get());
+  }
   std::unique_ptr<DumpObserver> dump;
   if (auto dir = args.value("--dump-dir")) {
     dump = std::make_unique<DumpObserver>(*dir);
@@ -61,7 +69,7 @@ int runCompile(const Argv& argv) {
 
   if (json) {
     Json j = Json::object();
-    j.set("run", Json());
+    j.set("run", recorder ? Json(recorder->runId()) : Json());
     Json passes = Json::array();
     for (const PassRecord& p : s.passes) {
       Json pj = Json::object();
@@ -90,6 +98,11 @@ int runCompile(const Argv& argv) {
   } else {
     std::cout << table.str();
     for (const auto& w : s.warnings) std::cout << "warning: " << w << "\n";
+    if (recorder) std::cout << "recorded as run " << recorder->runId() << " in " << *args.value("--history") << "\n";
+  }
+  if (recorder && !recorder->error().empty()) {
+    std::cerr << "kiln compile: history " << *args.value("--history") << ": " << recorder->error() << "\n";
+    return 1;
   }
   if (s.status == RunStatus::Failed) {
     std::cerr << "kiln compile: " << args.positional[0] << ": pass " << s.error << "\n";

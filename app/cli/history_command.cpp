@@ -1,0 +1,82 @@
+// kiln history list DB [--json]
+// kiln history show DB RUN [--pass N] [--diff] [--json]
+//   show: the run and its passes; --pass N: the graph after pass N; --pass N --diff: what pass N changed.
+// kiln history diff DB RUN A B [--json]: any two passes compared.
+// Read-only: a history database is never modified by these commands.
+#include <iostream>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "history/history_db.h"
+#include "history/history_reader.h"
+#include "history/history_report.h"
+
+namespace kiln::cli {
+namespace {
+
+int64_t parseId(const std::string& s, const char* what) {
+  try {
+    size_t used = 0;
+    const long long v = std::stoll(s, &used);
+    if (used == s.size() && v >= 0) return v;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(std::string(what) + " must be a non-negative integer, got '" + s + "'");
+}
+
+constexpr const char* kUsage =
+    "usage: kiln history list DB [--json]\n"
+    "       kiln history show DB RUN [--pass N] [--diff] [--json]\n"
+    "       kiln history diff DB RUN A B [--json]";
+
+}  // namespace
+
+int runHistory(const Argv& argv) {
+  if (argv.empty()) throw UsageError(kUsage);
+  const std::string sub = argv[0];
+  const Args args = parseArgs(Argv(argv.begin() + 1, argv.end()), {{"--json", "--diff"}, {"--pass"}});
+  const bool json = args.has("--json");
+  if (args.positional.empty()) throw UsageError(kUsage);
+  HistoryDb db(args.positional[0], HistoryDb::Mode::ReadOnly);
+  HistoryReader reader(db);
+  try {
+    if (sub == "list") {
+      if (args.positional.size() != 1) throw UsageError(kUsage);
+      const auto runs = reader.listRuns();
+      std::cout << (json ? runsToJson(runs).dump(2) + "\n" : formatRuns(runs));
+      return 0;
+    }
+    if (sub == "show") {
+      if (args.positional.size() != 2) throw UsageError(kUsage);
+      const int64_t run = parseId(args.positional[1], "RUN");
+      if (auto pass = args.value("--pass")) {
+        const int k = static_cast<int>(parseId(*pass, "--pass"));
+        if (args.has("--diff")) {
+          const GraphDiff d = reader.diff(run, k);
+          std::cout << (json ? diffToJson(d).dump(2) + "\n" : formatDiff(d));
+        } else {
+          const GraphSnapshot g = reader.graphAt(run, k);
+          std::cout << (json ? snapshotToJson(g).dump(2) + "\n" : formatSnapshot(g));
+        }
+        return 0;
+      }
+      if (args.has("--diff")) throw UsageError("--diff needs --pass N");
+      const RunInfo info = reader.run(run);
+      const auto passes = reader.passes(run);
+      std::cout << (json ? runDetailsToJson(info, passes).dump(2) + "\n" : formatRunDetails(info, passes));
+      return 0;
+    }
+    if (sub == "diff") {
+      if (args.positional.size() != 4) throw UsageError(kUsage);
+      const GraphDiff d = reader.diff(parseId(args.positional[1], "RUN"), static_cast<int>(parseId(args.positional[2], "A")),
+                                      static_cast<int>(parseId(args.positional[3], "B")));
+      std::cout << (json ? diffToJson(d).dump(2) + "\n" : formatDiff(d));
+      return 0;
+    }
+  } catch (const HistoryError& e) {
+    throw UsageError(e.what());  // unknown run or pass: a bad argument
+  }
+  throw UsageError(kUsage);
+}
+
+}  // namespace kiln::cli
