@@ -1,5 +1,7 @@
 // The `kiln` executable as a user (or CI) runs it: exit codes, messages naming the file, JSON output, and bad
 // input handled within bounded memory and time (each run is limited to 2 GiB of address space and 60 s).
+#include <signal.h>
+#include <sqlite3.h>
 #include <sys/resource.h>
 
 #include <QJsonArray>
@@ -15,6 +17,24 @@ struct Run {
   int code = -1;
   QString out, err;
 };
+
+QString integrity(const QString& db) {
+  sqlite3* h = nullptr;
+  if (sqlite3_open_v2(db.toUtf8().constData(), &h, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    sqlite3_close(h);
+    return "cannot open";
+  }
+  QString result;
+  sqlite3_exec(
+      h, "PRAGMA integrity_check",
+      [](void* out, int, char** values, char**) {
+        *static_cast<QString*>(out) += QString::fromUtf8(values[0] ? values[0] : "");
+        return 0;
+      },
+      &result, nullptr);
+  sqlite3_close(h);
+  return result;
+}
 
 Run kiln(const QStringList& args) {
   QProcess p;
@@ -90,6 +110,111 @@ class CliTest : public QObject {
     QCOMPARE(huge.code, 2);
     QVERIFY2(huge.err.contains("--no-weights"), qPrintable(huge.err));
     QCOMPARE(kiln({"sample", "resnet50", "--layers", "-4", "-o", tmp_.filePath("x.onnx")}).code, 2);
+  }
+
+  void compileRecordsHistory() {
+    const QString model = tmp_.filePath("mnv2.onnx");
+    QCOMPARE(kiln({"sample", "mobilenetv2", "--layers", "7", "-o", model}).code, 0);
+    const QString db = tmp_.filePath("h.db");
+    const Run first = kiln({"compile", model, "--history", db});
+    QCOMPARE(first.code, 0);
+    QVERIFY(first.out.contains("recorded as run 1"));
+    const Run second = kiln({"compile", model, "--history", db, "--set", "oo_dead_code_elimination=false", "--json"});
+    QCOMPARE(second.code, 0);
+    const QJsonObject compiled = QJsonDocument::fromJson(second.out.toUtf8()).object();
+    QCOMPARE(compiled["run"].toInt(), 2);
+    QVERIFY(compiled["passes"].toArray().size() >= 8);
+    for (const char* key : {"stage", "name", "ms", "changed", "nodes_before", "nodes_after"})
+      QVERIFY2(compiled["passes"].toArray()[0].toObject().contains(key), key);
+
+    const Run list = kiln({"history", "list", db, "--json"});
+    QCOMPARE(list.code, 0);
+    QCOMPARE(QJsonDocument::fromJson(list.out.toUtf8()).array().size(), 2);
+    const Run show = kiln({"history", "show", db, "1"});
+    QCOMPARE(show.code, 0);
+    QVERIFY(show.out.contains("CommonSubexpressionElimination"));
+    const Run diff = kiln({"history", "show", db, "1", "--pass", "2", "--diff", "--json"});
+    QCOMPARE(diff.code, 0);
+    QVERIFY(QJsonDocument::fromJson(diff.out.toUtf8()).isObject());
+    QCOMPARE(kiln({"history", "show", db, "99"}).code, 2);
+    QCOMPARE(integrity(db), QString("ok"));
+  }
+
+  void foreignDatabasesAreRefusedUntouched() {
+    const QString notDb = tmp_.filePath("notes.db");
+    {
+      QFile f(notDb);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("these are my notes, not a database\n");
+    }
+    const QString foreign = tmp_.filePath("foreign.db");
+    sqlite3* h = nullptr;
+    QCOMPARE(sqlite3_open(foreign.toUtf8().constData(), &h), SQLITE_OK);
+    sqlite3_exec(h, "CREATE TABLE customers(id INTEGER, name TEXT); INSERT INTO customers VALUES (1, 'x');", nullptr,
+                 nullptr, nullptr);
+    sqlite3_close(h);
+    const QString model = tmp_.filePath("r.onnx");
+    QCOMPARE(kiln({"sample", "resnet50", "--no-weights", "--layers", "4", "-o", model}).code, 0);
+    for (const QString& db : {notDb, foreign}) {
+      QFile f(db);
+      QVERIFY(f.open(QIODevice::ReadOnly));
+      const QByteArray before = f.readAll();
+      f.close();
+      const Run r = kiln({"compile", model, "--history", db});
+      QCOMPARE(r.code, 2);
+      QVERIFY2(r.err.contains(db), qPrintable(r.err));
+      QVERIFY(f.open(QIODevice::ReadOnly));
+      QCOMPARE(f.readAll(), before);
+      QVERIFY(!QFileInfo::exists(db + "-wal"));
+    }
+  }
+
+  // kill -9 at random moments while compiling into a history: the database stays intact, finished runs stay
+  // readable, and the killed run is marked incomplete at the next writable open.
+  void killedCompilesLeaveAnIntactHistory() {
+    const QString model = tmp_.filePath("llama.onnx");
+    QCOMPARE(kiln({"sample", "llama", "--layers", "48", "--no-weights", "-o", model}).code, 0);
+    const QString db = tmp_.filePath("kill.db");
+    QCOMPARE(kiln({"compile", model, "--history", db}).code, 0);  // run 1 finishes
+    QElapsedTimer full;
+    full.start();
+    QCOMPARE(kiln({"compile", model, "--history", db}).code, 0);  // run 2 finishes; its time bounds the kill delays
+    const qint64 fullMs = std::max<qint64>(full.elapsed(), 50);
+    std::srand(12345);
+    int killed = 0;
+    for (int i = 0; i < 12; ++i) {
+      QProcess p;
+      p.start(QStringLiteral(KILN_BINARY), {"compile", model, "--history", db});
+      QVERIFY(p.waitForStarted());
+      QThread::msleep(static_cast<unsigned long>(std::rand() % fullMs));
+      if (p.state() == QProcess::Running) {
+        ::kill(static_cast<pid_t>(p.processId()), SIGKILL);
+        ++killed;
+      }
+      p.waitForFinished();
+      QCOMPARE(integrity(db), QString("ok"));
+      const Run list = kiln({"history", "list", db, "--json"});
+      QCOMPARE(list.code, 0);
+      const QJsonArray runs = QJsonDocument::fromJson(list.out.toUtf8()).array();
+      QCOMPARE(runs[0].toObject()["status"].toString(), QString("ok"));
+      QCOMPARE(runs[1].toObject()["status"].toString(), QString("ok"));
+      QCOMPARE(kiln({"history", "show", db, "1", "--pass", "3"}).code, 0);
+    }
+    // The next writable open marks every killed run incomplete.
+    QCOMPARE(kiln({"compile", model, "--history", db}).code, 0);
+    const QJsonArray runs =
+        QJsonDocument::fromJson(kiln({"history", "list", db, "--json"}).out.toUtf8()).array();
+    int incomplete = 0, running = 0;
+    for (const auto& r : runs) {
+      incomplete += r.toObject()["status"].toString() == "incomplete";
+      running += r.toObject()["status"].toString() == "running";
+    }
+    QCOMPARE(running, 0);
+    qInfo("%d of 12 compiles killed mid-run; %d runs marked incomplete", killed, incomplete);
+    // Every run is either finished (the three uninterrupted ones) or marked incomplete; a kill before the run row
+    // was written leaves no run at all.
+    QVERIFY(incomplete <= killed);
+    QCOMPARE(runs.size(), 3 + incomplete);
   }
 
   void badFilesExitTwoNamingTheFile() {
