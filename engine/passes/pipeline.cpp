@@ -1,7 +1,11 @@
-// The standard pipeline. Stage 1 (prepare) follows GE's order: bind shapes, infer, fold constants and shapes,
-// drop dead branches and no-ops, simplify, merge duplicates, fold BatchNorm into convolutions, fold again, infer
-// again, prune, and finally decide which engine runs each op. Stages 2 and 3 join as their issues land.
+// The standard pipeline. Stage 1 (prepare) follows GE's order: bind shapes, infer, compute static dimensions and
+// fold constants, drop dead branches and no-ops, simplify, merge duplicates, fold BatchNorm into convolutions,
+// fold again what that exposed, infer again, prune, and finally decide which engine runs each op.
+// Stages 2 and 3 join as their issues land.
 #include "passes/pass_manager.h"
+#include "passes/prepare/batchnorm_fold.h"
+#include "passes/prepare/constant_folding.h"
+#include "passes/prepare/dimension_compute.h"
 #include "passes/prepare/prepare_passes.h"
 
 namespace kiln {
@@ -9,10 +13,15 @@ namespace kiln {
 void addStandardPasses(PassManager& pm, const Options&) {
   pm.add(Stage::Prepare, makeInputShapeBindingPass());
   pm.add(Stage::Prepare, makeInferShapePass());
+  pm.add(Stage::Prepare, makeDimensionComputePass());
+  pm.add(Stage::Prepare, makeConstantFoldingPass());
   pm.add(Stage::Prepare, makeSwitchDeadBranchEliminationPass());
   pm.add(Stage::Prepare, makeNoOpRemovalPass());
   pm.add(Stage::Prepare, makeAlgebraicSimplificationPass());
   pm.add(Stage::Prepare, makeCommonSubexpressionEliminationPass());
+  pm.add(Stage::Prepare, makeBatchNormFoldPass());
+  pm.add(Stage::Prepare, makeConstantFoldingPass());
+  pm.add(Stage::Prepare, makeInferShapePass());
   pm.add(Stage::Prepare, makeDeadCodeEliminationPass());
   pm.add(Stage::Prepare, makeValidityCheckPass());
 }
