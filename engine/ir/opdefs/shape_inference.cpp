@@ -6,6 +6,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <memory>
+#include <set>
 #include <unordered_map>
 
 #include "io/onnx/proto_convert.h"
@@ -193,6 +194,9 @@ class Session {
   // Integer evaluation for shape-computing ops libonnx 1.12 has no data propagator for, so that chains such as
   // ConstantOfShape(Sub(Size(Shape(x)), k)) -> Concat -> Reshape resolve to static shapes.
   void propagateExtra(Node& n);
+  // libonnx 1.12 infers Reshape/Expand/ConstantOfShape only from constant shapes; exports compute them from
+  // Shape(x) with symbolic dims ([batch, seq, 12, 64]). Uses the propagated (symbolic) value instead.
+  void refineFromPropagatedShape(Node& n);
 
   void warn(std::string w) {
     if (report_.warnings.size() < options_.maxWarnings) report_.warnings.push_back(std::move(w));
@@ -424,6 +428,7 @@ void Session::inferNode(Node& n) {
   }
   ++report_.nodesInferred;
   ctx.commit(*this);
+  refineFromPropagatedShape(n);
   if (schema->has_data_propagation_function() && inputsKnown) {
     PropagationContext pctx(*this, n, ctx);
     try {
@@ -435,48 +440,213 @@ void Session::inferNode(Node& n) {
   if (n.numOutputs() == 1 && n.output(0) && !propagated_.count(n.output(0))) propagateExtra(n);
 }
 
+// libonnx 1.12 turns every sliced symbolic dim into an unknown one, even when the slice keeps the whole axis
+// (start 0, end past the end, step 1) — the common `x[:, -1]`-style export. Restores the symbol for those axes.
+void refineSlice(Node& n, Session& s) {
+  Value* out = n.output(0);
+  const Value* x = n.input(0);
+  if (!out || !x || !x->type().shape.rankKnown() || !out->type().shape.rankKnown() ||
+      out->type().shape.rank() != x->type().shape.rank() || n.numInputs() < 3)
+    return;
+  auto ints = [&](size_t i) -> std::optional<std::vector<int64_t>> {
+    const Tensor* t = s.constantTensorOf(n.input(i));
+    if (!t) return std::nullopt;
+    return t->toInt64();
+  };
+  auto starts = ints(1), ends = ints(2);
+  if (!starts || !ends || starts->size() != ends->size()) return;
+  std::vector<int64_t> axes, steps;
+  if (n.input(3)) {
+    auto a = ints(3);
+    if (!a || a->size() != starts->size()) return;
+    axes = *a;
+  } else {
+    for (size_t i = 0; i < starts->size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  if (n.input(4)) {
+    auto st = ints(4);
+    if (!st || st->size() != starts->size()) return;
+    steps = *st;
+  } else {
+    steps.assign(starts->size(), 1);
+  }
+  const int64_t rank = static_cast<int64_t>(x->type().shape.rank());
+  ValueType t = out->type();
+  bool changed = false;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (axis < 0 || axis >= rank) return;
+    const Dim& in = x->type().shape[static_cast<size_t>(axis)];
+    Dim& o = t.shape.dims()[static_cast<size_t>(axis)];
+    const bool whole = (*starts)[i] == 0 && (*ends)[i] >= (int64_t(1) << 31) && steps[i] == 1;
+    if (whole && in.isSymbolic() && !o.isStatic() && !o.isSymbolic()) {
+      o = in;
+      changed = true;
+    }
+  }
+  // Axes not sliced keep their dims too.
+  for (int64_t a = 0; a < rank; ++a) {
+    if (std::find(axes.begin(), axes.end(), a) != axes.end() || std::find(axes.begin(), axes.end(), a - rank) != axes.end())
+      continue;
+    Dim& o = t.shape.dims()[static_cast<size_t>(a)];
+    const Dim& in = x->type().shape[static_cast<size_t>(a)];
+    if (!o.isStatic() && !o.isSymbolic() && (in.isStatic() || in.isSymbolic())) {
+      o = in;
+      changed = true;
+    }
+  }
+  if (changed) s.setType(out, t);
+}
+
+void Session::refineFromPropagatedShape(Node& n) {
+  if (!n.domain().empty() || n.numOutputs() != 1 || !n.output(0)) return;
+  const std::string& op = n.opType();
+  if (op == "Slice") {
+    refineSlice(n, *this);
+    return;
+  }
+  const bool reshape = op == "Reshape", expand = op == "Expand", fill = op == "ConstantOfShape";
+  if (!reshape && !expand && !fill) return;
+  Value* out = n.output(0);
+  if (out->type().shape.rankKnown() && !(reshape && !out->type().shape.isStatic())) return;
+  const onnx::TensorShapeProto* target = propagatedOf(n.input(fill ? 0 : 1));
+  if (!target) return;
+  const Value* data = fill ? nullptr : n.input(0);
+  const Shape in = data ? data->type().shape : Shape();
+  std::vector<Dim> dims;
+  int minusOne = -1;
+  for (int i = 0; i < target->dim_size(); ++i) {
+    const auto& d = target->dim(i);
+    if (d.has_dim_value()) {
+      const int64_t v = d.dim_value();
+      if (reshape && v == 0 && n.attrInt("allowzero", 0) == 0) {
+        if (!in.rankKnown() || static_cast<size_t>(i) >= in.rank()) return;
+        dims.push_back(in[static_cast<size_t>(i)]);  // 0 copies the input's dim
+      } else if (reshape && v == -1) {
+        if (minusOne >= 0) return;
+        minusOne = i;
+        dims.push_back(Dim::unknown());
+      } else if (v < 0) {
+        return;
+      } else {
+        dims.push_back(Dim::fixed(v));
+      }
+    } else if (d.has_dim_param() && !d.dim_param().empty()) {
+      dims.push_back(Dim::symbolic(d.dim_param()));
+    } else {
+      dims.push_back(Dim::unknown());
+    }
+  }
+  if (reshape && minusOne >= 0) {
+    // -1 is the input's element count over the other target dims. Both are products of a static factor and named
+    // symbols ([batch_size, 1] -> [-1, 1] gives batch_size); solvable when the symbols cancel down to at most one.
+    struct Product {
+      int64_t coeff = 1;
+      std::multiset<std::string> symbols;
+      bool ok = true;
+    };
+    auto multiply = [](Product& p, const Dim& d) {
+      if (d.isStatic()) p.coeff *= d.value;
+      else if (d.isSymbolic()) p.symbols.insert(d.symbol);
+      else p.ok = false;
+    };
+    Product whole, others;
+    if (!in.rankKnown()) return;
+    for (const Dim& d : in.dims()) multiply(whole, d);
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (static_cast<int>(i) != minusOne) multiply(others, dims[i]);
+    if (whole.ok && others.ok && others.coeff > 0 && whole.coeff % others.coeff == 0) {
+      bool divisible = true;
+      for (const std::string& sym : others.symbols) {
+        auto it = whole.symbols.find(sym);
+        if (it == whole.symbols.end()) divisible = false;
+        else whole.symbols.erase(it);
+      }
+      const int64_t rest = whole.coeff / others.coeff;
+      if (divisible && whole.symbols.empty()) dims[static_cast<size_t>(minusOne)] = Dim::fixed(rest);
+      else if (divisible && whole.symbols.size() == 1 && rest == 1)
+        dims[static_cast<size_t>(minusOne)] = Dim::symbolic(*whole.symbols.begin());
+    }
+  }
+  if (expand) {
+    // Numpy broadcasting of the input shape against the target.
+    if (!in.rankKnown()) return;
+    const size_t rank = std::max(in.rank(), dims.size());
+    std::vector<Dim> b(rank);
+    for (size_t i = 0; i < rank; ++i) {
+      const Dim* x = i + in.rank() >= rank ? &in[i + in.rank() - rank] : nullptr;
+      const Dim* y = i + dims.size() >= rank ? &dims[i + dims.size() - rank] : nullptr;
+      if (x && y) b[i] = (x->isStatic() && x->value == 1) ? *y : (y->isStatic() && y->value == 1) ? *x : (x->isStatic() ? *x : *y);
+      else b[i] = x ? *x : *y;
+    }
+    dims = std::move(b);
+  }
+  ValueType t = out->type();
+  if (!t.known()) {
+    t.kind = ValueType::Kind::Tensor;
+    t.dtype = fill ? DType::Float : (data ? data->type().dtype : DType::Undefined);
+  }
+  t.shape = mergeTypes(ValueType::tensor(t.dtype, out->type().shape), ValueType::tensor(t.dtype, Shape(dims)), nullptr).shape;
+  setType(out, t);
+}
+
 void Session::propagateExtra(Node& n) {
   if (!n.domain().empty() || n.numOutputs() != 1 || !n.output(0)) return;
   const std::string& op = n.opType();
   const int64_t cap = 4096;  // shape vectors are short; anything longer is data, not a shape
-  onnx::TensorShapeProto out;
-  auto emit = [&](const std::vector<int64_t>& vals) {
-    if (static_cast<int64_t>(vals.size()) > cap) return;
-    for (int64_t x : vals) out.add_dim()->set_dim_value(x);
+  using DimProto = onnx::TensorShapeProto_Dimension;
+  // Known elements of a small integer vector: static values or named symbols (unknown entries allowed).
+  auto elems = [&](const Value* v) -> std::optional<std::vector<DimProto>> {
+    const onnx::TensorShapeProto* p = propagatedOf(v);
+    if (!p) return std::nullopt;
+    return std::vector<DimProto>(p->dim().begin(), p->dim().end());
+  };
+  auto emit = [&](const std::vector<DimProto>& dims) {
+    if (static_cast<int64_t>(dims.size()) > cap) return;
+    onnx::TensorShapeProto out;
+    for (const DimProto& d : dims) *out.add_dim() = d;
     setPropagated(n.output(0), std::move(out));
   };
-  if (op == "ConstantOfShape") {
-    auto shape = knownInts(n.input(0));
-    if (!shape || shape->size() != 1 || (*shape)[0] < 0 || (*shape)[0] > cap) return;
-    int64_t fill = 0;
-    if (const Attribute* a = n.attr("value")) {
-      const Tensor* t = a->get<Tensor>();
-      if (!t || !isInteger(t->dtype()) || t->numel() != 1) return;
-      fill = t->toInt64()[0];
-    } else if (!isInteger(n.output(0)->type().dtype) && n.output(0)->type().dtype != DType::Float) {
-      return;
-    }
-    if (n.attr("value") == nullptr) return;  // default fill is float 0, not an integer vector
-    emit(std::vector<int64_t>(static_cast<size_t>((*shape)[0]), fill));
-  } else if (op == "Range") {
-    auto a = knownInts(n.input(0)), b = knownInts(n.input(1)), c = knownInts(n.input(2));
-    if (!a || !b || !c || a->size() != 1 || b->size() != 1 || c->size() != 1 || (*c)[0] == 0) return;
-    std::vector<int64_t> vals;
-    for (int64_t x = (*a)[0]; ((*c)[0] > 0 ? x < (*b)[0] : x > (*b)[0]) && static_cast<int64_t>(vals.size()) <= cap;
-         x += (*c)[0])
-      vals.push_back(x);
-    emit(vals);
+  auto fixed = [](int64_t v) {
+    DimProto d;
+    d.set_dim_value(v);
+    return d;
+  };
+  auto emitInts = [&](const std::vector<int64_t>& vals) {
+    std::vector<DimProto> dims;
+    for (int64_t x : vals) dims.push_back(fixed(x));
+    emit(dims);
+  };
+  const bool scalarOut = n.output(0)->type().shape.rankKnown() && n.output(0)->type().shape.rank() == 0;
+
+  if (op == "Unsqueeze" || op == "Squeeze" || op == "Identity" ||
+      (op == "Cast" && isInteger(n.output(0)->type().dtype))) {
+    // Rank changes between scalar and one-element vector do not change the values.
+    auto a = elems(n.input(0));
+    if (a && (op != "Squeeze" || a->size() == 1 || !scalarOut)) emit(*a);
   } else if (op == "Concat") {
-    std::vector<int64_t> vals;
+    std::vector<DimProto> all;
     for (const Value* in : n.inputs()) {
-      auto a = knownInts(in);
+      auto a = elems(in);
       if (!a) return;
-      vals.insert(vals.end(), a->begin(), a->end());
+      all.insert(all.end(), a->begin(), a->end());
     }
-    emit(vals);
+    emit(all);
+  } else if (op == "Gather") {
+    auto data = elems(n.input(0));
+    auto idx = knownInts(n.input(1));
+    if (!data || !idx || n.attrInt("axis", 0) != 0) return;
+    std::vector<DimProto> picked;
+    for (int64_t i : *idx) {
+      if (i < 0) i += static_cast<int64_t>(data->size());
+      if (i < 0 || i >= static_cast<int64_t>(data->size())) return;
+      picked.push_back((*data)[static_cast<size_t>(i)]);
+    }
+    emit(picked);
   } else if (op == "Slice" && n.numInputs() >= 3) {
     // 1-D slices of shape vectors (opset 10+ form, inputs data/starts/ends[/axes/steps]).
-    auto data = knownInts(n.input(0)), st = knownInts(n.input(1)), en = knownInts(n.input(2));
+    auto data = elems(n.input(0));
+    auto st = knownInts(n.input(1)), en = knownInts(n.input(2));
     if (!data || !st || !en || st->size() != 1 || en->size() != 1) return;
     int64_t step = 1;
     if (n.input(4)) {
@@ -491,15 +661,30 @@ void Session::propagateExtra(Node& n) {
     };
     const int64_t b = step > 0 ? clampIndex((*st)[0], 0, len) : clampIndex((*st)[0], -1, len - 1);
     const int64_t e = step > 0 ? clampIndex((*en)[0], 0, len) : clampIndex((*en)[0], -1, len - 1);
+    std::vector<DimProto> picked;
+    for (int64_t i = b; step > 0 ? i < e : i > e; i += step) picked.push_back((*data)[static_cast<size_t>(i)]);
+    emit(picked);
+  } else if (op == "ConstantOfShape") {
+    auto shape = knownInts(n.input(0));
+    const Attribute* a = n.attr("value");
+    if (!shape || shape->size() != 1 || (*shape)[0] < 0 || (*shape)[0] > cap || !a) return;
+    const Tensor* t = a->get<Tensor>();  // the default fill is float 0: not an integer vector
+    if (!t || !isInteger(t->dtype()) || t->numel() != 1) return;
+    emitInts(std::vector<int64_t>(static_cast<size_t>((*shape)[0]), t->toInt64()[0]));
+  } else if (op == "Range") {
+    auto a = knownInts(n.input(0)), b = knownInts(n.input(1)), c = knownInts(n.input(2));
+    if (!a || !b || !c || a->size() != 1 || b->size() != 1 || c->size() != 1 || (*c)[0] == 0) return;
     std::vector<int64_t> vals;
-    for (int64_t i = b; step > 0 ? i < e : i > e; i += step) vals.push_back((*data)[static_cast<size_t>(i)]);
-    emit(vals);
+    for (int64_t x = (*a)[0]; ((*c)[0] > 0 ? x < (*b)[0] : x > (*b)[0]) && static_cast<int64_t>(vals.size()) <= cap;
+         x += (*c)[0])
+      vals.push_back(x);
+    emitInts(vals);
   } else if (op == "Neg" || op == "Abs") {
     auto a = knownInts(n.input(0));
     if (!a) return;
     for (int64_t& x : *a) x = op == "Neg" ? -x : (x < 0 ? -x : x);
-    emit(*a);
-  } else if (op == "Div" || op == "Max" || op == "Min" || op == "Mod") {
+    emitInts(*a);
+  } else if (op == "Div" || op == "Max" || op == "Min" || op == "Mod" || op == "Mul" || op == "Add" || op == "Sub") {
     if (!isInteger(n.output(0)->type().dtype) || n.numInputs() != 2) return;
     auto a = knownInts(n.input(0)), b = knownInts(n.input(1));
     if (!a || !b || (a->size() != b->size() && a->size() != 1 && b->size() != 1)) return;
@@ -508,9 +693,10 @@ void Session::propagateExtra(Node& n) {
     for (size_t i = 0; i < len; ++i) {
       const int64_t x = (*a)[a->size() == 1 ? 0 : i], y = (*b)[b->size() == 1 ? 0 : i];
       if ((op == "Div" || op == "Mod") && y == 0) return;
-      vals[i] = op == "Div" ? x / y : op == "Mod" ? x % y : op == "Max" ? std::max(x, y) : std::min(x, y);
+      vals[i] = op == "Div" ? x / y : op == "Mod" ? x % y : op == "Max" ? std::max(x, y) : op == "Min" ? std::min(x, y)
+              : op == "Mul" ? x * y : op == "Add" ? x + y : x - y;
     }
-    emit(vals);
+    emitInts(vals);
   }
 }
 
