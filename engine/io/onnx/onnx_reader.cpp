@@ -23,9 +23,9 @@ namespace {
 
 [[noreturn]] void fail(const std::string& msg) { throw std::runtime_error(msg); }
 
-// Names visible while converting one graph: its own values, then its ancestors'. Real exports sometimes define
-// one name twice (e.g. two Constant nodes writing "284"); ONNX's sequential reading applies: a use refers to the
-// nearest definition before it in file order (or, for out-of-order files, the first one after it).
+// Names visible while converting one graph: its own values, then its ancestors'. Real files sometimes define one
+// name twice (gpt2_past.onnx: a tool appended new Constant nodes writing the names of the originals it replaced).
+// ONNX Runtime and the onnx Python tools resolve such a name to its LAST definition; so does Kiln, with a warning.
 struct Scope {
   // Most names have one definition; only real duplicates pay for a vector.
   struct Definitions {
@@ -37,22 +37,11 @@ struct Scope {
   long positionInParent = 0;  // index of the owning node in the parent graph
   std::unordered_map<std::string, Definitions> names;  // position -1: inputs/initializers
 
-  Value* lookupHere(const std::string& n, long position) const {
+  Value* lookupHere(const std::string& n, long /*position*/) const {
     auto it = names.find(n);
     if (it == names.end()) return nullptr;
     const Definitions& d = it->second;
-    if (d.more.empty()) return d.value;
-    Value* before = nullptr;
-    Value* after = nullptr;
-    auto consider = [&](long pos, Value* v) {
-      if (pos < position) before = v;
-      else if (!after && pos > position) after = v;
-    };
-    consider(d.position, d.value);
-    for (const auto& [pos, v] : d.more) consider(pos, v);
-    if (before) return before;
-    if (after) return after;
-    return d.value;  // only a self-definition: the cycle check reports it
+    return d.more.empty() ? d.value : d.more.back().second;  // the last definition wins
   }
   Value* lookup(const std::string& n, long position) const {
     long pos = position;
@@ -130,7 +119,7 @@ void Importer::define(Scope& scope, const std::string& name, Value* v, long posi
   }
   if (position < 0 && defs.position < 0) fail("graph input or initializer '" + name + "' is defined more than once");
   if (redefined_.insert(name).second && redefined_.size() <= 20)
-    warnings_.push_back("value '" + name + "' is defined more than once; each use takes the nearest definition before it");
+    warnings_.push_back("value '" + name + "' is defined more than once; every use takes its last definition");
   defs.more.emplace_back(position, v);
 }
 

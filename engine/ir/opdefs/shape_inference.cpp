@@ -54,6 +54,34 @@ ValueType mergeTypes(const ValueType& existing, const ValueType& inferred, std::
 
 class Session;
 
+// Symbolic dims of the form "sym", "sym+3", "sym-1": enough for the position arithmetic exports do with a KV cache
+// (past_len + new_len, Range(past_len, past_len + 1)). Anything else stays an opaque name.
+struct LinearDim {
+  std::string symbol;  // empty: a constant
+  int64_t offset = 0;
+};
+
+std::optional<LinearDim> parseLinear(const onnx::TensorShapeProto_Dimension& d) {
+  if (d.has_dim_value()) return LinearDim{{}, d.dim_value()};
+  if (!d.has_dim_param() || d.dim_param().empty()) return std::nullopt;
+  const std::string& p = d.dim_param();
+  const auto sign = p.find_last_of("+-");
+  if (sign == std::string::npos || sign == 0) return LinearDim{p, 0};
+  const std::string tail = p.substr(sign + 1);
+  if (tail.empty() || tail.find_first_not_of("0123456789") != std::string::npos || tail.size() > 15)
+    return LinearDim{p, 0};
+  const int64_t k = std::stoll(tail);
+  return LinearDim{p.substr(0, sign), p[sign] == '+' ? k : -k};
+}
+
+onnx::TensorShapeProto_Dimension formatLinear(const LinearDim& l) {
+  onnx::TensorShapeProto_Dimension d;
+  if (l.symbol.empty()) d.set_dim_value(l.offset);
+  else if (l.offset == 0) d.set_dim_param(l.symbol);
+  else d.set_dim_param(l.symbol + (l.offset > 0 ? "+" : "-") + std::to_string(l.offset > 0 ? l.offset : -l.offset));
+  return d;
+}
+
 // libonnx sees a subgraph (If/Loop/Scan body) through this.
 class SubgraphInferencer final : public onnx::GraphInferencer {
  public:
@@ -424,6 +452,8 @@ void Session::inferNode(Node& n) {
       if (auto nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
       warn(nodeLabel(n) + ": inference failed: " + msg);
     }
+    refineFromPropagatedShape(n);  // our own rules may still know the shape
+    if (n.numOutputs() == 1 && n.output(0) && !propagated_.count(n.output(0))) propagateExtra(n);
     return;
   }
   ++report_.nodesInferred;
@@ -441,61 +471,69 @@ void Session::inferNode(Node& n) {
 }
 
 // libonnx 1.12 turns every sliced symbolic dim into an unknown one, even when the slice keeps the whole axis
-// (start 0, end past the end, step 1) — the common `x[:, -1]`-style export. Restores the symbol for those axes.
+// (start 0, end past the end, step 1), and gives up entirely (not even a rank) when starts/ends are computed.
+// Exports slice masks with computed bounds (bias[:, :, past_len:past_len+1, :past_len+1]). Rebuilds the shape:
+// rank from the input, unsliced axes kept, whole-axis slices keep their symbol, and bounds over the same symbol
+// (sym+a .. sym+b, step 1) give a static length b-a — assuming in-range bounds, as symbolic inference tools do.
 void refineSlice(Node& n, Session& s) {
   Value* out = n.output(0);
   const Value* x = n.input(0);
-  if (!out || !x || !x->type().shape.rankKnown() || !out->type().shape.rankKnown() ||
-      out->type().shape.rank() != x->type().shape.rank() || n.numInputs() < 3)
-    return;
-  auto ints = [&](size_t i) -> std::optional<std::vector<int64_t>> {
-    const Tensor* t = s.constantTensorOf(n.input(i));
-    if (!t) return std::nullopt;
-    return t->toInt64();
+  if (!out || !x || !x->type().shape.rankKnown() || n.numInputs() < 3) return;
+  if (out->type().shape.rankKnown() && out->type().shape.rank() != x->type().shape.rank()) return;
+  using DimProto = onnx::TensorShapeProto_Dimension;
+  auto vec = [&](size_t i) -> std::optional<std::vector<DimProto>> {
+    const onnx::TensorShapeProto* p = s.propagatedOf(n.input(i));
+    if (!p) return std::nullopt;
+    return std::vector<DimProto>(p->dim().begin(), p->dim().end());
   };
-  auto starts = ints(1), ends = ints(2);
+  auto starts = vec(1), ends = vec(2);
   if (!starts || !ends || starts->size() != ends->size()) return;
   std::vector<int64_t> axes, steps;
+  for (size_t i = 0; i < starts->size(); ++i) axes.push_back(static_cast<int64_t>(i));
   if (n.input(3)) {
-    auto a = ints(3);
+    auto a = vec(3);
     if (!a || a->size() != starts->size()) return;
-    axes = *a;
-  } else {
-    for (size_t i = 0; i < starts->size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    for (size_t i = 0; i < a->size(); ++i) {
+      if (!(*a)[i].has_dim_value()) return;
+      axes[i] = (*a)[i].dim_value();
+    }
   }
+  steps.assign(starts->size(), 1);
   if (n.input(4)) {
-    auto st = ints(4);
+    auto st = vec(4);
     if (!st || st->size() != starts->size()) return;
-    steps = *st;
-  } else {
-    steps.assign(starts->size(), 1);
+    for (size_t i = 0; i < st->size(); ++i) {
+      if (!(*st)[i].has_dim_value()) return;
+      steps[i] = (*st)[i].dim_value();
+    }
   }
   const int64_t rank = static_cast<int64_t>(x->type().shape.rank());
   ValueType t = out->type();
-  bool changed = false;
+  if (!t.shape.rankKnown()) {
+    t.kind = ValueType::Kind::Tensor;
+    if (t.dtype == DType::Undefined) t.dtype = x->type().dtype;
+    t.shape = Shape(std::vector<Dim>(static_cast<size_t>(rank), Dim::unknown()));
+  }
+  std::vector<bool> sliced(static_cast<size_t>(rank), false);
   for (size_t i = 0; i < axes.size(); ++i) {
     const int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
     if (axis < 0 || axis >= rank) return;
+    sliced[static_cast<size_t>(axis)] = true;
     const Dim& in = x->type().shape[static_cast<size_t>(axis)];
     Dim& o = t.shape.dims()[static_cast<size_t>(axis)];
-    const bool whole = (*starts)[i] == 0 && (*ends)[i] >= (int64_t(1) << 31) && steps[i] == 1;
-    if (whole && in.isSymbolic() && !o.isStatic() && !o.isSymbolic()) {
-      o = in;
-      changed = true;
-    }
+    if (o.isStatic() || o.isSymbolic()) continue;
+    const auto b = parseLinear((*starts)[i]), e = parseLinear((*ends)[i]);
+    if (!b || !e || steps[i] != 1) continue;
+    if (b->symbol.empty() && b->offset == 0 && e->symbol.empty() && e->offset >= (int64_t(1) << 31) && in.isSymbolic())
+      o = in;  // the whole axis
+    else if (!b->symbol.empty() && b->symbol == e->symbol)
+      o = Dim::fixed(std::max<int64_t>(0, e->offset - b->offset));
   }
-  // Axes not sliced keep their dims too.
   for (int64_t a = 0; a < rank; ++a) {
-    if (std::find(axes.begin(), axes.end(), a) != axes.end() || std::find(axes.begin(), axes.end(), a - rank) != axes.end())
-      continue;
     Dim& o = t.shape.dims()[static_cast<size_t>(a)];
-    const Dim& in = x->type().shape[static_cast<size_t>(a)];
-    if (!o.isStatic() && !o.isSymbolic() && (in.isStatic() || in.isSymbolic())) {
-      o = in;
-      changed = true;
-    }
+    if (!sliced[static_cast<size_t>(a)] && !o.isStatic() && !o.isSymbolic()) o = x->type().shape[static_cast<size_t>(a)];
   }
-  if (changed) s.setType(out, t);
+  if (!(t == out->type())) s.setType(out, t);
 }
 
 void Session::refineFromPropagatedShape(Node& n) {
@@ -503,6 +541,50 @@ void Session::refineFromPropagatedShape(Node& n) {
   const std::string& op = n.opType();
   if (op == "Slice") {
     refineSlice(n, *this);
+    return;
+  }
+  if (op == "Concat") {
+    // libonnx adds concatenated extents only when all are static; seq_len + 1 (a KV cache plus the new token) is
+    // kept as the linear symbol "seq_len+1".
+    Value* out = n.output(0);
+    if (!out->type().shape.rankKnown()) return;
+    const int64_t rank = static_cast<int64_t>(out->type().shape.rank());
+    int64_t axis = n.attrInt("axis", 0);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank || out->type().shape[static_cast<size_t>(axis)].isStatic()) return;
+    LinearDim sum;
+    for (const Value* in : n.inputs()) {
+      if (!in || !in->type().shape.rankKnown() || static_cast<int64_t>(in->type().shape.rank()) != rank) return;
+      const Dim& d = in->type().shape[static_cast<size_t>(axis)];
+      onnx::TensorShapeProto_Dimension p;
+      if (d.isStatic()) p.set_dim_value(d.value);
+      else if (d.isSymbolic()) p.set_dim_param(d.symbol);
+      else return;
+      auto l = parseLinear(p);
+      if (!l || (!l->symbol.empty() && !sum.symbol.empty())) return;  // at most one symbol
+      if (!l->symbol.empty()) sum.symbol = l->symbol;
+      sum.offset += l->offset;
+    }
+    const auto f = formatLinear(sum);
+    ValueType t = out->type();
+    t.shape.dims()[static_cast<size_t>(axis)] = f.has_dim_value() ? Dim::fixed(f.dim_value()) : Dim::symbolic(f.dim_param());
+    setType(out, t);
+    return;
+  }
+  if (op == "Range") {
+    // Range(start, limit, delta) over the same symbol (past_len, past_len + k, 1) has a static length.
+    const onnx::TensorShapeProto* a = propagatedOf(n.input(0));
+    const onnx::TensorShapeProto* b = propagatedOf(n.input(1));
+    auto delta = knownInts(n.input(2));
+    if (!a || !b || !delta || a->dim_size() != 1 || b->dim_size() != 1 || delta->size() != 1 || (*delta)[0] == 0)
+      return;
+    auto x = parseLinear(a->dim(0)), y = parseLinear(b->dim(0));
+    if (!x || !y || x->symbol != y->symbol || x->symbol.empty()) return;
+    const int64_t d = (*delta)[0], span = y->offset - x->offset;
+    const int64_t len = std::max<int64_t>(0, (span + (d > 0 ? d - 1 : d + 1)) / d);
+    ValueType t = n.output(0)->type();
+    t.shape = Shape({Dim::fixed(len)});
+    setType(n.output(0), t);
     return;
   }
   const bool reshape = op == "Reshape", expand = op == "Expand", fill = op == "ConstantOfShape";
@@ -619,8 +701,8 @@ void Session::propagateExtra(Node& n) {
   };
   const bool scalarOut = n.output(0)->type().shape.rankKnown() && n.output(0)->type().shape.rank() == 0;
 
-  if (op == "Unsqueeze" || op == "Squeeze" || op == "Identity" ||
-      (op == "Cast" && isInteger(n.output(0)->type().dtype))) {
+  // Cast passes the (integer) values through; exports round-trip shape values via float (int(x / 2)).
+  if (op == "Unsqueeze" || op == "Squeeze" || op == "Identity" || op == "Cast") {
     // Rank changes between scalar and one-element vector do not change the values.
     auto a = elems(n.input(0));
     if (a && (op != "Squeeze" || a->size() == 1 || !scalarOut)) emit(*a);
@@ -684,6 +766,24 @@ void Session::propagateExtra(Node& n) {
     if (!a) return;
     for (int64_t& x : *a) x = op == "Neg" ? -x : (x < 0 ? -x : x);
     emitInts(*a);
+  } else if ((op == "Add" || op == "Sub") && isInteger(n.output(0)->type().dtype) && n.numInputs() == 2 &&
+             (!knownInts(n.input(0)) || !knownInts(n.input(1)))) {
+    // sym + k, sym - k, (sym + a) - (sym + b): single-element shape arithmetic over one symbol.
+    auto a = elems(n.input(0)), b = elems(n.input(1));
+    if (!a || !b || a->size() != 1 || b->size() != 1) return;
+    auto x = parseLinear((*a)[0]), y = parseLinear((*b)[0]);
+    if (!x || !y) return;
+    LinearDim r;
+    if (op == "Add" && (x->symbol.empty() || y->symbol.empty())) {
+      r = {x->symbol.empty() ? y->symbol : x->symbol, x->offset + y->offset};
+    } else if (op == "Sub" && y->symbol.empty()) {
+      r = {x->symbol, x->offset - y->offset};
+    } else if (op == "Sub" && x->symbol == y->symbol) {
+      r = {{}, x->offset - y->offset};
+    } else {
+      return;
+    }
+    emit({formatLinear(r)});
   } else if (op == "Div" || op == "Max" || op == "Min" || op == "Mod" || op == "Mul" || op == "Add" || op == "Sub") {
     if (!isInteger(n.output(0)->type().dtype) || n.numInputs() != 2) return;
     auto a = knownInts(n.input(0)), b = knownInts(n.input(1));
