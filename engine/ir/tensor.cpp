@@ -70,29 +70,35 @@ T load(const uint8_t* p, int64_t i) {
   return v;
 }
 
+// One loop per element type (the dtype switch is outside the loop: weights can be tens of millions of elements).
+template <typename Out, typename In, typename Convert>
+void widenAs(const uint8_t* p, int64_t n, std::vector<Out>& out, Convert convert) {
+  out.resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = static_cast<Out>(convert(load<In>(p, i)));
+}
+
 template <typename Out>
 std::vector<Out> widen(const Tensor& t) {
   std::vector<Out> out;
   if (!t.data()) return out;
-  out.reserve(static_cast<size_t>(t.numel()));
   const uint8_t* p = t.data();
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    switch (t.dtype()) {
-      case DType::Float: out.push_back(static_cast<Out>(load<float>(p, i))); break;
-      case DType::Double: out.push_back(static_cast<Out>(load<double>(p, i))); break;
-      case DType::Float16: out.push_back(static_cast<Out>(halfToFloat(load<uint16_t>(p, i)))); break;
-      case DType::BFloat16: out.push_back(static_cast<Out>(bfloat16ToFloat(load<uint16_t>(p, i)))); break;
-      case DType::Int8: out.push_back(static_cast<Out>(load<int8_t>(p, i))); break;
-      case DType::UInt8: out.push_back(static_cast<Out>(load<uint8_t>(p, i))); break;
-      case DType::Bool: out.push_back(static_cast<Out>(load<uint8_t>(p, i) != 0)); break;
-      case DType::Int16: out.push_back(static_cast<Out>(load<int16_t>(p, i))); break;
-      case DType::UInt16: out.push_back(static_cast<Out>(load<uint16_t>(p, i))); break;
-      case DType::Int32: out.push_back(static_cast<Out>(load<int32_t>(p, i))); break;
-      case DType::UInt32: out.push_back(static_cast<Out>(load<uint32_t>(p, i))); break;
-      case DType::Int64: out.push_back(static_cast<Out>(load<int64_t>(p, i))); break;
-      case DType::UInt64: out.push_back(static_cast<Out>(load<uint64_t>(p, i))); break;
-      default: return {};
-    }
+  const int64_t n = t.numel();
+  auto same = [](auto v) { return v; };
+  switch (t.dtype()) {
+    case DType::Float: widenAs<Out, float>(p, n, out, same); break;
+    case DType::Double: widenAs<Out, double>(p, n, out, same); break;
+    case DType::Float16: widenAs<Out, uint16_t>(p, n, out, [](uint16_t h) { return halfToFloat(h); }); break;
+    case DType::BFloat16: widenAs<Out, uint16_t>(p, n, out, [](uint16_t h) { return bfloat16ToFloat(h); }); break;
+    case DType::Int8: widenAs<Out, int8_t>(p, n, out, same); break;
+    case DType::UInt8: widenAs<Out, uint8_t>(p, n, out, same); break;
+    case DType::Bool: widenAs<Out, uint8_t>(p, n, out, [](uint8_t b) { return b != 0 ? 1 : 0; }); break;
+    case DType::Int16: widenAs<Out, int16_t>(p, n, out, same); break;
+    case DType::UInt16: widenAs<Out, uint16_t>(p, n, out, same); break;
+    case DType::Int32: widenAs<Out, int32_t>(p, n, out, same); break;
+    case DType::UInt32: widenAs<Out, uint32_t>(p, n, out, same); break;
+    case DType::Int64: widenAs<Out, int64_t>(p, n, out, same); break;
+    case DType::UInt64: widenAs<Out, uint64_t>(p, n, out, same); break;
+    default: return {};
   }
   return out;
 }
