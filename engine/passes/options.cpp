@@ -135,7 +135,7 @@ Options Options::fromFile(const std::string& path) {
   if (!j.isObject()) throw LoadError(path, "an option file must hold a JSON object");
   Options o;
   try {
-    o.merge(j, path);
+    o.merge(j, "");  // the LoadError names the file
   } catch (const OptionError& e) {
     throw LoadError(path, e.what());
   }
