@@ -70,30 +70,8 @@ int runCompile(const Argv& argv) {
   if (json) {
     Json j = Json::object();
     j.set("run", recorder ? Json(recorder->runId()) : Json());
-    Json passes = Json::array();
-    for (const PassRecord& p : s.passes) {
-      Json pj = Json::object();
-      pj.set("stage", std::string(stageName(p.stage)));
-      pj.set("name", p.name);
-      pj.set("ms", p.ms);
-      pj.set("changed", p.changed);
-      pj.set("nodes_before", p.nodesBefore);
-      pj.set("nodes_after", p.nodesAfter);
-      Json counters = Json::object();
-      for (const auto& [k, v] : p.counters) counters.set(k, v);
-      pj.set("counters", counters);
-      if (!p.error.empty()) pj.set("error", p.error);
-      passes.push(pj);
-    }
-    j.set("passes", passes);
-    j.set("nodes_before", s.nodesBefore);
-    j.set("nodes_after", s.nodesAfter);
-    j.set("ms", s.ms);
-    j.set("status", s.status == RunStatus::Ok ? "ok" : s.status == RunStatus::Stopped ? "stopped" : "failed");
-    if (!s.error.empty()) j.set("error", s.error);
-    Json warnings = Json::array();
-    for (const auto& w : s.warnings) warnings.push(w);
-    j.set("warnings", warnings);
+    Json summary = runSummaryToJson(s);  // named: a temporary would die before the loop body runs
+    for (auto& [k, v] : summary.asObject()) j.set(k, std::move(v));
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << table.str();

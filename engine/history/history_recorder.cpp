@@ -316,14 +316,11 @@ void HistoryRecorder::recordGraph(const Model& model, int seq) {
 
 // ---------------------------------------------------------------- rows
 
-void HistoryRecorder::insertNode(const Node& n, int seq) {
-  OpenNode open;
-  open.row = nodeRowOf(n);
-  open.row.span.firstPass = seq;
-  const NodeRow& r = open.row;
+// Inserts the row opened at row.span.firstPass (shared by new nodes and re-versioned ones).
+void HistoryRecorder::writeNodeRow(const NodeRow& r) {
   insertNode_.bind(1, runId_)
       .bind(2, r.id)
-      .bind(3, seq)
+      .bind(3, r.span.firstPass)
       .bind(4, r.graphOwner)
       .bind(5, r.graphAttr)
       .bind(6, r.opType)
@@ -333,8 +330,16 @@ void HistoryRecorder::insertNode(const Node& n, int seq) {
       .bind(10, r.annotationsJson)
       .run();
   ++stats_.nodeRows;
+}
+
+void HistoryRecorder::insertNode(const Node& n, int seq) {
+  OpenNode open;
+  open.row = nodeRowOf(n);
+  open.row.span.firstPass = seq;
+  writeNodeRow(open.row);
   syncEdges(open, n, seq);
-  nodes_.emplace(r.id, std::move(open));
+  const int64_t id = open.row.id;
+  nodes_.emplace(id, std::move(open));
 }
 
 void HistoryRecorder::updateNode(OpenNode& open, const Node& n, int seq) {
@@ -343,18 +348,7 @@ void HistoryRecorder::updateNode(OpenNode& open, const Node& n, int seq) {
     closeNode_.bind(1, runId_).bind(2, row.id).bind(3, open.row.span.firstPass).bind(4, seq).run();
     ++stats_.rowsClosed;
     row.span.firstPass = seq;
-    insertNode_.bind(1, runId_)
-        .bind(2, row.id)
-        .bind(3, seq)
-        .bind(4, row.graphOwner)
-        .bind(5, row.graphAttr)
-        .bind(6, row.opType)
-        .bind(7, row.domain)
-        .bind(8, row.name)
-        .bind(9, row.attrsJson)
-        .bind(10, row.annotationsJson)
-        .run();
-    ++stats_.nodeRows;
+    writeNodeRow(row);
     open.row = std::move(row);
   }
   // Rewiring alone does not re-version the node row: only the affected edge rows change.

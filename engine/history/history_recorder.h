@@ -65,6 +65,7 @@ class HistoryRecorder final : public PassObserver {
   void recordGraph(const Model& model, int seq);
   void insertPassRow(const PassRecord& record);
   void insertNode(const Node& n, int seq);
+  void writeNodeRow(const NodeRow& row);
   void updateNode(OpenNode& open, const Node& n, int seq);
   void closeNode(OpenNode& open, int seq);
   void syncEdges(OpenNode& open, const Node& n, int seq);

@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 
+#include "passes/pass_manager.h"
 #include "util/units.h"
 
 namespace kiln {
@@ -150,9 +151,7 @@ Json passToJson(const PassInfo& p) {
   j.set("name", p.name);
   j.set("ms", p.ms);
   j.set("changed", p.changed);
-  Json c = Json::object();
-  for (const auto& [k, v] : p.counters) c.set(k, v);
-  j.set("counters", std::move(c));
+  j.set("counters", countersToJson(p.counters));
   j.set("nodes_before", optJson(p.nodesBefore));
   j.set("nodes_after", optJson(p.nodesAfter));
   j.set("node_rows_started", p.nodeRowsStarted);
@@ -243,24 +242,19 @@ Json diffToJson(const GraphDiff& d) {
   };
   j.set("added_nodes", rows(d.addedNodes, nodeRowToJson));
   j.set("removed_nodes", rows(d.removedNodes, nodeRowToJson));
-  j.set("changed_nodes", rows(d.changedNodes, [&](const NodeChange& c) {
-          Json o = Json::object();
-          o.set("id", c.after.id);
-          o.set("fields", strings(c.fields()));
-          o.set("before", nodeRowToJson(c.before));
-          o.set("after", nodeRowToJson(c.after));
-          return o;
-        }));
+  // A node or value change: its id, which fields changed, and the rows before and after.
+  auto change = [&](const auto& c, auto rowToJson) {
+    Json o = Json::object();
+    o.set("id", c.after.id);
+    o.set("fields", strings(c.fields()));
+    o.set("before", rowToJson(c.before));
+    o.set("after", rowToJson(c.after));
+    return o;
+  };
+  j.set("changed_nodes", rows(d.changedNodes, [&](const NodeChange& c) { return change(c, nodeRowToJson); }));
   j.set("added_values", rows(d.addedValues, valueRowToJson));
   j.set("removed_values", rows(d.removedValues, valueRowToJson));
-  j.set("changed_values", rows(d.changedValues, [&](const ValueChange& c) {
-          Json o = Json::object();
-          o.set("id", c.after.id);
-          o.set("fields", strings(c.fields()));
-          o.set("before", valueRowToJson(c.before));
-          o.set("after", valueRowToJson(c.after));
-          return o;
-        }));
+  j.set("changed_values", rows(d.changedValues, [&](const ValueChange& c) { return change(c, valueRowToJson); }));
   j.set("added_edges", rows(d.addedEdges, edgeRowToJson));
   j.set("removed_edges", rows(d.removedEdges, edgeRowToJson));
   return j;

@@ -181,6 +181,43 @@ RunSummary PassManager::run(Model& model, const Options& options) {
   return summary;
 }
 
+// ------------------------------------------------------------------------------------------------ JSON
+
+Json countersToJson(const std::map<std::string, int64_t>& counters) {
+  Json c = Json::object();
+  for (const auto& [k, v] : counters) c.set(k, v);
+  return c;
+}
+
+Json passRecordToJson(const PassRecord& p) {
+  Json j = Json::object();
+  j.set("stage", std::string(stageName(p.stage)));
+  j.set("name", p.name);
+  j.set("ms", p.ms);
+  j.set("changed", p.changed);
+  j.set("nodes_before", p.nodesBefore);
+  j.set("nodes_after", p.nodesAfter);
+  j.set("counters", countersToJson(p.counters));
+  if (!p.error.empty()) j.set("error", p.error);
+  return j;
+}
+
+Json runSummaryToJson(const RunSummary& s) {
+  Json j = Json::object();
+  Json passes = Json::array();
+  for (const PassRecord& p : s.passes) passes.push(passRecordToJson(p));
+  j.set("passes", std::move(passes));
+  j.set("nodes_before", s.nodesBefore);
+  j.set("nodes_after", s.nodesAfter);
+  j.set("ms", s.ms);
+  j.set("status", s.status == RunStatus::Ok ? "ok" : s.status == RunStatus::Stopped ? "stopped" : "failed");
+  if (!s.error.empty()) j.set("error", s.error);
+  Json warnings = Json::array();
+  for (const auto& w : s.warnings) warnings.push(w);
+  j.set("warnings", std::move(warnings));
+  return j;
+}
+
 // ------------------------------------------------------------------------------------------------ observers
 
 // Columns: stage 9, pass 30, ms 9, nodes 17 (display width: "→" is one column).

@@ -71,6 +71,12 @@ class PassManager {
   std::string until_;
 };
 
+// JSON forms shared by `kiln compile --json`, the history report and (later) batch reports.
+Json countersToJson(const std::map<std::string, int64_t>& counters);
+Json passRecordToJson(const PassRecord& record);
+// {"passes": [...], "nodes_before", "nodes_after", "ms", "status", "error"?, "warnings"}
+Json runSummaryToJson(const RunSummary& summary);
+
 // The standard pipeline for an option set (which passes, in which order, per the oo_* switches).
 // Plugins' passes are appended by the plugin loader.
 void addStandardPasses(PassManager& pm, const Options& options);
