@@ -37,11 +37,11 @@ int runCompile(const Argv& argv) {
   LoadedModel loaded = loadModel(args.positional[0]);
   Model& model = *loaded.model;
 
-  PassManager pm;
-  addStandardPasses(pm, options);
   const PluginSet plugins = loadPlugins(args.values.count("--plugin") ? args.values.at("--plugin")
                                                                       : std::vector<std::string>{});
   for (const auto& e : plugins.errors) std::cerr << "kiln: warning: " << e << "\n";
+  PassManager pm;
+  addStandardPasses(pm, options, plugins.fusionRules());
   plugins.addPassesTo(pm);
   if (auto until = args.value("--until")) pm.setUntil(*until);
   std::ostringstream table;

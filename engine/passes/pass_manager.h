@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "fusion/fusion_rule.h"
 #include "passes/options.h"
 #include "passes/pass.h"
 
@@ -78,8 +79,8 @@ Json passRecordToJson(const PassRecord& record);
 Json runSummaryToJson(const RunSummary& summary);
 
 // The standard pipeline for an option set (which passes, in which order, per the oo_* switches).
-// Plugins' passes are appended by the plugin loader.
-void addStandardPasses(PassManager& pm, const Options& options);
+// `extraFusionRules` (from plugins) are tried after the built-in rules; plugins' passes are appended by the loader.
+void addStandardPasses(PassManager& pm, const Options& options, const FusionRuleList& extraFusionRules = {});
 
 // Prints the per-pass table (stage, pass, ms, nodes before -> after, counters) while the run goes.
 class TimingTableObserver final : public PassObserver {

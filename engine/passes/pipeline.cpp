@@ -1,7 +1,10 @@
 // The standard pipeline. Stage 1 (prepare) follows GE's order: bind shapes, infer, compute static dimensions and
 // fold constants, drop dead branches and no-ops, simplify, merge duplicates, fold BatchNorm into convolutions,
 // fold again what that exposed, infer again, prune, and finally decide which engine runs each op.
-// Stages 2 and 3 join as their issues land.
+// Stage 2 (optimize) starts with graph fusion: the built-in rules, then the plugins' rules. Stage 3 joins with its
+// issue.
+#include "fusion/rules/builtin_rules.h"
+#include "passes/optimize/graph_fusion.h"
 #include "passes/pass_manager.h"
 #include "passes/prepare/batchnorm_fold.h"
 #include "passes/prepare/constant_folding.h"
@@ -10,7 +13,7 @@
 
 namespace kiln {
 
-void addStandardPasses(PassManager& pm, const Options&) {
+void addStandardPasses(PassManager& pm, const Options&, const FusionRuleList& extraFusionRules) {
   pm.add(Stage::Prepare, makeInputShapeBindingPass());
   pm.add(Stage::Prepare, makeInferShapePass());
   pm.add(Stage::Prepare, makeDimensionComputePass());
@@ -24,6 +27,10 @@ void addStandardPasses(PassManager& pm, const Options&) {
   pm.add(Stage::Prepare, makeInferShapePass());
   pm.add(Stage::Prepare, makeDeadCodeEliminationPass());
   pm.add(Stage::Prepare, makeValidityCheckPass());
+
+  FusionRuleList rules = builtinFusionRules();
+  rules.insert(rules.end(), extraFusionRules.begin(), extraFusionRules.end());
+  pm.add(Stage::Optimize, makeGraphFusionPass(std::move(rules)));
 }
 
 }  // namespace kiln

@@ -23,6 +23,10 @@ class CollectingRegistry final : public plugin::Registry {
     if (!OpRegistry::global().add(std::move(def))) throw std::runtime_error("may not redefine standard op " + what);
     ++p_.ops;
   }
+  void addFusionRule(std::shared_ptr<FusionRule> rule) override {
+    if (!rule) throw std::runtime_error("addFusionRule given no rule");
+    p_.fusionRules.push_back(std::move(rule));
+  }
   void setName(std::string name) override { p_.name = std::move(name); }
 
  private:
@@ -48,7 +52,8 @@ void loadOne(const std::string& path, PluginSet& set) {
     return;
   }
   const int v = version();
-  if (v != KILN_PLUGIN_API_VERSION) {
+  // Version 2 only appended addFusionRule to the registry, so a version-1 plugin's calls still land right.
+  if (v != KILN_PLUGIN_API_VERSION && v != 1) {
     set.errors.push_back("plugin " + path + ": built for plugin API version " + std::to_string(v) +
                          ", this Kiln provides version " + std::to_string(KILN_PLUGIN_API_VERSION));
     ::dlclose(handle);
@@ -73,6 +78,12 @@ void PluginSet::addPassesTo(PassManager& pm) const {
   for (const auto& p : plugins)
     for (const auto& [stage, factory] : p.passes) pm.add(stage, factory());
   pm.sortByStage();
+}
+
+FusionRuleList PluginSet::fusionRules() const {
+  FusionRuleList rules;
+  for (const auto& p : plugins) rules.insert(rules.end(), p.fusionRules.begin(), p.fusionRules.end());
+  return rules;
 }
 
 PluginSet loadPlugins(const std::vector<std::string>& explicitPaths, bool useEnvironment) {

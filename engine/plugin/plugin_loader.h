@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "fusion/fusion_rule.h"
 #include "passes/pass.h"
 
 namespace kiln {
@@ -15,6 +16,7 @@ class PassManager;
 struct LoadedPlugin {
   std::string path, name;
   std::vector<std::pair<Stage, std::function<std::unique_ptr<Pass>()>>> passes;
+  FusionRuleList fusionRules;
   int ops = 0;
 };
 
@@ -23,6 +25,8 @@ struct PluginSet {
   std::vector<std::string> errors;  // one line each: "plugin PATH: reason"
   // Appends every plugin pass to `pm` at the end of its stage (call after addStandardPasses).
   void addPassesTo(PassManager& pm) const;
+  // Every plugin's fusion rules, for addStandardPasses (GraphFusion tries them after the built-in rules).
+  FusionRuleList fusionRules() const;
 };
 
 // `explicitPaths` from --plugin; KILN_PLUGIN_PATH is read from the environment when `useEnvironment`.

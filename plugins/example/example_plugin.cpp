@@ -1,7 +1,13 @@
-// Example plugin: a custom pass and a custom op definition, the two things the version-1 API offers.
+// Example plugin: one of each thing the API offers.
 //  - AnnotateCost (end of the prepare stage): records each node's estimated FLOPs and bytes moved as annotations,
 //    so they show in the history and the inspector.
 //  - example:HardSwishX, an op of the plugin's own domain with hand-written inference (output = input type).
+//  - HardSwishXFusion (API version 2): x * HardSigmoid(x) with alpha 1/6 and beta 0.5 — HardSwish written out,
+//    as exporters of older opsets do — becomes one example:HardSwishX.
+#include <cmath>
+
+#include "fusion/fused_node.h"
+#include "fusion/match_helpers.h"
 #include "ir/model.h"
 #include "kiln_plugin.h"
 
@@ -27,6 +33,28 @@ class AnnotateCost final : public kiln::Pass {
   }
 };
 
+class HardSwishXFusion final : public kiln::FusionRule {
+ public:
+  std::string name() const override { return "HardSwishXFusion"; }
+  std::vector<std::string> anchorTypes() const override { return {"Mul"}; }
+  kiln::Node* apply(kiln::Node& mul, kiln::PassContext&) override {
+    for (size_t side = 0; side < 2; ++side) {
+      kiln::Node* hs = kiln::producerOfType(mul.input(side), "HardSigmoid");
+      kiln::Value* x = mul.input(1 - side);
+      if (!hs || hs->input(0) != x || !kiln::hasSingleUse(mul.input(side))) continue;
+      if (std::abs(hs->attrFloat("alpha", 0.2f) - 1.0f / 6.0f) > 1e-6f || hs->attrFloat("beta", 0.5f) != 0.5f)
+        continue;
+      kiln::FusedNodeSpec spec;
+      spec.opType = "HardSwishX";
+      spec.domain = "example";
+      spec.inputs = {x};
+      spec.outputs = {mul.output(0)};
+      return kiln::fuseNodes({hs, &mul}, spec, name());
+    }
+    return nullptr;
+  }
+};
+
 void inferSameAsInput(kiln::Node& n) {
   if (!n.input(0) || !n.output(0)) throw std::runtime_error("HardSwishX takes one input and one output");
   n.output(0)->setType(n.input(0)->type());
@@ -49,4 +77,5 @@ extern "C" void kiln_plugin_register(kiln::plugin::Registry& r) {
   op.outputNames = {"Y"};
   op.infer = inferSameAsInput;
   r.addOp(std::move(op));
+  r.addFusionRule(std::make_shared<HardSwishXFusion>());
 }

@@ -1,0 +1,11 @@
+#include "fusion/rules/builtin_rules.h"
+
+namespace kiln {
+
+FusionRuleList builtinFusionRules() {
+  return {
+      makeConvBiasAddFusion(),
+  };
+}
+
+}  // namespace kiln

@@ -1,0 +1,11 @@
+#pragma once
+// Kiln's built-in graph fusion rules, one per file in this folder, in the order GraphFusion tries them.
+#include "fusion/fusion_rule.h"
+
+namespace kiln {
+
+FusionRuleList builtinFusionRules();
+
+std::shared_ptr<FusionRule> makeConvBiasAddFusion();
+
+}  // namespace kiln

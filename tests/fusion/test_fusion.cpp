@@ -1,0 +1,168 @@
+// The fusion framework (fuseNodes, GraphFusion) and the built-in rules: what a fused node records (rule, the
+// original node ids it replaced — also through a second fusion — and HBM bytes saved), that intermediates used
+// outside a group are refused, that fusion_switch and oo_level O1 turn rules off, and ConvBiasAddFusion on the
+// shapes that are and are not a per-channel bias.
+#include <QtTest>
+
+#include "emulator/kernels/kernel.h"
+#include "fusion/fused_node.h"
+#include "fusion/rules/builtin_rules.h"
+#include "ir/graph.h"
+#include "ir/model.h"
+#include "ir/opdefs/shape_inference.h"
+#include "ir/verifier.h"
+#include "passes/optimize/graph_fusion.h"
+#include "passes/options.h"
+
+using namespace kiln;
+
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+ValueType f32(const Dims& dims) { return ValueType::tensor(DType::Float, Shape::ofStatic(dims)); }
+Tensor floats(Dims dims, const std::vector<double>& v) {
+  return convertTensor(Tensor::fromVector(DType::Double, std::move(dims), v), DType::Float);
+}
+
+// x[1,2,4,4] -> Conv(W[3,2,1,1], optional bias) -> Add(c) -> y (a graph output)
+struct ConvAdd {
+  std::unique_ptr<Model> m = std::make_unique<Model>();
+  Node *conv = nullptr, *add = nullptr;
+  ConvAdd(const Dims& cDims, const std::vector<double>& c, bool withBias) {
+    m->opsets[""] = 17;
+    Graph& g = *m->graph;
+    Value* x = g.addInput("x", f32({1, 2, 4, 4}));
+    Value* w = g.addInitializer("W", floats({3, 2, 1, 1}, {1, 0, 0, 1, 1, 1}));
+    std::vector<Value*> in{x, w};
+    if (withBias) in.push_back(g.addInitializer("B", floats({3}, {10, 20, 30})));
+    conv = g.addNode("Conv", in, {"conv_out"}, "conv");
+    add = g.addNode("Add", {conv->output(0), g.addInitializer("C", floats(cDims, c))}, {"y"}, "add");
+    g.addOutput(add->output(0));
+    inferShapes(*m);
+  }
+};
+
+PassResult runFusion(Model& m, const Options& options = Options()) {
+  std::vector<std::string> warnings;
+  PassContext ctx{m, options, warnings};
+  return makeGraphFusionPass(builtinFusionRules())->run(ctx);
+}
+
+int64_t counter(const PassResult& r, const std::string& name) {
+  auto it = r.counters.find(name);
+  return it == r.counters.end() ? 0 : it->second;
+}
+
+QString problems(const Model& m) {
+  QStringList out;
+  for (const auto& p : verifyModel(m)) out << QString::fromStdString(p);
+  return out.join("\n");
+}
+
+}  // namespace
+
+class FusionTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void convBiasAddFusesPerChannelConstants_data() {
+    QTest::addColumn<QList<qlonglong>>("dims");
+    QTest::addColumn<bool>("withBias");
+    QTest::newRow("[1,C,1,1]") << QList<qlonglong>{1, 3, 1, 1} << false;
+    QTest::newRow("[C,1,1]") << QList<qlonglong>{3, 1, 1} << false;
+    QTest::newRow("[C,1,1] onto an existing bias") << QList<qlonglong>{3, 1, 1} << true;
+  }
+  void convBiasAddFusesPerChannelConstants() {
+    QFETCH(QList<qlonglong>, dims);
+    QFETCH(bool, withBias);
+    ConvAdd t(Dims(dims.begin(), dims.end()), {1, 2, 3}, withBias);
+    const auto convId = t.conv->id(), addId = t.add->id();
+    const PassResult r = runFusion(*t.m);
+    QCOMPARE(counter(r, "ConvBiasAddFusion"), 1);
+    QCOMPARE(problems(*t.m), QString());
+    Graph& g = *t.m->graph;
+    QCOMPARE(g.numNodes(), size_t(1));
+    Node* fused = *g.nodes().begin();
+    QCOMPARE(fused->opType(), std::string("Conv"));
+    QCOMPARE(fused->annotation("fusion.rule"), std::string("ConvBiasAddFusion"));
+    QCOMPARE(replacedNodeIds(*fused), (std::vector<int64_t>{int64_t(convId), int64_t(addId)}));
+    // conv_out (1×3×4×4 fp32 = 192 bytes) was written once and read once.
+    QCOMPARE(fused->annotation("fusion.hbm_bytes_saved"), std::string("384"));
+    QCOMPARE(counter(r, "hbm_bytes_saved"), 384);
+    QCOMPARE(fused->output(0)->name(), std::string("y"));
+    QVERIFY(fused->output(0)->isGraphOutput());
+    const std::vector<double> bias = fused->input(2)->constant()->toDouble();
+    const std::vector<double> want = withBias ? std::vector<double>{11, 22, 33} : std::vector<double>{1, 2, 3};
+    QCOMPARE(bias, want);
+    // The replaced constants are gone: only x, W and the new bias remain besides the output.
+    QCOMPARE(g.initializers().size(), size_t(2));
+  }
+
+  void convBiasAddLeavesWhatIsNotABias() {
+    // [C] or [W] broadcast along the last (width) axis, not the channels; [1,1,4,4] is per pixel.
+    for (const Dims& d : {Dims{3}, Dims{4}, Dims{1, 1, 4, 4}}) {
+      ConvAdd t(d, std::vector<double>(static_cast<size_t>(d.size() == 1 ? d[0] : 16), 1.0), false);
+      QCOMPARE(counter(runFusion(*t.m), "ConvBiasAddFusion"), 0);
+      QCOMPARE(t.m->graph->numNodes(), size_t(2));
+    }
+    // The Conv output read by someone else as well must stay.
+    ConvAdd t({1, 3, 1, 1}, {1, 2, 3}, false);
+    t.m->graph->addOutput(t.conv->output(0));
+    QCOMPARE(counter(runFusion(*t.m), "ConvBiasAddFusion"), 0);
+  }
+
+  void switchesTurnRulesOff() {
+    for (const char* setting : {"fusion_switch=ConvBiasAddFusion:off", "oo_level=O1", "fusion_switch=ALL:off"}) {
+      ConvAdd t({1, 3, 1, 1}, {1, 2, 3}, false);
+      Options o;
+      o.set(setting);
+      const PassResult r = runFusion(*t.m, o);
+      QVERIFY2(!r.changed, setting);
+      QCOMPARE(t.m->graph->numNodes(), size_t(2));
+    }
+    ConvAdd t({1, 3, 1, 1}, {1, 2, 3}, false);
+    Options o;
+    o.set("fusion_switch=ALL:off;ConvBiasAddFusion:on");
+    QVERIFY(runFusion(*t.m, o).changed);
+  }
+
+  void refusedWhenAnIntermediateEscapes() {
+    ConvAdd t({1, 3, 1, 1}, {1, 2, 3}, false);
+    t.m->graph->addOutput(t.conv->output(0));
+    FusedNodeSpec spec;
+    spec.opType = "Conv";
+    spec.inputs = {t.conv->input(0), t.conv->input(1)};
+    spec.outputs = {t.add->output(0)};
+    QVERIFY_THROWS_EXCEPTION(std::logic_error, fuseNodes({t.conv, t.add}, spec, "Test"));
+    QCOMPARE(t.m->graph->numNodes(), size_t(2));  // untouched
+  }
+
+  void nestedFusionNamesTheOriginalNodes() {
+    // Relu(Add(Conv)) : fuse Conv+Add first, then the fused Conv with the Relu — the record names all three.
+    ConvAdd t({1, 3, 1, 1}, {1, 2, 3}, false);
+    Graph& g = *t.m->graph;
+    Value* y = t.add->output(0);
+    Node* relu = g.addNode("Relu", {y}, {"r"}, "relu");
+    g.setOutputs({relu->output(0)});
+    const std::vector<int64_t> all{int64_t(t.conv->id()), int64_t(t.add->id()), int64_t(relu->id())};
+    runFusion(*t.m);
+    Node* conv = nullptr;
+    for (Node* n : g.nodes())
+      if (n->opType() == "Conv") conv = n;
+    QVERIFY(conv);
+    FusedNodeSpec spec;
+    spec.opType = "Conv";
+    spec.inputs = conv->inputs();
+    spec.outputs = {relu->output(0)};
+    spec.attrs = {{"activation", Attribute(std::string("Relu"))}};
+    Node* both = fuseNodes({conv, relu}, spec, "Outer");
+    std::vector<int64_t> got = replacedNodeIds(*both);
+    QCOMPARE(got, all);
+    QCOMPARE(g.numNodes(), size_t(1));
+    QVERIFY(both->output(0)->isGraphOutput());
+    QCOMPARE(both->output(0)->name(), std::string("r"));
+  }
+};
+
+QTEST_GUILESS_MAIN(FusionTest)
+#include "test_fusion.moc"
