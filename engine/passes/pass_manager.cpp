@@ -133,6 +133,11 @@ RunSummary PassManager::run(Model& model, const Options& options) {
       if (known.insert(p).second) summary.warnings.push_back("model as imported: " + p);
   uint64_t verifiedAt = model.ids->revision;
   for (size_t i = 0; i < passes_.size() && static_cast<int>(i) < lastIndex; ++i) {
+    if (cancel_ && cancel_->load()) {  // between passes only: a pass is never left half done
+      summary.status = RunStatus::Stopped;
+      summary.error = "cancelled before " + passes_[i].pass->name();
+      break;
+    }
     Pass& pass = *passes_[i].pass;
     PassRecord rec;
     rec.index = static_cast<int>(i) + 1;

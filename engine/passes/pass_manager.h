@@ -2,6 +2,7 @@
 // Runs the stages prepare -> optimize -> compile. Instrumentation is separate from the passes: observers see the
 // run start, each pass before and after (with the graph), failures, and the end. The timing table, the SQLite
 // history recorder and the per-pass ONNX dumps are all observers.
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -56,6 +57,9 @@ class PassManager {
   void addObserver(PassObserver* observer) { observers_.push_back(observer); }
   // Stop after the pass (or the last pass of the stage) with this name; empty runs everything. Case-insensitive.
   void setUntil(std::string passOrStage) { until_ = std::move(passOrStage); }
+  // Checked before each pass; once set, the run ends as Stopped with error "cancelled before PASS" (the GUI's
+  // Cancel). The flag must outlive run().
+  void setCancelFlag(const std::atomic<bool>* flag) { cancel_ = flag; }
   // Names of the passes in order, e.g. for `--until` validation and the GUI.
   std::vector<std::pair<Stage, std::string>> passNames() const;
 
@@ -70,6 +74,7 @@ class PassManager {
   std::vector<Entry> passes_;
   std::vector<PassObserver*> observers_;
   std::string until_;
+  const std::atomic<bool>* cancel_ = nullptr;
 };
 
 // JSON forms shared by `kiln compile --json`, the history report and (later) batch reports.

@@ -1,0 +1,196 @@
+#include "layout/pass_view.h"
+
+#include <algorithm>
+#include <map>
+#include <queue>
+#include <unordered_map>
+#include <set>
+#include <tuple>
+
+#include "util/json.h"
+
+namespace kiln::layout {
+
+namespace {
+
+int64_t inputTerminal(int64_t valueId) { return -(valueId * 2 + 1); }
+int64_t outputTerminal(int64_t valueId) { return -(valueId * 2 + 2); }
+
+std::string unitOf(const NodeRow& r) {
+  try {
+    const Json j = Json::parse(r.annotationsJson.empty() ? "{}" : r.annotationsJson);
+    if (const Json* u = j.find("unit")) return u->isString() ? u->asString() : "";
+  } catch (const std::exception&) {
+    // A history written by another tool may hold anything here: no unit rather than a failure.
+  }
+  return {};
+}
+
+// Kahn's algorithm over the union, ties broken by the original (id) order, so unchanged graphs keep file order.
+std::vector<size_t> topoOrder(const std::vector<PassViewNode>& nodes, const std::vector<NodeEdge>& edges) {
+  std::unordered_map<int64_t, size_t> index;
+  for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].id] = i;
+  std::vector<std::vector<size_t>> out(nodes.size());
+  std::vector<int> indeg(nodes.size(), 0);
+  for (const auto& e : edges) {
+    auto a = index.find(e.from), b = index.find(e.to);
+    if (a == index.end() || b == index.end()) continue;
+    out[a->second].push_back(b->second);
+    ++indeg[b->second];
+  }
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (!indeg[i]) ready.push(i);
+  std::vector<size_t> order;
+  std::vector<bool> done(nodes.size(), false);
+  while (order.size() < nodes.size()) {
+    if (ready.empty()) {  // a cycle in a damaged history: take the first remaining node and go on
+      for (size_t i = 0; i < nodes.size(); ++i)
+        if (!done[i]) {
+          ready.push(i);
+          indeg[i] = 0;
+          break;
+        }
+    }
+    const size_t i = ready.top();
+    ready.pop();
+    if (done[i]) continue;
+    done[i] = true;
+    order.push_back(i);
+    for (size_t j : out[i])
+      if (--indeg[j] == 0 && !done[j]) ready.push(j);
+  }
+  return order;
+}
+
+void addGraph(const GraphSnapshot& s, std::map<int64_t, PassViewNode>& nodes, std::vector<NodeEdge>& edges,
+              std::set<std::tuple<int64_t, int64_t, int64_t>>& seenEdges) {
+  std::unordered_map<int64_t, const ValueRow*> values;
+  for (const ValueRow& v : s.values)
+    if (v.graphOwner == 0) values[v.id] = &v;
+  for (const NodeRow& n : s.nodes) {
+    if (n.graphOwner != 0 || nodes.count(n.id)) continue;
+    PassViewNode p;
+    p.id = n.id;
+    p.name = n.name;
+    p.opType = n.opType;
+    p.domain = n.domain;
+    p.unit = unitOf(n);
+    nodes.emplace(n.id, std::move(p));
+  }
+  auto addEdge = [&](int64_t from, int64_t to, int64_t valueId) {
+    // One key per (from, to, value): the same edge at both passes is drawn once.
+    if (!seenEdges.insert({from, to, valueId}).second) return;
+    edges.push_back({from, to, valueId});
+  };
+  for (const auto& [id, v] : values) {
+    if (v->isInput && !v->isConstant) {
+      const int64_t t = inputTerminal(id);
+      if (!nodes.count(t)) {
+        PassViewNode p;
+        p.id = t;
+        p.kind = PassViewNode::Kind::Input;
+        p.name = v->name;
+        p.opType = "input";
+        nodes.emplace(t, std::move(p));
+      }
+    }
+    if (v->isOutput) {
+      const int64_t t = outputTerminal(id);
+      if (!nodes.count(t)) {
+        PassViewNode p;
+        p.id = t;
+        p.kind = PassViewNode::Kind::Output;
+        p.name = v->name;
+        p.opType = "output";
+        nodes.emplace(t, std::move(p));
+      }
+      const int64_t from = v->producerNode ? *v->producerNode : (v->isInput ? inputTerminal(id) : 0);
+      if (from) addEdge(from, outputTerminal(id), id);
+    }
+  }
+  for (const EdgeRow& e : s.edges) {
+    auto v = values.find(e.valueId);
+    if (v == values.end()) continue;  // a value of a subgraph scope
+    const ValueRow& val = *v->second;
+    int64_t from = 0;
+    if (val.producerNode) from = *val.producerNode;
+    else if (val.isInput && !val.isConstant) from = inputTerminal(val.id);
+    if (from && nodes.count(e.consumerNode)) addEdge(from, e.consumerNode, e.valueId);
+  }
+}
+
+}  // namespace
+
+int64_t terminalValue(int64_t terminalId) { return (-terminalId - 1) / 2; }
+
+const PassViewNode* PassView::node(int64_t id) const {
+  auto it = index.find(id);
+  return it == index.end() ? nullptr : &nodes[it->second];
+}
+
+PassView buildPassView(const HistoryReader& reader, int64_t runId, int toPass, int fromPass) {
+  PassView view;
+  view.runId = runId;
+  view.toPass = toPass;
+  view.fromPass = fromPass;
+  view.after = reader.graphAt(runId, toPass);
+  std::map<int64_t, PassViewNode> nodes;
+  std::vector<NodeEdge> edges;
+  std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
+  addGraph(view.after, nodes, edges, seen);
+  if (fromPass >= 0) {
+    view.before = reader.graphAt(runId, fromPass);
+    std::map<int64_t, PassViewNode> beforeNodes;
+    std::vector<NodeEdge> ignored;
+    std::set<std::tuple<int64_t, int64_t, int64_t>> ignoredSeen;
+    addGraph(view.before, beforeNodes, ignored, ignoredSeen);
+    for (auto& [id, n] : nodes)
+      if (!beforeNodes.count(id)) n.state = NodeState::Added;
+    for (auto& [id, n] : beforeNodes)
+      if (!nodes.count(id)) {
+        n.state = NodeState::Removed;
+        nodes.emplace(id, n);
+      }
+    addGraph(view.before, nodes, edges, seen);  // ghosts keep their edges
+    const GraphDiff diff = reader.diff(runId, fromPass, toPass);
+    for (const NodeChange& c : diff.changedNodes) {
+      auto it = nodes.find(c.after.id);
+      if (it == nodes.end() || it->second.state != NodeState::Unchanged) continue;
+      it->second.state = NodeState::Changed;
+      it->second.changes = c.fields();
+    }
+    for (const ValueChange& c : diff.changedValues) {
+      if (!c.after.producerNode || !c.typeChanged()) continue;
+      auto it = nodes.find(*c.after.producerNode);
+      if (it == nodes.end() || it->second.state == NodeState::Added || it->second.state == NodeState::Removed)
+        continue;
+      it->second.state = NodeState::Changed;
+      for (const std::string& f : c.fields())
+        if (f == "dtype" || f == "shape" || f == "format") it->second.changes.push_back("output " + f);
+    }
+  }
+  std::vector<PassViewNode> flat;
+  flat.reserve(nodes.size());
+  for (auto& [id, n] : nodes) flat.push_back(std::move(n));
+  // Terminals sort before ops by id (negative): inputs come first in the tie-break, as users expect.
+  for (size_t i : topoOrder(flat, edges)) view.nodes.push_back(flat[i]);
+  for (const auto& n : view.nodes) {
+    if (n.state == NodeState::Added) ++view.added;
+    if (n.state == NodeState::Removed) ++view.removed;
+    if (n.state == NodeState::Changed) ++view.changed;
+  }
+  for (size_t i = 0; i < view.nodes.size(); ++i) view.index[view.nodes[i].id] = i;
+  view.edges = std::move(edges);
+  return view;
+}
+
+std::vector<ScopeTree::NodeName> scopeNames(const PassView& view) {
+  std::vector<ScopeTree::NodeName> out;
+  out.reserve(view.nodes.size());
+  for (const auto& n : view.nodes)
+    out.push_back({n.id, n.kind == PassViewNode::Kind::Op ? n.name : std::string()});
+  return out;
+}
+
+}  // namespace kiln::layout

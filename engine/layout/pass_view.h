@@ -1,0 +1,47 @@
+#pragma once
+// The graph a user sees for "after pass k, compared with pass j": every node of the main graph present at either
+// pass (nodes the pass removed stay as ghosts), each with its diff state and what changed, the edges between them,
+// and the graph's inputs and outputs as small terminal nodes. Nodes come in a topological order of that union, so
+// chunked groups follow the data flow. Subgraph bodies (If/Loop) are not drawn; the inspector lists them.
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "history/history_reader.h"
+#include "layout/view_graph.h"
+
+namespace kiln::layout {
+
+enum class NodeState { Unchanged, Added, Changed, Removed };
+
+struct PassViewNode {
+  int64_t id = 0;  // node id; terminals (graph inputs/outputs) use negative ids, see terminalValue()
+  enum class Kind { Op, Input, Output } kind = Kind::Op;
+  std::string name, opType, domain;
+  std::string unit;  // annotation "unit" (cube/vector/aicpu/host) when the validity check has run
+  NodeState state = NodeState::Unchanged;
+  std::vector<std::string> changes;  // "attr:axis", "inputs", "output shape", ... (Changed only)
+};
+
+struct PassView {
+  int64_t runId = 0;
+  int fromPass = -1, toPass = 0;
+  std::vector<PassViewNode> nodes;  // topological order of the union
+  std::vector<NodeEdge> edges;
+  GraphSnapshot after, before;      // the full rows, for the inspector
+  const PassViewNode* node(int64_t id) const;
+  std::unordered_map<int64_t, size_t> index;  // node id -> position in nodes
+  int64_t added = 0, removed = 0, changed = 0;
+};
+
+// The value id a terminal node stands for.
+int64_t terminalValue(int64_t terminalId);
+
+// `fromPass` < 0: no comparison (everything Unchanged). Reads through `reader`; throws HistoryError.
+PassView buildPassView(const HistoryReader& reader, int64_t runId, int toPass, int fromPass);
+
+// Names for the scope tree, in view order (terminals go to the root).
+std::vector<ScopeTree::NodeName> scopeNames(const PassView& view);
+
+}  // namespace kiln::layout

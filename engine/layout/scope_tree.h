@@ -1,0 +1,56 @@
+#pragma once
+// Hierarchical grouping of a graph's nodes by name scope, the way Google Model Explorer groups exports:
+// "/encoder/layer.3/attention/MatMul" sits in group encoder ▸ layer.3 ▸ attention. Large graphs stay navigable
+// because only open groups are laid out. Two rules keep the tree useful on real exports:
+//  - a chain of groups with one child group and no nodes of their own is merged ("encoder/layer.3");
+//  - a group with more than `maxItems` direct items has its runs of loose nodes wrapped into synthetic chunk groups
+//    ("nodes 1–100"), so no single layout grows beyond what dot handles quickly (graphs without scopes at all,
+//    e.g. ORT-optimised exports, become a list of chunks in graph order).
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace kiln::layout {
+
+struct ScopeGroup {
+  std::string path;   // "encoder/layer.3" (merged chains joined with '/'); "" for the root
+  std::string label;  // what the view shows: the last scope component(s), or "nodes 1–100" for a chunk
+  int parent = -1;
+  bool chunk = false;
+  // Direct items in graph order: child groups (index into groups) and nodes (ids), interleaved as they appear.
+  struct Item {
+    bool isGroup;
+    int64_t id;  // group index or node id
+  };
+  std::vector<Item> items;
+  int64_t totalNodes = 0;  // nodes in this group and all nested groups
+};
+
+class ScopeTree {
+ public:
+  struct NodeName {
+    int64_t id;
+    std::string name;
+  };
+  // `nodes` in graph (topological) order.
+  static ScopeTree build(const std::vector<NodeName>& nodes, size_t maxItems = 120);
+
+  const std::vector<ScopeGroup>& groups() const { return groups_; }
+  const ScopeGroup& group(int g) const { return groups_.at(static_cast<size_t>(g)); }
+  // Innermost group holding the node (0 = root); -1 for an unknown id.
+  int groupOf(int64_t nodeId) const;
+  // Groups from the root's child down to `g` (empty for the root).
+  std::vector<int> ancestry(int g) const;
+  // True when `g` is `ancestor` or nested inside it.
+  bool within(int g, int ancestor) const;
+
+ private:
+  std::vector<ScopeGroup> groups_;
+  std::unordered_map<int64_t, int> nodeGroup_;
+};
+
+// The scope components of a node name: "/a/b/MatMul" -> {"a","b"}; names without '/' have none.
+std::vector<std::string> scopeOf(const std::string& nodeName);
+
+}  // namespace kiln::layout

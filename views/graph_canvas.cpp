@@ -1,0 +1,386 @@
+#include "graph_canvas.h"
+
+#include <QGraphicsScene>
+#include <QKeyEvent>
+#include <QScrollBar>
+#include <QWheelEvent>
+#include <QtConcurrent>
+
+#include "graph_items.h"
+#include "minimap.h"
+
+namespace kiln::views {
+
+using layout::NodeState;
+using layout::PassViewNode;
+using layout::ViewItem;
+
+struct LayoutJob {
+  layout::ViewGraph vg;
+  std::shared_ptr<const layout::Layout> layout;
+  std::string error;
+};
+
+struct GraphCanvas::Pending {
+  QFutureWatcher<LayoutJob> watcher;
+  uint64_t generation = 0;
+  QString key;
+};
+
+GraphCanvas::GraphCanvas(QWidget* parent) : QGraphicsView(parent) {
+  setScene(new QGraphicsScene(this));
+  setDragMode(QGraphicsView::ScrollHandDrag);
+  setRenderHint(QPainter::Antialiasing);
+  setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
+  setViewportUpdateMode(QGraphicsView::SmartViewportUpdate);
+  setFocusPolicy(Qt::StrongFocus);
+  minimap_ = new MiniMap(this);
+  connect(scene(), &QGraphicsScene::selectionChanged, this, &GraphCanvas::onSelectionChanged);
+}
+
+GraphCanvas::~GraphCanvas() {
+  // A layout still running on the pool finishes into a watcher nobody reads; wait so it cannot outlive us.
+  if (pending_) pending_->watcher.waitForFinished();
+}
+
+void GraphCanvas::setPassView(std::shared_ptr<const layout::PassView> view) {
+  const bool sameRun = view_ && view && view_->runId == view->runId;
+  view_ = std::move(view);
+  if (!view_) {
+    scene()->clear();
+    nodeItems_.clear();
+    groupItems_.clear();
+    return;
+  }
+  tree_ = layout::ScopeTree::build(layout::scopeNames(*view_));
+  if (!sameRun) fitNext_ = true;
+  relayout();
+}
+
+void GraphCanvas::openGroup(int group, bool open) {
+  if (group <= 0 || group >= static_cast<int>(tree_.groups().size())) return;
+  const std::string& path = tree_.group(group).path;
+  if (open) openPaths_.insert(path);
+  else {
+    // Closing a group closes what is inside it too.
+    for (auto it = openPaths_.begin(); it != openPaths_.end();)
+      it = (*it == path || it->rfind(path + "/", 0) == 0) ? openPaths_.erase(it) : std::next(it);
+  }
+  relayout();
+}
+
+bool GraphCanvas::isGroupOpen(int group) const {
+  return group > 0 && group < static_cast<int>(tree_.groups().size()) && openPaths_.count(tree_.group(group).path);
+}
+
+void GraphCanvas::revealNode(int64_t nodeId) {
+  const int g = tree_.groupOf(nodeId);
+  if (g < 0) return;
+  bool changed = false;
+  for (int a : tree_.ancestry(g)) changed |= openPaths_.insert(tree_.group(a).path).second;
+  revealAfterLayout_ = nodeId;
+  if (changed || pending_) {
+    relayout();
+    return;
+  }
+  if (QGraphicsItem* item = itemForNode(nodeId)) {
+    scene()->clearSelection();
+    item->setSelected(true);
+    centerOn(item);
+    revealAfterLayout_ = 0;
+  }
+}
+
+QString GraphCanvas::cacheKey() const {
+  QString key = QString("%1:%2:%3").arg(view_->runId).arg(view_->fromPass).arg(view_->toPass);
+  for (const auto& p : openPaths_) key += "|" + QString::fromStdString(p);
+  return key;
+}
+
+void GraphCanvas::relayout() {
+  if (!view_) return;
+  std::set<int> open;
+  for (size_t g = 1; g < tree_.groups().size(); ++g)
+    if (openPaths_.count(tree_.groups()[g].path)) open.insert(static_cast<int>(g));
+  layout::ViewGraph vg = layout::buildViewGraph(tree_, view_->edges, open);
+  const QString key = cacheKey();
+  const uint64_t generation = ++generation_;
+  if (auto it = cache_.find(key); it != cache_.end()) {
+    pending_.reset();
+    buildScene(vg, **it);
+    return;
+  }
+  std::vector<layout::ItemSize> sizes;
+  sizes.reserve(vg.items.size());
+  for (const ViewItem& item : vg.items) {
+    const QSizeF s = item.kind == ViewItem::Kind::Node
+                         ? nodeItemSize(*view_->node(item.id), font())
+                         : groupItemSize(QString::fromStdString(tree_.group(static_cast<int>(item.id)).label), font());
+    sizes.push_back({s.width(), s.height()});
+  }
+  if (pending_) disconnect(&pending_->watcher, nullptr, this, nullptr);
+  auto job = std::make_unique<Pending>();
+  job->generation = generation;
+  job->key = key;
+  connect(&job->watcher, &QFutureWatcher<LayoutJob>::finished, this, [this, generation] {
+    if (!pending_ || pending_->generation != generation) return;  // superseded by a newer request
+    LayoutJob result = pending_->watcher.result();
+    const QString k = pending_->key;
+    pending_.reset();
+    if (!result.error.empty()) {
+      emit layoutFailed(QString::fromStdString(result.error));
+      return;
+    }
+    cache_.insert(k, result.layout);
+    buildScene(result.vg, *result.layout);
+  });
+  job->watcher.setFuture(QtConcurrent::run([vg = std::move(vg), sizes = std::move(sizes)]() mutable {
+    LayoutJob out;
+    try {
+      out.layout = std::make_shared<const layout::Layout>(layout::layoutWithDot(vg, sizes));
+    } catch (const std::exception& e) {
+      out.error = e.what();
+    }
+    out.vg = std::move(vg);
+    return out;
+  }));
+  // The previous job (if any) is dropped from pending_ but may still run; keep it alive until it finishes.
+  if (pending_) {
+    auto* old = pending_.release();
+    connect(&old->watcher, &QFutureWatcher<LayoutJob>::finished, this, [old] { delete old; });
+    if (old->watcher.isFinished()) delete old;
+  }
+  pending_ = std::move(job);
+  emit layoutStarted();
+}
+
+void GraphCanvas::buildScene(const layout::ViewGraph& vg, const layout::Layout& l) {
+  const QPointF oldCentre = mapToScene(viewport()->rect().center());
+  scene()->blockSignals(true);
+  scene()->clear();
+  scene()->blockSignals(false);
+  nodeItems_.clear();
+  groupItems_.clear();
+  for (size_t c = 0; c < vg.clusters.size() && c < l.clusters.size(); ++c) {
+    const auto& r = l.clusters[c];
+    auto* item = new ClusterItem(vg.clusters[c], QString::fromStdString(tree_.group(vg.clusters[c]).label),
+                                 QRectF(r.x, r.y, r.width, r.height));
+    scene()->addItem(item);
+  }
+  // Diff counts per closed group, so changes inside show as badges.
+  auto countsFor = [&](int g) {
+    DiffCounts d;
+    for (const auto& n : view_->nodes) {
+      const int ng = tree_.groupOf(n.id);
+      if (ng < 0 || !tree_.within(ng, g)) continue;
+      if (n.state == NodeState::Added) ++d.added;
+      if (n.state == NodeState::Removed) ++d.removed;
+      if (n.state == NodeState::Changed) ++d.changed;
+    }
+    return d;
+  };
+  std::vector<DiffState> itemState(vg.items.size(), DiffState::Unchanged);
+  for (size_t i = 0; i < vg.items.size(); ++i) {
+    const auto& r = l.items[i];
+    const QRectF rect(r.x, r.y, r.width, r.height);
+    if (vg.items[i].kind == ViewItem::Kind::Node) {
+      const PassViewNode& n = *view_->node(vg.items[i].id);
+      auto* item = new NodeItem(n, rect);
+      itemState[i] = toDiffState(n.state);
+      item->setMatched(matches_.contains(n.id));
+      scene()->addItem(item);
+      nodeItems_.insert(n.id, item);
+    } else {
+      const int g = static_cast<int>(vg.items[i].id);
+      const auto& grp = tree_.group(g);
+      auto* item = new GroupItem(g, QString::fromStdString(grp.label), grp.totalNodes, countsFor(g), rect);
+      scene()->addItem(item);
+      groupItems_.insert(g, item);
+    }
+  }
+  auto valueTip = [&](int64_t valueId, int count) {
+    const ValueRow* v = view_->after.value(valueId);
+    if (!v) v = view_->before.value(valueId);
+    if (!v) return QString();
+    QString tip = QString::fromStdString(v->name) + "\n" + QString::fromStdString(v->dtype) + " " +
+                  QString::fromStdString(v->shape.value_or("?")) + "  " + QString::fromStdString(v->format);
+    if (v->bytes) tip += QString("\n%L1 bytes").arg(*v->bytes);
+    if (count > 1) tip += QString("\n(+%1 more tensors between these items)").arg(count - 1);
+    return tip;
+  };
+  for (size_t e = 0; e < vg.edges.size() && e < l.edges.size(); ++e) {
+    const auto& pts = l.edges[e];
+    if (pts.size() < 2) continue;
+    QPainterPath path(QPointF(pts[0].x, pts[0].y));
+    size_t k = 1;
+    for (; k + 2 < pts.size(); k += 3)
+      path.cubicTo(QPointF(pts[k].x, pts[k].y), QPointF(pts[k + 1].x, pts[k + 1].y), QPointF(pts[k + 2].x, pts[k + 2].y));
+    const QPointF last = path.currentPosition();
+    QPointF tip = last, from = pts.size() >= 2 ? QPointF(pts[pts.size() - 2].x, pts[pts.size() - 2].y) : last;
+    if (k < pts.size()) {  // the arrow end point Graphviz reports beyond the curve
+      tip = QPointF(pts.back().x, pts.back().y);
+      from = last;
+      path.lineTo(tip);
+    }
+    // An edge touching a removed node is a ghost too; one into an added node is new.
+    DiffState st = DiffState::Unchanged;
+    const DiffState a = itemState[vg.edges[e].from], b = itemState[vg.edges[e].to];
+    if (a == DiffState::Removed || b == DiffState::Removed) st = DiffState::Removed;
+    else if (a == DiffState::Added || b == DiffState::Added) st = DiffState::Added;
+    auto* edge = new EdgeItem(path, tip, from, st, palette());
+    edge->setToolTip(valueTip(vg.edges[e].valueId, vg.edges[e].count));
+    scene()->addItem(edge);
+  }
+  scene()->setSceneRect(QRectF(-40, -40, l.width + 80, l.height + 80));
+  lastLayoutMs_ = l.ms;
+  minimap_->sceneChanged();
+  minimap_->setVisible(l.width > 400 || l.height > 400);
+
+  if (revealAfterLayout_) {
+    const int64_t id = revealAfterLayout_;
+    revealAfterLayout_ = 0;
+    if (QGraphicsItem* item = itemForNode(id)) {
+      item->setSelected(true);
+      centerOn(item);
+    }
+  } else if (fitNext_) {
+    fitNext_ = false;
+    zoomToFit();
+  } else {
+    // Keep the viewport on what changed; otherwise where the user was.
+    QRectF changed;
+    for (auto* item : scene()->items())
+      if (item->type() == NodeItem::Type && static_cast<NodeItem*>(item)->node().state != NodeState::Unchanged)
+        changed = changed.united(item->sceneBoundingRect());
+    centerOn(changed.isEmpty() ? oldCentre : changed.center());
+  }
+  if (selected_)
+    if (QGraphicsItem* item = itemForNode(selected_)) item->setSelected(true);
+  emit layoutFinished(l.ms, static_cast<int>(vg.items.size()));
+}
+
+QGraphicsItem* GraphCanvas::itemForNode(int64_t nodeId) const { return nodeItems_.value(nodeId, nullptr); }
+
+QList<int64_t> GraphCanvas::nodesInState(NodeState s) const {
+  QList<int64_t> out;
+  for (auto it = nodeItems_.begin(); it != nodeItems_.end(); ++it)
+    if (static_cast<NodeItem*>(it.value())->node().state == s) out << it.key();
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+QList<int64_t> GraphCanvas::search(const QString& text) const {
+  QList<int64_t> out;
+  if (!view_ || text.trimmed().isEmpty()) return out;
+  const QString t = text.trimmed();
+  for (const auto& n : view_->nodes) {
+    if (n.state == NodeState::Removed) continue;
+    bool hit = QString::fromStdString(n.name).contains(t, Qt::CaseInsensitive) ||
+               QString::fromStdString(n.opType).contains(t, Qt::CaseInsensitive);
+    if (!hit)
+      if (const NodeRow* row = view_->after.node(n.id))
+        hit = QString::fromStdString(row->attrsJson).contains(t, Qt::CaseInsensitive);
+    if (hit) out << n.id;
+  }
+  return out;
+}
+
+void GraphCanvas::setMatches(const QList<int64_t>& ids) {
+  matches_ = ids;
+  for (auto it = nodeItems_.begin(); it != nodeItems_.end(); ++it)
+    static_cast<NodeItem*>(it.value())->setMatched(ids.contains(it.key()));
+  for (auto it = groupItems_.begin(); it != groupItems_.end(); ++it) {
+    bool inside = false;
+    for (int64_t id : ids) {
+      const int g = tree_.groupOf(id);
+      if (g >= 0 && tree_.within(g, it.key())) {
+        inside = true;
+        break;
+      }
+    }
+    static_cast<GroupItem*>(it.value())->setMatched(inside);
+  }
+}
+
+void GraphCanvas::onSelectionChanged() {
+  const auto items = scene()->selectedItems();
+  if (items.isEmpty()) return;  // keep the inspector on the last selection while panning
+  QGraphicsItem* item = items.first();
+  if (item->type() == NodeItem::Type) {
+    selected_ = static_cast<NodeItem*>(item)->nodeId();
+    emit nodeSelected(selected_);
+  } else if (item->type() == GroupItem::Type) {
+    emit groupSelected(static_cast<GroupItem*>(item)->group());
+  }
+}
+
+void GraphCanvas::zoomToFit() {
+  if (!scene() || scene()->sceneRect().isEmpty()) return;
+  fitInView(scene()->sceneRect(), Qt::KeepAspectRatio);
+  // Never blow a tiny graph up past 1.5× nor shrink a huge one to dust: past that, pan.
+  const double s = transform().m11();
+  if (s > 1.5) setTransform(QTransform::fromScale(1.5, 1.5));
+  if (s < 0.05) setTransform(QTransform::fromScale(0.05, 0.05));
+  emit viewportMoved();
+}
+
+void GraphCanvas::syncTo(const GraphCanvas* other) {
+  setTransform(other->transform());
+  centerOn(other->mapToScene(other->viewport()->rect().center()));
+}
+
+void GraphCanvas::wheelEvent(QWheelEvent* e) {
+  const double factor = std::pow(1.0015, e->angleDelta().y());
+  const double s = transform().m11() * factor;
+  if (s < 0.02 || s > 8) return;
+  scale(factor, factor);
+  emit viewportMoved();
+}
+
+void GraphCanvas::keyPressEvent(QKeyEvent* e) {
+  switch (e->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal: scale(1.25, 1.25); emit viewportMoved(); return;
+    case Qt::Key_Minus: scale(0.8, 0.8); emit viewportMoved(); return;
+    case Qt::Key_F: zoomToFit(); return;
+    case Qt::Key_Return:
+    case Qt::Key_Enter: {
+      const auto items = scene()->selectedItems();
+      if (!items.isEmpty() && items.first()->type() == GroupItem::Type) {
+        openGroup(static_cast<GroupItem*>(items.first())->group(), true);
+        return;
+      }
+      break;
+    }
+    default: break;
+  }
+  QGraphicsView::keyPressEvent(e);
+}
+
+void GraphCanvas::mouseDoubleClickEvent(QMouseEvent* e) {
+  for (QGraphicsItem* item : items(e->pos())) {
+    if (item->type() == GroupItem::Type) {
+      openGroup(static_cast<GroupItem*>(item)->group(), true);
+      return;
+    }
+    if (item->type() == ClusterItem::Type) {
+      openGroup(static_cast<ClusterItem*>(item)->group(), false);
+      return;
+    }
+  }
+  QGraphicsView::mouseDoubleClickEvent(e);
+}
+
+void GraphCanvas::resizeEvent(QResizeEvent* e) {
+  QGraphicsView::resizeEvent(e);
+  minimap_->move(width() - minimap_->width() - 12 - verticalScrollBar()->width() * verticalScrollBar()->isVisible(),
+                 height() - minimap_->height() - 12 - horizontalScrollBar()->height() * horizontalScrollBar()->isVisible());
+}
+
+void GraphCanvas::scrollContentsBy(int dx, int dy) {
+  QGraphicsView::scrollContentsBy(dx, dy);
+  minimap_->update();
+  emit viewportMoved();
+}
+
+}  // namespace kiln::views

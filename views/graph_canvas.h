@@ -1,0 +1,88 @@
+#pragma once
+// The graph canvas: the graph after one pass, grouped by name scope, laid out by Graphviz on a worker thread, with
+// the diff against the compared pass drawn over it (added green, changed amber, removed as grey ghosts). Layouts are
+// cached per (run, pass, compared pass, open groups). Double-click opens or closes a group; wheel/+/- zoom, F fits,
+// arrows pan; a minimap sits in the corner. Search finds nodes by name, op type or attribute value and opens the
+// groups on the way to a match.
+#include <QFutureWatcher>
+#include <QGraphicsView>
+#include <QHash>
+#include <memory>
+#include <set>
+
+#include "layout/dot_layout.h"
+#include "layout/pass_view.h"
+#include "layout/scope_tree.h"
+
+namespace kiln::views {
+
+class MiniMap;
+
+class GraphCanvas : public QGraphicsView {
+  Q_OBJECT
+ public:
+  explicit GraphCanvas(QWidget* parent = nullptr);
+  ~GraphCanvas() override;
+
+  // Shows `view` (keeps the groups that were open, by path). Layout happens on a worker thread.
+  void setPassView(std::shared_ptr<const layout::PassView> view);
+  std::shared_ptr<const layout::PassView> passView() const { return view_; }
+  const layout::ScopeTree& scopes() const { return tree_; }
+
+  void openGroup(int group, bool open);
+  bool isGroupOpen(int group) const;
+  // Opens every group on the way to the node and selects it once laid out.
+  void revealNode(int64_t nodeId);
+  int64_t selectedNode() const { return selected_; }
+
+  // Node ids whose name, op type or attributes contain `text` (case-insensitive), in view order.
+  QList<int64_t> search(const QString& text) const;
+  void setMatches(const QList<int64_t>& ids);  // highlighted
+
+  bool layoutPending() const { return pending_ != nullptr; }
+  double lastLayoutMs() const { return lastLayoutMs_; }
+  // Ids of the nodes drawn with each diff state right now (closed groups hide theirs): for tests and the status bar.
+  QList<int64_t> nodesInState(layout::NodeState s) const;
+  QGraphicsItem* itemForNode(int64_t nodeId) const;
+  void zoomToFit();
+  void syncTo(const GraphCanvas* other);  // same centre and zoom (side-by-side compare)
+
+ signals:
+  void nodeSelected(qint64 nodeId);  // 0 when the selection is cleared or is a group
+  void groupSelected(int group);
+  void layoutStarted();
+  void layoutFinished(double ms, int items);
+  void layoutFailed(const QString& message);
+  void viewportMoved();
+
+ protected:
+  void wheelEvent(QWheelEvent* e) override;
+  void keyPressEvent(QKeyEvent* e) override;
+  void mouseDoubleClickEvent(QMouseEvent* e) override;
+  void resizeEvent(QResizeEvent* e) override;
+  void scrollContentsBy(int dx, int dy) override;
+
+ private:
+  struct Pending;
+  void relayout();
+  void buildScene(const layout::ViewGraph& vg, const layout::Layout& l);
+  QString cacheKey() const;
+  void onSelectionChanged();
+
+  std::shared_ptr<const layout::PassView> view_;
+  layout::ScopeTree tree_;
+  std::set<std::string> openPaths_;
+  QHash<QString, std::shared_ptr<const layout::Layout>> cache_;
+  std::unique_ptr<Pending> pending_;
+  uint64_t generation_ = 0;
+  int64_t selected_ = 0;
+  int64_t revealAfterLayout_ = 0;
+  QList<int64_t> matches_;
+  double lastLayoutMs_ = 0;
+  bool fitNext_ = true;
+  MiniMap* minimap_ = nullptr;
+  QHash<qint64, QGraphicsItem*> nodeItems_;
+  QHash<int, QGraphicsItem*> groupItems_;
+};
+
+}  // namespace kiln::views

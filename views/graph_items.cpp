@@ -1,0 +1,251 @@
+#include "graph_items.h"
+
+#include <QApplication>
+#include <QFontMetricsF>
+#include <QPainter>
+#include <QPainterPathStroker>
+#include <QStyleOptionGraphicsItem>
+#include <QtMath>
+
+namespace kiln::views {
+
+namespace {
+
+constexpr double kMaxNameWidth = 180;
+
+QPalette paletteOf(QWidget* w) { return w ? w->palette() : QApplication::palette(); }
+
+QString elided(const QString& s, const QFont& f, double width) {
+  return QFontMetricsF(f).elidedText(s, Qt::ElideMiddle, width);
+}
+
+QString shortName(const layout::PassViewNode& n) {
+  // The last scope component is what distinguishes a node inside its group.
+  const QString name = QString::fromStdString(n.name);
+  const qsizetype slash = name.lastIndexOf('/');
+  return slash >= 0 ? name.mid(slash + 1) : name;
+}
+
+QString opTitle(const layout::PassViewNode& n) {
+  if (n.kind == layout::PassViewNode::Kind::Input) return "input";
+  if (n.kind == layout::PassViewNode::Kind::Output) return "output";
+  return n.domain.empty() ? QString::fromStdString(n.opType)
+                          : QString::fromStdString(n.domain + ":" + n.opType);
+}
+
+void drawBadges(QPainter* p, const QRectF& r, const DiffCounts& d, const QFont& font) {
+  QFont f = font;
+  f.setPointSizeF(font.pointSizeF() * 0.8);
+  p->setFont(f);
+  double x = r.right() - 4;
+  const std::pair<int, DiffState> badges[] = {
+      {d.changed, DiffState::Changed}, {d.removed, DiffState::Removed}, {d.added, DiffState::Added}};
+  for (const auto& [count, state] : badges) {
+    if (!count) continue;
+    const QString t = (state == DiffState::Added ? "+" : state == DiffState::Removed ? "−" : "~") + QString::number(count);
+    const double w = QFontMetricsF(f).horizontalAdvance(t) + 8;
+    const QRectF b(x - w, r.top() - 8, w, 14);
+    p->setPen(Qt::NoPen);
+    p->setBrush(diffColor(state));
+    p->drawRoundedRect(b, 7, 7);
+    p->setPen(Qt::white);  // on a saturated badge colour, white reads in both themes
+    p->drawText(b, Qt::AlignCenter, t);
+    x -= w + 3;
+  }
+}
+
+}  // namespace
+
+DiffState toDiffState(layout::NodeState s) {
+  switch (s) {
+    case layout::NodeState::Added: return DiffState::Added;
+    case layout::NodeState::Changed: return DiffState::Changed;
+    case layout::NodeState::Removed: return DiffState::Removed;
+    case layout::NodeState::Unchanged: break;
+  }
+  return DiffState::Unchanged;
+}
+
+QSizeF nodeItemSize(const layout::PassViewNode& node, const QFont& font) {
+  QFont bold = font;
+  bold.setBold(true);
+  const QFontMetricsF fm(font), bm(bold);
+  const double w = std::max(bm.horizontalAdvance(opTitle(node)),
+                            std::min(kMaxNameWidth, fm.horizontalAdvance(shortName(node))));
+  if (node.kind != layout::PassViewNode::Kind::Op) return {std::max(60.0, w + 16), fm.height() * 2 + 8};
+  return {std::max(70.0, w + 20), fm.height() * 2 + 12};
+}
+
+QSizeF groupItemSize(const QString& label, const QFont& font) {
+  QFont bold = font;
+  bold.setBold(true);
+  const QFontMetricsF bm(bold);
+  return {std::max(110.0, std::min(260.0, bm.horizontalAdvance(label)) + 36), bm.height() * 2 + 16};
+}
+
+// ------------------------------------------------------------------------------------------------ NodeItem
+
+NodeItem::NodeItem(const layout::PassViewNode& node, QRectF rect) : node_(node), rect_(rect) {
+  setFlag(ItemIsSelectable);
+  setAcceptHoverEvents(true);
+  QString tip = QString::fromStdString(node.name) + "\n" + opTitle(node);
+  if (!node.unit.empty()) tip += " · " + unitLabel(QString::fromStdString(node.unit));
+  if (node.state == layout::NodeState::Added) tip += "\nadded by this pass";
+  if (node.state == layout::NodeState::Removed) tip += "\nremoved by this pass";
+  if (node.state == layout::NodeState::Changed) {
+    QStringList ch;
+    for (const auto& c : node.changes) ch << QString::fromStdString(c);
+    tip += "\nchanged: " + ch.join(", ");
+  }
+  setToolTip(tip);
+  setZValue(2);
+}
+
+QRectF NodeItem::boundingRect() const { return rect_.adjusted(-4, -10, 4, 4); }
+
+void NodeItem::setMatched(bool m) {
+  matched_ = m;
+  update();
+}
+
+void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget* widget) {
+  const QPalette pal = paletteOf(widget);
+  const DiffState state = toDiffState(node_.state);
+  const bool terminal = node_.kind != layout::PassViewNode::Kind::Op;
+  p->setRenderHint(QPainter::Antialiasing);
+  if (state == DiffState::Removed) p->setOpacity(0.45);
+  QPen border(state == DiffState::Unchanged ? pal.color(QPalette::Mid) : diffColor(state),
+              state == DiffState::Unchanged ? 1.0 : 2.5);
+  if (state == DiffState::Removed) border.setStyle(Qt::DashLine);
+  if (option->state & QStyle::State_Selected) border = QPen(pal.color(QPalette::Highlight), 3);
+  p->setPen(border);
+  p->setBrush(terminal ? pal.color(QPalette::AlternateBase) : nodeFill(QString::fromStdString(node_.unit), pal));
+  const double radius = terminal ? rect_.height() / 2 : 5;
+  p->drawRoundedRect(rect_, radius, radius);
+  if (matched_) {
+    p->setPen(QPen(pal.color(QPalette::Highlight), 2, Qt::DotLine));
+    p->setBrush(Qt::NoBrush);
+    p->drawRoundedRect(rect_.adjusted(-3, -3, 3, 3), radius + 2, radius + 2);
+  }
+  // Text in the palette's text colour: fills are soft enough for it in light and dark themes.
+  QFont f = widget ? widget->font() : QApplication::font();
+  QFont bold = f;
+  bold.setBold(true);
+  p->setPen(pal.color(QPalette::Text));
+  const QRectF text = rect_.adjusted(6, 4, -6, -4);
+  p->setFont(bold);
+  p->drawText(QRectF(text.left(), text.top(), text.width(), text.height() / 2), Qt::AlignCenter, opTitle(node_));
+  p->setFont(f);
+  p->drawText(QRectF(text.left(), text.center().y(), text.width(), text.height() / 2), Qt::AlignCenter,
+              elided(shortName(node_), f, text.width()));
+}
+
+// ------------------------------------------------------------------------------------------------ GroupItem
+
+GroupItem::GroupItem(int group, QString label, int64_t nodes, DiffCounts diff, QRectF rect)
+    : group_(group), label_(std::move(label)), nodes_(nodes), diff_(diff), rect_(rect) {
+  setFlag(ItemIsSelectable);
+  setToolTip(label_ + QString("\n%L1 nodes — double-click to open").arg(nodes_));
+  setZValue(2);
+}
+
+QRectF GroupItem::boundingRect() const { return rect_.adjusted(-4, -12, 4, 4); }
+
+void GroupItem::setMatched(bool m) {
+  matched_ = m;
+  update();
+}
+
+void GroupItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget* widget) {
+  const QPalette pal = paletteOf(widget);
+  p->setRenderHint(QPainter::Antialiasing);
+  // A stacked look says "several nodes in here".
+  p->setPen(QPen(pal.color(QPalette::Mid), 1));
+  p->setBrush(pal.color(QPalette::AlternateBase));
+  p->drawRoundedRect(rect_.translated(4, 4), 6, 6);
+  QPen border(pal.color(QPalette::Dark), 1.5);
+  if (option->state & QStyle::State_Selected) border = QPen(pal.color(QPalette::Highlight), 3);
+  p->setPen(border);
+  p->setBrush(pal.color(QPalette::Button));
+  p->drawRoundedRect(rect_, 6, 6);
+  if (matched_) {
+    p->setPen(QPen(pal.color(QPalette::Highlight), 2, Qt::DotLine));
+    p->setBrush(Qt::NoBrush);
+    p->drawRoundedRect(rect_.adjusted(-3, -3, 3, 3), 8, 8);
+  }
+  QFont f = widget ? widget->font() : QApplication::font();
+  QFont bold = f;
+  bold.setBold(true);
+  p->setPen(pal.color(QPalette::ButtonText));
+  const QRectF text = rect_.adjusted(8, 4, -8, -4);
+  p->setFont(bold);
+  p->drawText(QRectF(text.left(), text.top(), text.width(), text.height() / 2), Qt::AlignCenter,
+              "▸ " + elided(label_, bold, text.width() - 16));
+  p->setFont(f);
+  p->drawText(QRectF(text.left(), text.center().y(), text.width(), text.height() / 2), Qt::AlignCenter,
+              QString("%L1 nodes").arg(nodes_));
+  if (diff_.any()) drawBadges(p, rect_, diff_, f);
+}
+
+// ------------------------------------------------------------------------------------------------ ClusterItem
+
+ClusterItem::ClusterItem(int group, QString label, QRectF rect) : group_(group), label_(std::move(label)), rect_(rect) {
+  setToolTip(label_ + "\ndouble-click the title to close");
+  setZValue(0);
+}
+
+QRectF ClusterItem::boundingRect() const { return rect_.adjusted(-1, -1, 1, 1); }
+
+void ClusterItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget* widget) {
+  const QPalette pal = paletteOf(widget);
+  p->setRenderHint(QPainter::Antialiasing);
+  QColor fill = pal.color(QPalette::AlternateBase);
+  fill.setAlphaF(0.6);
+  p->setPen(QPen(pal.color(QPalette::Mid), 1, Qt::DashLine));
+  p->setBrush(fill);
+  p->drawRoundedRect(rect_, 8, 8);
+  QFont f = widget ? widget->font() : QApplication::font();
+  f.setBold(true);
+  p->setFont(f);
+  p->setPen(pal.color(QPalette::WindowText));
+  p->drawText(rect_.adjusted(10, 4, -10, 0), Qt::AlignLeft | Qt::AlignTop, "▾ " + label_);
+}
+
+// ------------------------------------------------------------------------------------------------ EdgeItem
+
+EdgeItem::EdgeItem(const QPainterPath& path, QPointF tip, QPointF from, DiffState state, const QPalette& palette)
+    : QGraphicsPathItem(path) {
+  QColor c = state == DiffState::Unchanged ? palette.color(QPalette::Dark) : diffColor(state);
+  QPen pen(c, state == DiffState::Unchanged ? 1.2 : 2.0);
+  if (state == DiffState::Removed) pen.setStyle(Qt::DashLine);
+  setPen(pen);
+  setAcceptHoverEvents(true);
+  const QLineF dir(from, tip);
+  const double angle = std::atan2(-dir.dy(), dir.dx());
+  const double size = 8;
+  arrow_ << tip
+         << tip - QPointF(std::cos(angle - M_PI / 7) * size, -std::sin(angle - M_PI / 7) * size)
+         << tip - QPointF(std::cos(angle + M_PI / 7) * size, -std::sin(angle + M_PI / 7) * size);
+  setZValue(1);
+}
+
+QRectF EdgeItem::boundingRect() const { return QGraphicsPathItem::boundingRect().united(arrow_.boundingRect()).adjusted(-2, -2, 2, 2); }
+
+QPainterPath EdgeItem::shape() const {
+  // A wide stroke so hovering near an edge shows its tooltip.
+  QPainterPathStroker s;
+  s.setWidth(8);
+  return s.createStroke(path());
+}
+
+void EdgeItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
+  p->setRenderHint(QPainter::Antialiasing);
+  p->setPen(pen());
+  p->setBrush(Qt::NoBrush);
+  p->drawPath(path());
+  p->setPen(Qt::NoPen);
+  p->setBrush(pen().color());
+  p->drawPolygon(arrow_);
+}
+
+}  // namespace kiln::views
