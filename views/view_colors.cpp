@@ -37,4 +37,13 @@ QString unitLabel(const QString& unit) {
   return "unknown";
 }
 
+QColor errorText(const QPalette& palette) {
+  const QColor text = palette.color(QPalette::WindowText);
+  const QColor red(0xdc, 0x26, 0x26);
+  // A quarter of the text colour: darker red on light themes, lighter on dark ones, readable on both.
+  const double a = 0.25;
+  return QColor::fromRgbF(red.redF() * (1 - a) + text.redF() * a, red.greenF() * (1 - a) + text.greenF() * a,
+                          red.blueF() * (1 - a) + text.blueF() * a);
+}
+
 }  // namespace kiln::views
