@@ -4,15 +4,19 @@
 #include <string>
 #include <vector>
 
+#include <filesystem>
+
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "gui/gui_main.h"
 #include "io/load_error.h"
 
 namespace {
 
 void printUsage(std::ostream& os) {
   os << "Kiln — see what a graph compiler does to a model.\n\n"
-        "usage: kiln COMMAND [ARGS]\n\n"
+        "usage: kiln [FILE]          the workbench (an ONNX model or a history database)\n"
+        "       kiln COMMAND [ARGS]  headless\n\n"
         "commands:\n"
         "  inspect FILE [--json]                 what is in a model: ops, shapes, parameters, unsupported ops\n"
         "  sample NAME -o FILE [--layers N] [--no-weights]\n"
@@ -31,9 +35,20 @@ void printUsage(std::ostream& os) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
-    printUsage(args.empty() ? std::cerr : std::cout);
-    return args.empty() ? 2 : 0;
+  if (args.size() == 1 && (args[0] == "help" || args[0] == "--help" || args[0] == "-h")) {
+    printUsage(std::cout);
+    return 0;
+  }
+  // No command, or a file that exists: the workbench (which refuses cleanly without a display).
+  std::error_code ec;
+  const bool isCommand = !args.empty() && (args[0] == "inspect" || args[0] == "sample" || args[0] == "compile" ||
+                                         args[0] == "history");
+  if (args.empty() || (!isCommand && args.size() == 1 && std::filesystem::is_regular_file(args[0], ec))) {
+    if (args.empty() && !kiln::app::displayAvailable()) {
+      printUsage(std::cerr);
+      return 2;
+    }
+    return kiln::app::runWorkbench(argc, argv, args.empty() ? std::string() : args[0]);
   }
   const std::string command = args[0];
   const std::vector<std::string> rest(args.begin() + 1, args.end());

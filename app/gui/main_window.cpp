@@ -1,0 +1,544 @@
+#include "main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTime>
+#include <QToolBar>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+
+#include "compile_session.h"
+#include "graph_canvas.h"
+#include "history/history_db.h"
+#include "history/history_reader.h"
+#include "inspector.h"
+#include "options_form.h"
+#include "pass_navigator.h"
+
+namespace kiln::app {
+
+namespace {
+
+constexpr int kRunRole = Qt::UserRole + 1;
+constexpr int kMaxRecent = 10;
+
+bool isHistoryFile(const QString& path) {
+  const QString s = QFileInfo(path).suffix().toLower();
+  return s == "db" || s == "sqlite" || s == "sqlite3";
+}
+
+// History reads run on the pool with their own read-only connection (SQLite handles are per thread here).
+struct RunData {
+  std::vector<PassInfo> passes;
+  RunInfo info;
+  std::string error;
+};
+
+struct ViewData {
+  std::shared_ptr<const layout::PassView> view;
+  std::string error;
+};
+
+ViewData readPassView(const std::string& db, int64_t run, int to, int from) {
+  ViewData out;
+  try {
+    HistoryDb h(db, HistoryDb::Mode::ReadOnly);
+    HistoryReader r(h);
+    out.view = std::make_shared<const layout::PassView>(layout::buildPassView(r, run, to, from));
+  } catch (const std::exception& e) {
+    out.error = e.what();
+  }
+  return out;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  setWindowTitle("Kiln");
+  setAcceptDrops(true);
+  setObjectName("KilnMainWindow");
+  session_ = new views::CompileSession(this);
+  historyPath_ = session_->historyPath();
+
+  split_ = new QSplitter(Qt::Horizontal, this);
+  comparePanel_ = new QWidget(split_);
+  auto* cl = new QVBoxLayout(comparePanel_);
+  cl->setContentsMargins(0, 0, 0, 0);
+  auto* ch = new QHBoxLayout;
+  ch->addWidget(new QLabel("Compare with:", comparePanel_));
+  compareWith_ = new QComboBox(comparePanel_);
+  ch->addWidget(compareWith_, 1);
+  cl->addLayout(ch);
+  compareCanvas_ = new views::GraphCanvas(comparePanel_);
+  cl->addWidget(compareCanvas_, 1);
+  comparePanel_->hide();
+  auto* mainPanel = new QWidget(split_);
+  auto* ml = new QVBoxLayout(mainPanel);
+  ml->setContentsMargins(0, 0, 0, 0);
+  graphLabel_ = new QLabel("Open a model (File → Open, or drop it here)", mainPanel);
+  graphLabel_->setContentsMargins(6, 3, 6, 3);
+  ml->addWidget(graphLabel_);
+  canvas_ = new views::GraphCanvas(mainPanel);
+  ml->addWidget(canvas_, 1);
+  split_->addWidget(comparePanel_);
+  split_->addWidget(mainPanel);
+  setCentralWidget(split_);
+
+  buildDocks();
+  buildActions();
+
+  statusLabel_ = new QLabel(this);
+  progress_ = new QProgressBar(this);
+  progress_->setMaximumWidth(220);
+  progress_->hide();
+  cancel_ = new QPushButton("Cancel", this);
+  cancel_->hide();
+  statusBar()->addWidget(statusLabel_, 1);
+  statusBar()->addPermanentWidget(progress_);
+  statusBar()->addPermanentWidget(cancel_);
+  connect(cancel_, &QPushButton::clicked, session_, &views::CompileSession::cancel);
+
+  connect(session_, &views::CompileSession::progress, this, [this](int done, int total, const QString& name) {
+    progress_->setRange(0, total);
+    progress_->setValue(done);
+    statusLabel_->setText(QString("Compiling: %1 (%2 of %3)").arg(name).arg(done).arg(total));
+  });
+  connect(session_, &views::CompileSession::finished, this, [this](qint64 run, bool ok, const QString& message) {
+    clearBusy(message);
+    log(message);
+    if (!ok) showError(message);
+    refreshRuns();
+    showRun(run);
+  });
+  connect(session_, &views::CompileSession::failed, this, [this](const QString& message) {
+    clearBusy("Could not compile");
+    showError(message);
+  });
+  connect(navigator_, &views::PassNavigator::passSelected, this, &MainWindow::showPass);
+  connect(canvas_, &views::GraphCanvas::nodeSelected, this, [this](qint64 id) {
+    if (canvas_->passView() && id) inspector_->showNode(*canvas_->passView(), id);
+  });
+  // Layouts are not counted in pendingReads_: a newer request supersedes an older one, whose end is never reported;
+  // busy() asks the canvas instead.
+  connect(canvas_, &views::GraphCanvas::layoutStarted, this, [this] { setBusy("Laying out…", false); });
+  connect(canvas_, &views::GraphCanvas::layoutFinished, this, [this](double ms, int items) {
+    clearBusy(QString("Layout: %L1 items in %2 ms").arg(items).arg(ms, 0, 'f', 0));
+    if (!matches_.isEmpty()) canvas_->setMatches(matches_);
+  });
+  connect(canvas_, &views::GraphCanvas::layoutFailed, this, [this](const QString& m) {
+    clearBusy("Layout failed");
+    showError(m);
+  });
+  connect(inspector_, &views::Inspector::nodeLinkActivated, canvas_, &views::GraphCanvas::revealNode);
+  connect(runs_, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) {
+    showRun(item->data(kRunRole).toLongLong());
+  });
+  connect(runs_, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) {
+    showRun(item->data(kRunRole).toLongLong());
+  });
+  connect(optionsForm_, &views::OptionsForm::rerunRequested, this, &MainWindow::rerun);
+  // Synced viewports in compare mode: whichever moves, the other follows.
+  connect(canvas_, &views::GraphCanvas::viewportMoved, this, [this] {
+    if (syncing_ || !comparePanel_->isVisible()) return;
+    syncing_ = true;
+    compareCanvas_->syncTo(canvas_);
+    syncing_ = false;
+  });
+  connect(compareCanvas_, &views::GraphCanvas::viewportMoved, this, [this] {
+    if (syncing_) return;
+    syncing_ = true;
+    canvas_->syncTo(compareCanvas_);
+    syncing_ = false;
+  });
+  connect(compareWith_, &QComboBox::currentIndexChanged, this, [this] { loadCompareView(); });
+
+  QSettings settings;
+  restoreGeometry(settings.value("window/geometry").toByteArray());
+  restoreState(settings.value("window/state").toByteArray());
+  if (!settings.contains("window/geometry")) resize(1400, 900);
+  rebuildRecentMenu();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildDocks() {
+  auto dock = [this](const QString& title, const QString& name, QWidget* w, Qt::DockWidgetArea area) {
+    auto* d = new QDockWidget(title, this);
+    d->setObjectName(name);  // saveState needs names
+    d->setWidget(w);
+    addDockWidget(area, d);
+    return d;
+  };
+  navigator_ = new views::PassNavigator(this);
+  dock("Passes", "passesDock", navigator_, Qt::LeftDockWidgetArea);
+  runs_ = new QListWidget(this);
+  dock("Runs", "runsDock", runs_, Qt::LeftDockWidgetArea);
+  inspector_ = new views::Inspector(this);
+  auto* inspectorDock = dock("Inspector", "inspectorDock", inspector_, Qt::RightDockWidgetArea);
+  optionsForm_ = new views::OptionsForm(this);
+  auto* optionsDock = dock("Options", "optionsDock", optionsForm_, Qt::RightDockWidgetArea);
+  tabifyDockWidget(inspectorDock, optionsDock);
+  inspectorDock->raise();
+  log_ = new QPlainTextEdit(this);
+  log_->setReadOnly(true);
+  log_->setMaximumBlockCount(5000);
+  auto* logDock = dock("Log", "logDock", log_, Qt::BottomDockWidgetArea);
+  logDock->hide();
+}
+
+void MainWindow::buildActions() {
+  QMenu* file = menuBar()->addMenu("&File");
+  QAction* open = file->addAction("&Open…", this, [this] {
+    const QString path = QFileDialog::getOpenFileName(
+        this, "Open model or history", QString(),
+        "Models and histories (*.onnx *.db *.sqlite *.sqlite3);;ONNX models (*.onnx);;Histories (*.db *.sqlite *.sqlite3);;All files (*)");
+    if (!path.isEmpty()) openPath(path);
+  });
+  open->setShortcut(QKeySequence::Open);
+  recentMenu_ = file->addMenu("Open &Recent");
+  file->addAction("Use History &Database…", this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, "History database", historyPath_, "Histories (*.db)",
+                                                      nullptr, QFileDialog::DontConfirmOverwrite);
+    if (!path.isEmpty()) setHistoryPath(path);
+  });
+  file->addSeparator();
+  file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
+
+  QMenu* view = menuBar()->addMenu("&View");
+  view->addAction("Zoom to &Fit", QKeySequence("F"), canvas_, &views::GraphCanvas::zoomToFit);
+  QAction* compare = view->addAction("&Compare Passes Side by Side");
+  compare->setCheckable(true);
+  compare->setShortcut(QKeySequence("Ctrl+D"));
+  connect(compare, &QAction::toggled, this, &MainWindow::setCompareEnabled);
+  view->addSeparator();
+  for (QDockWidget* d : findChildren<QDockWidget*>()) view->addAction(d->toggleViewAction());
+
+  QMenu* run = menuBar()->addMenu("&Run");
+  QAction* rerunAct = run->addAction("&Rerun with Current Options", QKeySequence("Ctrl+R"), this, &MainWindow::rerun);
+  QAction* cancelAct = run->addAction("&Cancel", QKeySequence(Qt::Key_Escape), session_, &views::CompileSession::cancel);
+  run->addSeparator();
+  QAction* prev = run->addAction("&Previous Pass", QKeySequence(Qt::Key_Left), this, [this] { navigator_->step(-1); });
+  QAction* next = run->addAction("&Next Pass", QKeySequence(Qt::Key_Right), this, [this] { navigator_->step(1); });
+
+  QMenu* help = menuBar()->addMenu("&Help");
+  help->addAction("&About Kiln", this, [this] {
+    QMessageBox::about(this, "About Kiln",
+                       "Kiln — see what a graph compiler does to a model.\n\nPasses ←/→, search Ctrl+F, "
+                       "double-click a group to open it, F to fit.");
+  });
+
+  QToolBar* tb = addToolBar("Main");
+  tb->setObjectName("mainToolbar");
+  tb->addAction(open);
+  tb->addAction(rerunAct);
+  tb->addAction(cancelAct);
+  tb->addSeparator();
+  tb->addAction(prev);
+  tb->addAction(next);
+  tb->addAction(compare);
+  tb->addSeparator();
+  search_ = new QLineEdit(this);
+  search_->setPlaceholderText("Search name, op, attribute (Ctrl+F)");
+  search_->setClearButtonEnabled(true);
+  search_->setMaximumWidth(320);
+  tb->addWidget(search_);
+  searchCount_ = new QLabel(this);
+  tb->addWidget(searchCount_);
+  auto* focusSearch = new QAction(this);
+  focusSearch->setShortcut(QKeySequence::Find);
+  connect(focusSearch, &QAction::triggered, this, [this] {
+    search_->setFocus();
+    search_->selectAll();
+  });
+  addAction(focusSearch);
+  connect(search_, &QLineEdit::returnPressed, this, [this] {
+    findNext(search_->text(), QApplication::keyboardModifiers() & Qt::ShiftModifier);
+  });
+  connect(search_, &QLineEdit::textChanged, this, [this](const QString& t) {
+    if (t.isEmpty()) {
+      matches_.clear();
+      canvas_->setMatches({});
+      searchCount_->clear();
+    }
+  });
+}
+
+void MainWindow::setHistoryPath(const QString& path) {
+  historyPath_ = path;
+  session_->setHistoryPath(path);
+  refreshRuns();
+}
+
+bool MainWindow::busy() const { return session_->running() || pendingReads_ > 0 || canvas_->layoutPending(); }
+
+void MainWindow::openPath(const QString& path) {
+  if (!QFileInfo::exists(path)) {
+    showError(path + ": no such file");
+    return;
+  }
+  addRecent(path);
+  if (isHistoryFile(path)) {
+    try {
+      HistoryDb probe(path.toStdString(), HistoryDb::Mode::ReadOnly);  // refuses foreign files, never writes
+      HistoryReader r(probe);
+      const auto runs = r.listRuns();
+      historyPath_ = path;
+      session_->setHistoryPath(path);
+      modelPath_ = runs.empty() ? QString() : QString::fromStdString(runs.back().modelPath);
+      refreshRuns();
+      if (!runs.empty()) showRun(runs.back().id);
+      else showError(path + ": the history holds no runs yet");
+    } catch (const std::exception& e) {
+      showError(QString::fromUtf8(e.what()));
+    }
+    return;
+  }
+  modelPath_ = QFileInfo(path).absoluteFilePath();
+  setWindowTitle("Kiln — " + QFileInfo(path).fileName());
+  rerun();
+}
+
+void MainWindow::rerun() {
+  if (modelPath_.isEmpty()) {
+    showError("Open a model first");
+    return;
+  }
+  if (!session_->start(modelPath_, optionsForm_->options())) {
+    statusLabel_->setText("A compile is already running");
+    return;
+  }
+  setBusy("Compiling " + QFileInfo(modelPath_).fileName() + "…", true);
+  log("compile " + modelPath_ + " with " + QString::fromStdString(optionsForm_->options().origin()));
+}
+
+void MainWindow::refreshRuns() {
+  runs_->clear();
+  try {
+    if (!QFileInfo::exists(historyPath_)) return;
+    HistoryDb db(historyPath_.toStdString(), HistoryDb::Mode::ReadOnly);
+    const auto runs = HistoryReader(db).listRuns();
+    for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+      if (!modelPath_.isEmpty() && QString::fromStdString(it->modelPath) != modelPath_) continue;
+      auto* item = new QListWidgetItem(QString("run %1 · %2 · %3 → %4 nodes\n%5")
+                                           .arg(it->id)
+                                           .arg(QString::fromStdString(it->status))
+                                           .arg(it->nodesBefore.value_or(0))
+                                           .arg(it->nodesAfter.value_or(0))
+                                           .arg(QString::fromStdString(it->optionsSummary)));
+      item->setData(kRunRole, static_cast<qlonglong>(it->id));
+      item->setToolTip(QString::fromStdString(it->modelPath + "\n" + it->startedAt));
+      runs_->addItem(item);
+      if (it->id == runId_) runs_->setCurrentItem(item);
+    }
+  } catch (const std::exception& e) {
+    log(QString("history: %1").arg(e.what()));
+  }
+}
+
+void MainWindow::showRun(qint64 runId) {
+  if (runId <= 0) return;
+  runId_ = runId;
+  ++pendingReads_;
+  setBusy("Reading run…", false);
+  auto* watcher = new QFutureWatcher<RunData>(this);
+  connect(watcher, &QFutureWatcher<RunData>::finished, this, [this, watcher, runId] {
+    watcher->deleteLater();
+    pendingReads_ = std::max(0, pendingReads_ - 1);
+    const RunData d = watcher->result();
+    if (runId != runId_) return;
+    if (!d.error.empty()) {
+      clearBusy("");
+      showError(QString::fromStdString(d.error));
+      return;
+    }
+    clearBusy(QString("Run %1: %2").arg(runId).arg(QString::fromStdString(d.info.status)));
+    modelPath_ = QString::fromStdString(d.info.modelPath);
+    setWindowTitle(QString("Kiln — %1 — run %2").arg(QFileInfo(modelPath_).fileName()).arg(runId));
+    for (int i = 0; i < runs_->count(); ++i)
+      if (runs_->item(i)->data(kRunRole).toLongLong() == runId) runs_->setCurrentItem(runs_->item(i));
+    compareWith_->blockSignals(true);
+    compareWith_->clear();
+    for (const auto& p : d.passes)
+      compareWith_->addItem(QString("%1 · %2").arg(p.seq).arg(QString::fromStdString(p.seq ? p.name : "imported graph")), p.seq);
+    compareWith_->blockSignals(false);
+    navigator_->setPasses(d.passes);
+    emit runShown(runId);
+  });
+  watcher->setFuture(QtConcurrent::run([db = historyPath_.toStdString(), runId] {
+    RunData out;
+    try {
+      HistoryDb h(db, HistoryDb::Mode::ReadOnly);
+      HistoryReader r(h);
+      out.info = r.run(runId);
+      out.passes = r.passes(runId);
+    } catch (const std::exception& e) {
+      out.error = e.what();
+    }
+    return out;
+  }));
+}
+
+void MainWindow::showPass(int seq) {
+  pass_ = seq;
+  const int prev = navigator_->previousPass(seq);
+  const uint64_t request = ++viewRequest_;
+  ++pendingReads_;
+  setBusy("Reading pass…", false);
+  auto* watcher = new QFutureWatcher<ViewData>(this);
+  connect(watcher, &QFutureWatcher<ViewData>::finished, this, [this, watcher, request, seq] {
+    watcher->deleteLater();
+    pendingReads_ = std::max(0, pendingReads_ - 1);
+    const ViewData d = watcher->result();
+    if (request != viewRequest_) return;  // the user moved on
+    if (!d.error.empty()) {
+      clearBusy("");
+      showError(QString::fromStdString(d.error));
+      return;
+    }
+    clearBusy("");
+    const auto& v = *d.view;
+    graphLabel_->setText(QString("Graph after pass %1%2  ·  %L3 nodes  ·  %4")
+                             .arg(seq)
+                             .arg(v.fromPass >= 0 ? QString(" (diff vs pass %1)").arg(v.fromPass) : QString())
+                             .arg(v.nodes.size())
+                             .arg(v.fromPass >= 0 ? QString("+%1 added, −%2 removed, ~%3 changed")
+                                                        .arg(v.added)
+                                                        .arg(v.removed)
+                                                        .arg(v.changed)
+                                                  : QString("imported graph")));
+    canvas_->setPassView(d.view);
+    if (canvas_->selectedNode()) inspector_->showNode(v, canvas_->selectedNode());
+    if (!lastSearch_.isEmpty()) {
+      matches_ = canvas_->search(lastSearch_);
+      canvas_->setMatches(matches_);
+    }
+    if (comparePanel_->isVisible()) loadCompareView();
+    emit passShown(seq);
+  });
+  watcher->setFuture(QtConcurrent::run(readPassView, historyPath_.toStdString(), runId_, seq, prev));
+}
+
+void MainWindow::setCompareEnabled(bool on) {
+  comparePanel_->setVisible(on);
+  if (!on) return;
+  // Default: the pass before the one shown, which is what the diff overlay compares with.
+  const int prev = navigator_->previousPass(pass_);
+  const int idx = compareWith_->findData(prev >= 0 ? prev : 0);
+  if (idx >= 0 && idx != compareWith_->currentIndex()) compareWith_->setCurrentIndex(idx);
+  else loadCompareView();
+}
+
+void MainWindow::loadCompareView() {
+  if (!comparePanel_->isVisible() || runId_ <= 0 || compareWith_->currentIndex() < 0) return;
+  const int seq = compareWith_->currentData().toInt();
+  auto* watcher = new QFutureWatcher<ViewData>(this);
+  connect(watcher, &QFutureWatcher<ViewData>::finished, this, [this, watcher] {
+    watcher->deleteLater();
+    const ViewData d = watcher->result();
+    if (!d.error.empty()) return showError(QString::fromStdString(d.error));
+    compareCanvas_->setPassView(d.view);
+  });
+  watcher->setFuture(QtConcurrent::run(readPassView, historyPath_.toStdString(), runId_, seq, -1));
+}
+
+void MainWindow::findNext(const QString& text, bool backwards) {
+  if (text != lastSearch_) {
+    lastSearch_ = text;
+    matches_ = canvas_->search(text);
+    matchIndex_ = -1;
+    canvas_->setMatches(matches_);
+  }
+  if (matches_.isEmpty()) {
+    searchCount_->setText(text.isEmpty() ? QString() : " no match ");
+    return;
+  }
+  matchIndex_ = backwards ? (matchIndex_ <= 0 ? static_cast<int>(matches_.size()) - 1 : matchIndex_ - 1)
+                          : (matchIndex_ + 1) % static_cast<int>(matches_.size());
+  searchCount_->setText(QString(" %1 of %2 ").arg(matchIndex_ + 1).arg(matches_.size()));
+  canvas_->revealNode(matches_[matchIndex_]);
+  if (canvas_->passView()) inspector_->showNode(*canvas_->passView(), matches_[matchIndex_]);
+}
+
+QString MainWindow::statusText() const { return statusLabel_->text(); }
+
+void MainWindow::setBusy(const QString& what, bool cancellable) {
+  statusLabel_->setText(what);
+  progress_->show();
+  if (!session_->running()) progress_->setRange(0, 0);  // indeterminate until passes report
+  cancel_->setVisible(cancellable || session_->running());
+}
+
+void MainWindow::clearBusy(const QString& message) {
+  if (busy()) return;
+  progress_->hide();
+  cancel_->hide();
+  if (!message.isEmpty()) statusLabel_->setText(message);
+}
+
+void MainWindow::showError(const QString& message) {
+  log("error: " + message);
+  statusLabel_->setText(message);
+  emit errorShown(message);
+  // Tests and automation run offscreen: a modal box there would block forever.
+  if (QGuiApplication::platformName() != "offscreen") QMessageBox::warning(this, "Kiln", message);
+}
+
+void MainWindow::log(const QString& line) { log_->appendPlainText(QTime::currentTime().toString("HH:mm:ss  ") + line); }
+
+void MainWindow::addRecent(const QString& path) {
+  QSettings s;
+  QStringList recent = s.value("recentFiles").toStringList();
+  const QString abs = QFileInfo(path).absoluteFilePath();
+  recent.removeAll(abs);
+  recent.prepend(abs);
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  s.setValue("recentFiles", recent);
+  rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+  recentMenu_->clear();
+  const QStringList recent = QSettings().value("recentFiles").toStringList();
+  for (const QString& p : recent) recentMenu_->addAction(p, this, [this, p] { openPath(p); });
+  recentMenu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+  QSettings s;
+  s.setValue("window/geometry", saveGeometry());
+  s.setValue("window/state", saveState());
+  session_->cancel();
+  e->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
+  if (e->mimeData()->hasUrls()) e->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* e) {
+  for (const QUrl& url : e->mimeData()->urls())
+    if (url.isLocalFile()) {
+      openPath(url.toLocalFile());
+      return;
+    }
+}
+
+}  // namespace kiln::app

@@ -1,0 +1,112 @@
+#pragma once
+// The workbench window: open a model (compiled on a worker thread and recorded in the history) or a history
+// database, step through the passes with the diff drawn on the graph, inspect nodes, search, edit options and
+// rerun, compare two passes side by side. Every slow step (load, compile, history reads, layout) runs off the UI
+// thread; the status bar shows progress with Cancel.
+#include <QMainWindow>
+#include <QPointer>
+#include <memory>
+
+#include "layout/pass_view.h"
+#include "passes/options.h"
+
+class QLabel;
+class QLineEdit;
+class QListWidget;
+class QProgressBar;
+class QPushButton;
+class QComboBox;
+class QSplitter;
+class QPlainTextEdit;
+class QMenu;
+
+namespace kiln::views {
+class GraphCanvas;
+class PassNavigator;
+class Inspector;
+class CompileSession;
+class OptionsForm;
+}  // namespace kiln::views
+
+namespace kiln::app {
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  // Opens an ONNX model (compiles it with the current options) or a history database (.db / .sqlite).
+  void openPath(const QString& path);
+  void rerun();
+  void setHistoryPath(const QString& path);
+
+  // For tests and automation.
+  views::GraphCanvas* canvas() const { return canvas_; }
+  views::GraphCanvas* compareCanvas() const { return compareCanvas_; }
+  views::PassNavigator* navigator() const { return navigator_; }
+  views::Inspector* inspector() const { return inspector_; }
+  views::OptionsForm* optionsForm() const { return optionsForm_; }
+  QListWidget* runList() const { return runs_; }
+  qint64 currentRun() const { return runId_; }
+  bool busy() const;  // compiling, reading or laying out
+  void setCompareEnabled(bool on);
+  void findNext(const QString& text, bool backwards = false);
+  QString statusText() const;
+
+ signals:
+  void runShown(qint64 runId);
+  void passShown(int seq);
+  void errorShown(const QString& message);
+
+ protected:
+  void closeEvent(QCloseEvent* e) override;
+  void dragEnterEvent(QDragEnterEvent* e) override;
+  void dropEvent(QDropEvent* e) override;
+
+ private:
+  void buildActions();
+  void buildDocks();
+  void showRun(qint64 runId);
+  void showPass(int seq);
+  void loadCompareView();
+  void refreshRuns();
+  void addRecent(const QString& path);
+  void rebuildRecentMenu();
+  void setBusy(const QString& what, bool cancellable);
+  void clearBusy(const QString& message);
+  void showError(const QString& message);
+  void log(const QString& line);
+
+  views::GraphCanvas* canvas_ = nullptr;
+  views::GraphCanvas* compareCanvas_ = nullptr;
+  QWidget* comparePanel_ = nullptr;
+  QComboBox* compareWith_ = nullptr;
+  views::PassNavigator* navigator_ = nullptr;
+  views::Inspector* inspector_ = nullptr;
+  views::OptionsForm* optionsForm_ = nullptr;
+  views::CompileSession* session_ = nullptr;
+  QListWidget* runs_ = nullptr;
+  QPlainTextEdit* log_ = nullptr;
+  QLineEdit* search_ = nullptr;
+  QLabel* searchCount_ = nullptr;
+  QLabel* statusLabel_ = nullptr;
+  QLabel* graphLabel_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+  QPushButton* cancel_ = nullptr;
+  QMenu* recentMenu_ = nullptr;
+  QSplitter* split_ = nullptr;
+
+  QString historyPath_;
+  QString modelPath_;  // the model whose runs are listed
+  qint64 runId_ = 0;
+  int pass_ = -1;
+  uint64_t viewRequest_ = 0;  // drops stale history reads
+  int pendingReads_ = 0;
+  QList<int64_t> matches_;
+  int matchIndex_ = -1;
+  QString lastSearch_;
+  bool syncing_ = false;
+};
+
+}  // namespace kiln::app

@@ -1,0 +1,180 @@
+// The workbench as a person uses it, offscreen: open the bundled sample, wait for the compile and the layout, step
+// through the passes and check the diff overlay marks exactly the nodes the history says the pass removed, added or
+// changed, search, read the inspector, change an option and rerun, compare two passes side by side; then the shared
+// gpt2_past model (skipped without ../shared). Screenshots of each state go to tests/artifacts/ in the build tree.
+#include <QDir>
+#include <QElapsedTimer>
+#include <QGraphicsScene>
+#include <QListWidget>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "graph_canvas.h"
+#include "history/history_db.h"
+#include "history/history_reader.h"
+#include "inspector.h"
+#include "main_window.h"
+#include "options_form.h"
+#include "pass_navigator.h"
+
+using namespace kiln;
+
+namespace {
+
+void shot(QWidget& w, const QString& name) {
+  QDir().mkpath(KILN_ARTIFACTS);
+  const QString path = QString(KILN_ARTIFACTS) + "/" + name + ".png";
+  QVERIFY(w.grab().save(path));
+  qInfo("screenshot: %s", qPrintable(path));
+}
+
+bool settled(app::MainWindow& w) { return !w.busy() && w.canvas()->passView() && !w.canvas()->scene()->items().isEmpty(); }
+
+// Pass number of the first pass with this name in the run.
+int passNamed(const std::vector<PassInfo>& passes, const std::string& name) {
+  for (const auto& p : passes)
+    if (p.name == name) return p.seq;
+  return -1;
+}
+
+}  // namespace
+
+class MainWindowTest : public QObject {
+  Q_OBJECT
+ private:
+  QTemporaryDir tmp_;
+  std::unique_ptr<app::MainWindow> w_;
+
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);  // QSettings and app data away from the user's
+    QSettings().clear();
+    QVERIFY(tmp_.isValid());
+    w_ = std::make_unique<app::MainWindow>();
+    w_->setHistoryPath(tmp_.filePath("history.db"));
+    w_->resize(1400, 900);
+    w_->show();
+  }
+
+  void opensTheSample() {
+    QElapsedTimer t;
+    t.start();
+    w_->openPath(KILN_SAMPLE);
+    QTRY_VERIFY2_WITH_TIMEOUT(settled(*w_), qPrintable(QString("busy %1 layout %2 view %3 status '%4'")
+                                                           .arg(w_->busy())
+                                                           .arg(w_->canvas()->layoutPending())
+                                                           .arg(bool(w_->canvas()->passView()))
+                                                           .arg(w_->statusText())),
+                              60000);
+    qInfo("sample: first painted graph after %lld ms", static_cast<long long>(t.elapsed()));
+    QVERIFY(w_->currentRun() > 0);
+    QCOMPARE(w_->runList()->count(), 1);
+    shot(*w_, "01_sample_opened");
+  }
+
+  void diffOverlayMarksWhatThePassChanged() {
+    HistoryDb db(tmp_.filePath("history.db").toStdString(), HistoryDb::Mode::ReadOnly);
+    HistoryReader r(db);
+    const auto passes = r.passes(w_->currentRun());
+    const int bn = passNamed(passes, "BatchNormFold");
+    QVERIFY(bn > 0);
+    w_->navigator()->selectPass(bn);
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->canvas()->passView()->toPass == bn, 30000);
+    const GraphDiff diff = r.diff(w_->currentRun(), bn);
+    QVERIFY(!diff.removedNodes.empty());
+    // Open every group holding a removed node so that all of them are drawn.
+    for (const auto& n : diff.removedNodes) w_->canvas()->revealNode(n.id);
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_), 30000);
+    QList<int64_t> want;
+    for (const auto& n : diff.removedNodes)
+      if (n.graphOwner == 0) want << n.id;
+    std::sort(want.begin(), want.end());
+    QCOMPARE(w_->canvas()->nodesInState(layout::NodeState::Removed), want);
+    // BatchNormFold rewires each Conv to folded weights: those Convs are the changed ones.
+    QList<int64_t> changed;
+    for (const auto& c : diff.changedNodes)
+      if (c.after.graphOwner == 0) changed << c.after.id;
+    std::sort(changed.begin(), changed.end());
+    for (int64_t id : w_->canvas()->nodesInState(layout::NodeState::Changed)) QVERIFY(changed.contains(id));
+    QVERIFY(!w_->canvas()->nodesInState(layout::NodeState::Changed).isEmpty());
+    QVERIFY(w_->canvas()->nodesInState(layout::NodeState::Added).isEmpty());
+    shot(*w_, "02_batchnorm_fold_diff");
+    // ←/→ stepping moves between visible passes.
+    QVERIFY(w_->navigator()->step(-1));
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->canvas()->passView()->toPass < bn, 30000);
+    QVERIFY(w_->navigator()->step(1));
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->canvas()->passView()->toPass == bn, 30000);
+  }
+
+  void searchFindsAndInspectorShows() {
+    w_->findNext("Conv");
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_), 30000);
+    const int64_t id = w_->canvas()->selectedNode();
+    QVERIFY(id > 0);
+    QVERIFY(w_->canvas()->itemForNode(id));
+    const QString text = w_->inspector()->text();
+    QVERIFY2(text.contains("Conv"), qPrintable(text));
+    QVERIFY2(text.contains("inputs") && text.contains("fp32"), qPrintable(text));  // tensors with their dtype
+    shot(*w_, "03_search_conv");
+    // After the last pass the validity check has placed every node on an engine.
+    w_->navigator()->selectPass(w_->navigator()->visiblePasses().back());
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_), 30000);
+    w_->canvas()->revealNode(id);
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->inspector()->text().contains("engine"), 30000);
+  }
+
+  void changeAnOptionAndRerun() {
+    const qint64 before = w_->currentRun();
+    QVERIFY(w_->optionsForm()->loadFile(QString(KILN_SOURCE_DIR) + "/resources/options/no_folding.json"));
+    QCOMPARE(w_->optionsForm()->options().getBool("oo_constant_folding"), false);
+    w_->rerun();
+    QTRY_VERIFY_WITH_TIMEOUT(w_->currentRun() != before && settled(*w_), 60000);
+    QCOMPARE(w_->runList()->count(), 2);
+    HistoryDb db(tmp_.filePath("history.db").toStdString(), HistoryDb::Mode::ReadOnly);
+    const RunInfo run = HistoryReader(db).run(w_->currentRun());
+    QVERIFY2(run.optionsJson.find("\"oo_constant_folding\":false") != std::string::npos ||
+                 run.optionsJson.find("\"oo_constant_folding\": false") != std::string::npos,
+             run.optionsJson.c_str());
+    shot(*w_, "04_rerun_no_folding");
+  }
+
+  void compareSideBySide() {
+    w_->setCompareEnabled(true);
+    QTRY_VERIFY_WITH_TIMEOUT(w_->compareCanvas()->passView() && !w_->compareCanvas()->layoutPending() &&
+                                 !w_->compareCanvas()->scene()->items().isEmpty(),
+                             30000);
+    shot(*w_, "05_compare");
+    w_->setCompareEnabled(false);
+  }
+
+  void opensGpt2Past() {
+    const QString model = QString(KILN_SHARED_DIR) + "/models/gpt2_past.onnx";
+    if (!QFileInfo::exists(model)) QSKIP("../shared/models/gpt2_past.onnx not present");
+    QElapsedTimer t;
+    t.start();
+    w_->openPath(model);
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->windowTitle().contains("gpt2_past"), 120000);
+    qInfo("gpt2_past: first painted graph after %lld ms (compile + history + layout, groups closed)",
+          static_cast<long long>(t.elapsed()));
+    shot(*w_, "06_gpt2_past");
+  }
+
+  void badFileIsAClearError() {
+    QSignalSpy errors(w_.get(), &app::MainWindow::errorShown);
+    const QString bad = tmp_.filePath("garbage.onnx");
+    QFile f(bad);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("not a model at all");
+    f.close();
+    w_->openPath(bad);
+    QTRY_VERIFY_WITH_TIMEOUT(!errors.isEmpty(), 30000);
+    QVERIFY2(errors.first().first().toString().contains("garbage.onnx"), qPrintable(errors.first().first().toString()));
+  }
+
+  void cleanupTestCase() { w_.reset(); }
+};
+
+QTEST_MAIN(MainWindowTest)
+#include "test_main_window.moc"

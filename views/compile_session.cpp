@@ -1,0 +1,98 @@
+#include "compile_session.h"
+
+#include <QDir>
+#include <QPointer>
+#include <QStandardPaths>
+#include <QThreadPool>
+
+#include "history/history_db.h"
+#include "history/history_recorder.h"
+#include "io/load_error.h"
+#include "io/model_loader.h"
+#include "passes/pass_manager.h"
+
+namespace kiln::views {
+
+namespace {
+
+// Reports each finished pass to the UI thread.
+class ProgressObserver final : public PassObserver {
+ public:
+  ProgressObserver(QPointer<CompileSession> session, int total) : session_(std::move(session)), total_(total) {}
+  void afterPass(const PassRecord& r, const Model&) override {
+    QMetaObject::invokeMethod(session_.data(), [s = session_, i = r.index, t = total_, n = QString::fromStdString(r.name)] {
+      if (s) emit s->progress(i, t, n);
+    }, Qt::QueuedConnection);
+  }
+
+ private:
+  QPointer<CompileSession> session_;
+  int total_;
+};
+
+}  // namespace
+
+CompileSession::CompileSession(QObject* parent) : QObject(parent), historyPath_(defaultHistoryPath()) {}
+
+CompileSession::~CompileSession() {
+  if (cancel_) cancel_->store(true);
+  // The worker only touches its own copies and a QPointer to us; wait so the process never exits mid-transaction.
+  QThreadPool::globalInstance()->waitForDone(30000);
+}
+
+QString CompileSession::defaultHistoryPath() {
+  const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+  QDir().mkpath(dir);
+  return dir + "/history.db";
+}
+
+void CompileSession::cancel() {
+  if (cancel_) cancel_->store(true);
+}
+
+bool CompileSession::start(const QString& modelPath, const kiln::Options& options) {
+  if (running_) return false;
+  running_ = true;
+  cancel_ = std::make_shared<std::atomic<bool>>(false);
+  QPointer<CompileSession> self(this);
+  auto finish = [self](auto fn) {
+    QMetaObject::invokeMethod(self.data(), [self, fn] {
+      if (!self) return;
+      self->running_ = false;
+      fn(self.data());
+    }, Qt::QueuedConnection);
+  };
+  QThreadPool::globalInstance()->start([self, finish, cancel = cancel_, model = modelPath.toStdString(),
+                                        history = historyPath_.toStdString(), options] {
+    try {
+      LoadedModel loaded = loadModel(model);
+      HistoryDb db(history);
+      HistoryRecorder recorder(db, model);
+      PassManager pm;
+      addStandardPasses(pm, options);
+      ProgressObserver progress(self, static_cast<int>(pm.passNames().size()));
+      pm.addObserver(&recorder);
+      pm.addObserver(&progress);
+      pm.setCancelFlag(cancel.get());
+      const RunSummary s = pm.run(*loaded.model, options);
+      const qint64 runId = recorder.runId();
+      QString message;
+      bool ok = s.status != RunStatus::Failed && recorder.error().empty();
+      if (!recorder.error().empty()) message = "history " + QString::fromStdString(history) + ": " +
+                                               QString::fromStdString(recorder.error());
+      else if (s.status == RunStatus::Failed) message = "failed at pass " + QString::fromStdString(s.error);
+      else if (s.status == RunStatus::Stopped) message = "stopped: " + QString::fromStdString(s.error);
+      else message = QString("compiled in %1 ms: %L2 → %L3 nodes").arg(s.ms, 0, 'f', 1).arg(s.nodesBefore).arg(s.nodesAfter);
+      finish([runId, ok, message](CompileSession* cs) { emit cs->finished(runId, ok, message); });
+    } catch (const LoadError& e) {
+      const QString m = QString::fromStdString(e.describe());
+      finish([m](CompileSession* cs) { emit cs->failed(m); });
+    } catch (const std::exception& e) {
+      const QString m = QString::fromStdString(model) + ": " + QString::fromUtf8(e.what());
+      finish([m](CompileSession* cs) { emit cs->failed(m); });
+    }
+  });
+  return true;
+}
+
+}  // namespace kiln::views

@@ -1,0 +1,44 @@
+#pragma once
+// Runs a compile for the workbench on a worker thread: load the model, run every stage under an option set,
+// record each pass in the history database, report progress per pass, and stop between passes on Cancel. The UI
+// thread never waits for it; results arrive as signals (queued to the UI thread).
+#include <QObject>
+#include <QString>
+#include <atomic>
+#include <memory>
+
+#include "passes/options.h"
+
+namespace kiln::views {
+
+class CompileSession : public QObject {
+  Q_OBJECT
+ public:
+  explicit CompileSession(QObject* parent = nullptr);
+  ~CompileSession() override;
+
+  // The history database runs are recorded in (created on first use).
+  void setHistoryPath(const QString& path) { historyPath_ = path; }
+  const QString& historyPath() const { return historyPath_; }
+  // The default: <app data>/history.db (QStandardPaths::AppDataLocation).
+  static QString defaultHistoryPath();
+
+  // Starts compiling; false (with `busy`) when a compile is already running.
+  bool start(const QString& modelPath, const kiln::Options& options);
+  void cancel();
+  bool running() const { return running_; }
+
+ signals:
+  void progress(int done, int total, const QString& passName);
+  // A run was recorded (status ok, failed at a pass, or stopped by Cancel); `message` says how it ended.
+  void finished(qint64 runId, bool ok, const QString& message);
+  // Nothing was recorded: the model could not be read, or the history could not be opened.
+  void failed(const QString& message);
+
+ private:
+  QString historyPath_;
+  std::shared_ptr<std::atomic<bool>> cancel_;
+  bool running_ = false;
+};
+
+}  // namespace kiln::views

@@ -1,0 +1,168 @@
+#include "inspector.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+#include "util/json.h"
+
+namespace kiln::views {
+
+namespace {
+
+constexpr int kNodeRole = Qt::UserRole + 1;
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+QString bytesText(int64_t b) {
+  if (b < 1024) return QString("%L1 B").arg(b);
+  if (b < 1024 * 1024) return QString("%1 KiB").arg(b / 1024.0, 0, 'f', 1);
+  return QString("%1 MiB").arg(b / 1048576.0, 0, 'f', 2);
+}
+
+QString jsonText(const Json& j) {
+  if (j.isString()) return q(j.asString());
+  return q(j.dump());
+}
+
+QTreeWidgetItem* row(QTreeWidgetItem* parent, const QString& k, const QString& v) {
+  auto* item = new QTreeWidgetItem(parent, {k, v});
+  item->setToolTip(1, v);
+  return item;
+}
+
+QString tensorText(const ValueRow& v) {
+  QString t = q(v.dtype) + "  " + q(v.shape.value_or("?"));
+  if (!v.format.empty()) t += "  " + q(v.format);
+  if (v.bytes) t += "  " + bytesText(*v.bytes);
+  if (v.isConstant) t += "  (constant)";
+  return t;
+}
+
+}  // namespace
+
+Inspector::Inspector(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  title_ = new QLabel("Select a node", this);
+  title_->setWordWrap(true);
+  title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  QFont f = title_->font();
+  f.setBold(true);
+  title_->setFont(f);
+  tree_ = new QTreeWidget(this);
+  tree_->setColumnCount(2);
+  tree_->setHeaderLabels({"", ""});
+  tree_->setHeaderHidden(true);
+  tree_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  tree_->setAlternatingRowColors(true);
+  layout->addWidget(title_);
+  layout->addWidget(tree_, 1);
+  connect(tree_, &QTreeWidget::itemDoubleClicked, this, [this](QTreeWidgetItem* item) {
+    if (item->data(0, kNodeRole).isValid()) emit nodeLinkActivated(item->data(0, kNodeRole).toLongLong());
+  });
+}
+
+void Inspector::clear() {
+  title_->setText("Select a node");
+  tree_->clear();
+}
+
+void Inspector::showNode(const layout::PassView& view, int64_t nodeId) {
+  tree_->clear();
+  const layout::PassViewNode* n = view.node(nodeId);
+  if (!n) {
+    clear();
+    return;
+  }
+  const bool removed = n->state == layout::NodeState::Removed;
+  const GraphSnapshot& snap = removed ? view.before : view.after;
+  if (n->kind != layout::PassViewNode::Kind::Op) {
+    const ValueRow* v = snap.value(layout::terminalValue(n->id));
+    title_->setText((n->kind == layout::PassViewNode::Kind::Input ? "Graph input " : "Graph output ") + q(n->name));
+    if (v) row(tree_->invisibleRootItem(), "tensor", tensorText(*v));
+    return;
+  }
+  const NodeRow* r = snap.node(nodeId);
+  if (!r) {
+    clear();
+    return;
+  }
+  title_->setText(q(r->opType) + "  " + q(r->name) + (removed ? "  (removed by this pass)" : ""));
+  QTreeWidgetItem* root = tree_->invisibleRootItem();
+  row(root, "op", r->domain.empty() ? q(r->opType) : q(r->domain + ":" + r->opType));
+  row(root, "name", q(r->name));
+  row(root, "id", QString::number(r->id));
+  if (n->state == layout::NodeState::Added) row(root, "diff", "added by this pass");
+  if (n->state == layout::NodeState::Changed) {
+    QStringList ch;
+    for (const auto& c : n->changes) ch << q(c);
+    row(root, "diff", "changed: " + ch.join(", "));
+  }
+  // Annotations: engine/unit first, the fusion record next, everything else after.
+  try {
+    const Json ann = Json::parse(r->annotationsJson.empty() ? "{}" : r->annotationsJson);
+    if (ann.isObject()) {
+      for (const char* key : {"engine", "unit"})
+        if (const Json* v = ann.find(key)) row(root, key, jsonText(*v));
+      if (const Json* rule = ann.find("fusion.rule")) {
+        auto* fusion = row(root, "fused by", jsonText(*rule));
+        if (const Json* saved = ann.find("fusion.hbm_bytes_saved"))
+          row(fusion, "HBM saved", bytesText(std::atoll(jsonText(*saved).toUtf8().constData())));
+        if (const Json* rep = ann.find("fusion.replaced")) {
+          const QStringList ids = jsonText(*rep).split(',', Qt::SkipEmptyParts);
+          auto* replaced = row(fusion, "replaced", QString("%1 nodes").arg(ids.size()));
+          for (const QString& id : ids) row(replaced, "node", id)->setData(0, kNodeRole, id.toLongLong());
+        }
+        fusion->setExpanded(true);
+      }
+      for (const auto& [k, v] : ann.asObject()) {
+        if (k == "engine" || k == "unit" || k.rfind("fusion.", 0) == 0) continue;
+        row(root, q(k), jsonText(v));
+      }
+    }
+  } catch (const std::exception&) {
+    row(root, "annotations", q(r->annotationsJson));
+  }
+  try {
+    const Json attrs = Json::parse(r->attrsJson.empty() ? "{}" : r->attrsJson);
+    if (attrs.isObject() && !attrs.asObject().empty()) {
+      auto* a = row(root, "attributes", QString::number(attrs.asObject().size()));
+      for (const auto& [k, v] : attrs.asObject()) row(a, q(k), jsonText(v));
+      a->setExpanded(true);
+    }
+  } catch (const std::exception&) {
+    row(root, "attributes", q(r->attrsJson));
+  }
+  // Inputs in slot order, outputs by producer index.
+  auto* ins = row(root, "inputs", "");
+  for (const EdgeRow& e : snap.edges) {
+    if (e.consumerNode != nodeId) continue;
+    const ValueRow* v = snap.value(e.valueId);
+    if (!v) continue;
+    auto* item = row(ins, QString("%1  %2").arg(e.consumerIndex).arg(q(v->name)), tensorText(*v));
+    if (v->producerNode) item->setData(0, kNodeRole, static_cast<qlonglong>(*v->producerNode));
+  }
+  ins->setExpanded(true);
+  auto* outs = row(root, "outputs", "");
+  for (const ValueRow& v : snap.values)
+    if (v.producerNode && *v.producerNode == nodeId)
+      row(outs, QString("%1  %2").arg(v.producerIndex.value_or(0)).arg(q(v.name)), tensorText(v));
+  outs->setExpanded(true);
+}
+
+QString Inspector::text() const {
+  QStringList lines;
+  lines << title_->text();
+  std::function<void(QTreeWidgetItem*)> walk = [&](QTreeWidgetItem* it) {
+    for (int i = 0; i < it->childCount(); ++i) {
+      lines << it->child(i)->text(0) + "\t" + it->child(i)->text(1);
+      walk(it->child(i));
+    }
+  };
+  walk(tree_->invisibleRootItem());
+  return lines.join("\n");
+}
+
+}  // namespace kiln::views
