@@ -37,8 +37,15 @@ case "$mode" in
     install_deps
     build default
     sample=build/resources/samples/mobilenetv2.onnx
-    echo "setup: built. Kiln on the bundled sample ($sample):" >&2
-    exec build/app/kiln inspect "$sample"
+    if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+      echo "setup: built. Opening the workbench on the bundled sample ($sample)" >&2
+      exec build/app/kiln "$sample"
+    fi
+    # No display: the same compile, headless, as a report on the terminal.
+    echo "setup: built. No display, so a headless report on the bundled sample ($sample)" >&2
+    echo "       (for the window: xvfb-run -a build/app/kiln $sample, or run this on a desktop)" >&2
+    build/app/kiln inspect "$sample"
+    exec build/app/kiln compile "$sample"
     ;;
   test)
     install_deps

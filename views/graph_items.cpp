@@ -183,7 +183,7 @@ void GroupItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidg
               "▸ " + elided(label_, bold, text.width() - 16));
   p->setFont(f);
   p->drawText(QRectF(text.left(), text.center().y(), text.width(), text.height() / 2), Qt::AlignCenter,
-              QString("%L1 nodes").arg(nodes_));
+              (nodes_ == 1 ? QString("1 node") : QString("%L1 nodes").arg(nodes_)));
   if (diff_.any()) drawBadges(p, rect_, diff_, f);
 }
 

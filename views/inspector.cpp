@@ -55,7 +55,9 @@ Inspector::Inspector(QWidget* parent) : QWidget(parent) {
   tree_->setColumnCount(2);
   tree_->setHeaderLabels({"", ""});
   tree_->setHeaderHidden(true);
+  // Keys are short ("op", "0", "HBM saved"); long names live in the value column, which takes the rest.
   tree_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  tree_->header()->setStretchLastSection(true);
   tree_->setAlternatingRowColors(true);
   layout->addWidget(title_);
   layout->addWidget(tree_, 1);
@@ -141,14 +143,14 @@ void Inspector::showNode(const layout::PassView& view, int64_t nodeId) {
     if (e.consumerNode != nodeId) continue;
     const ValueRow* v = snap.value(e.valueId);
     if (!v) continue;
-    auto* item = row(ins, QString("%1  %2").arg(e.consumerIndex).arg(q(v->name)), tensorText(*v));
+    auto* item = row(ins, QString::number(e.consumerIndex), q(v->name) + "  ·  " + tensorText(*v));
     if (v->producerNode) item->setData(0, kNodeRole, static_cast<qlonglong>(*v->producerNode));
   }
   ins->setExpanded(true);
   auto* outs = row(root, "outputs", "");
   for (const ValueRow& v : snap.values)
     if (v.producerNode && *v.producerNode == nodeId)
-      row(outs, QString("%1  %2").arg(v.producerIndex.value_or(0)).arg(q(v.name)), tensorText(v));
+      row(outs, QString::number(v.producerIndex.value_or(0)), q(v.name) + "  ·  " + tensorText(v));
   outs->setExpanded(true);
 }
 

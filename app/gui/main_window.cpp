@@ -379,6 +379,7 @@ void MainWindow::showRun(qint64 runId) {
     for (const auto& p : d.passes)
       compareWith_->addItem(QString("%1 · %2").arg(p.seq).arg(QString::fromStdString(p.seq ? p.name : "imported graph")), p.seq);
     compareWith_->blockSignals(false);
+    passes_ = d.passes;
     navigator_->setPasses(d.passes);
     emit runShown(runId);
   });
@@ -415,15 +416,20 @@ void MainWindow::showPass(int seq) {
     }
     clearBusy("");
     const auto& v = *d.view;
-    graphLabel_->setText(QString("Graph after pass %1%2  ·  %L3 nodes  ·  %4")
-                             .arg(seq)
-                             .arg(v.fromPass >= 0 ? QString(" (diff vs pass %1)").arg(v.fromPass) : QString())
-                             .arg(v.nodes.size())
-                             .arg(v.fromPass >= 0 ? QString("+%1 added, −%2 removed, ~%3 changed")
-                                                        .arg(v.added)
-                                                        .arg(v.removed)
-                                                        .arg(v.changed)
-                                                  : QString("imported graph")));
+    auto passName = [this](int p) {
+      for (const auto& x : passes_)
+        if (x.seq == p) return p == 0 ? QString("the imported graph") : QString::fromStdString(x.stage + " / " + x.name);
+      return QString("pass %1").arg(p);
+    };
+    graphLabel_->setText(v.fromPass >= 0
+                             ? QString("After %1  ·  %L2 nodes  ·  vs %3: +%4 added, −%5 removed, ~%6 changed")
+                                   .arg(passName(seq))
+                                   .arg(v.nodes.size())
+                                   .arg(passName(v.fromPass))
+                                   .arg(v.added)
+                                   .arg(v.removed)
+                                   .arg(v.changed)
+                             : QString("%1  ·  %L2 nodes").arg(passName(seq)).arg(v.nodes.size()));
     canvas_->setPassView(d.view);
     if (canvas_->selectedNode()) inspector_->showNode(v, canvas_->selectedNode());
     if (!lastSearch_.isEmpty()) {

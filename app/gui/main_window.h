@@ -7,6 +7,7 @@
 #include <QPointer>
 #include <memory>
 
+#include "history/history_reader.h"
 #include "layout/pass_view.h"
 #include "passes/options.h"
 
@@ -97,6 +98,7 @@ class MainWindow : public QMainWindow {
   QMenu* recentMenu_ = nullptr;
   QSplitter* split_ = nullptr;
 
+  std::vector<PassInfo> passes_;  // of the run shown
   QString historyPath_;
   QString modelPath_;  // the model whose runs are listed
   qint64 runId_ = 0;

@@ -33,6 +33,17 @@ void tidy(std::vector<ScopeGroup>& gs, int g, size_t maxItems) {
   }
   for (const auto& it : std::vector<ScopeGroup::Item>(gs[g].items))
     if (it.isGroup) tidy(gs, static_cast<int>(it.id), maxItems);
+  // A group of one node says nothing the node does not: show the node in its place.
+  for (auto& it : gs[g].items) {
+    if (!it.isGroup) continue;
+    ScopeGroup& child = gs[it.id];
+    if (child.items.size() == 1 && !child.items[0].isGroup) {
+      const int64_t node = child.items[0].id;
+      child.items.clear();
+      child.parent = -2;
+      it = {false, node};
+    }
+  }
   if (gs[g].items.size() <= maxItems) return;
   // Wrap runs of consecutive nodes into chunks of up to maxItems/2 nodes, keeping graph order.
   const size_t chunkSize = std::max<size_t>(2, maxItems / 2);

@@ -150,8 +150,8 @@ class MainWindowTest : public QObject {
   }
 
   void opensGpt2Past() {
-    const QString model = QString(KILN_SHARED_DIR) + "/models/gpt2_past.onnx";
-    if (!QFileInfo::exists(model)) QSKIP("../shared/models/gpt2_past.onnx not present");
+    const QString model = QString(KILN_SHARED_DIR) + "/models/transformer/gpt2_past.onnx";
+    if (!QFileInfo::exists(model)) QSKIP("../shared/models/transformer/gpt2_past.onnx not present");
     QElapsedTimer t;
     t.start();
     w_->openPath(model);
