@@ -343,6 +343,18 @@ void GraphCanvas::keyPressEvent(QKeyEvent* e) {
     case Qt::Key_Equal: scale(1.25, 1.25); emit viewportMoved(); return;
     case Qt::Key_Minus: scale(0.8, 0.8); emit viewportMoved(); return;
     case Qt::Key_F: zoomToFit(); return;
+    case Qt::Key_N: stepChange(e->modifiers() & Qt::ShiftModifier ? -1 : 1); return;
+    case Qt::Key_Up:
+    case Qt::Key_Down:
+      if (moveSelection(e->key() == Qt::Key_Up ? QPointF(0, -1) : QPointF(0, 1))) return;
+      break;
+    case Qt::Key_Left:
+    case Qt::Key_Right:
+      // Plain ←/→ step passes (a window shortcut); with Ctrl they move the selection sideways.
+      if ((e->modifiers() & Qt::ControlModifier) &&
+          moveSelection(e->key() == Qt::Key_Left ? QPointF(-1, 0) : QPointF(1, 0)))
+        return;
+      break;
     case Qt::Key_Return:
     case Qt::Key_Enter: {
       const auto items = scene()->selectedItems();
@@ -355,6 +367,49 @@ void GraphCanvas::keyPressEvent(QKeyEvent* e) {
     default: break;
   }
   QGraphicsView::keyPressEvent(e);
+}
+
+bool GraphCanvas::moveSelection(QPointF direction) {
+  const auto selected = scene()->selectedItems();
+  if (selected.isEmpty()) return false;
+  const QPointF from = selected.first()->sceneBoundingRect().center();
+  QGraphicsItem* best = nullptr;
+  double bestScore = 0;
+  for (QGraphicsItem* item : scene()->items()) {
+    if (item == selected.first() || (item->type() != NodeItem::Type && item->type() != GroupItem::Type)) continue;
+    const QPointF d = item->sceneBoundingRect().center() - from;
+    const double along = d.x() * direction.x() + d.y() * direction.y();
+    const double across = std::abs(d.x() * direction.y() - d.y() * direction.x());
+    if (along <= 1 || across > along * 2) continue;  // roughly in that direction (within ~63°)
+    const double score = along + 2 * across;          // prefer straight ahead
+    if (!best || score < bestScore) {
+      best = item;
+      bestScore = score;
+    }
+  }
+  if (!best) return true;  // at the edge: swallow the key rather than scroll away from the selection
+  scene()->clearSelection();
+  best->setSelected(true);
+  ensureVisible(best, 40, 40);
+  return true;
+}
+
+void GraphCanvas::stepChange(int delta) {
+  // Drawn nodes the diff marks, in reading order (top to bottom, left to right).
+  QList<QGraphicsItem*> changed;
+  for (auto it = nodeItems_.begin(); it != nodeItems_.end(); ++it)
+    if (static_cast<NodeItem*>(it.value())->node().state != NodeState::Unchanged) changed << it.value();
+  if (changed.isEmpty()) return;
+  std::sort(changed.begin(), changed.end(), [](QGraphicsItem* a, QGraphicsItem* b) {
+    const QPointF pa = a->sceneBoundingRect().center(), pb = b->sceneBoundingRect().center();
+    return pa.y() != pb.y() ? pa.y() < pb.y() : pa.x() < pb.x();
+  });
+  const auto selected = scene()->selectedItems();
+  qsizetype at = selected.isEmpty() ? -1 : changed.indexOf(selected.first());
+  at = at < 0 ? (delta > 0 ? 0 : changed.size() - 1) : (at + delta + changed.size()) % changed.size();
+  scene()->clearSelection();
+  changed[at]->setSelected(true);
+  centerOn(changed[at]);
 }
 
 void GraphCanvas::mouseDoubleClickEvent(QMouseEvent* e) {

@@ -1,8 +1,9 @@
 #pragma once
 // The graph canvas: the graph after one pass, grouped by name scope, laid out by Graphviz on a worker thread, with
 // the diff against the compared pass drawn over it (added green, changed amber, removed as grey ghosts). Layouts are
-// cached per (run, pass, compared pass, open groups). Double-click opens or closes a group; wheel/+/- zoom, F fits,
-// arrows pan; a minimap sits in the corner. Search finds nodes by name, op type or attribute value and opens the
+// cached per (run, pass, compared pass, open groups). Double-click (or Enter) opens a group, double-click on an open
+// group's title closes it; wheel/+/- zoom, F fits; ↑/↓ and Ctrl+←/→ move the selection to the nearest item that
+// way, N / Shift+N jump between changed nodes; a minimap sits in the corner. Search finds nodes by name, op type or attribute value and opens the
 // groups on the way to a match.
 #include <QFutureWatcher>
 #include <QGraphicsView>
@@ -45,6 +46,10 @@ class GraphCanvas : public QGraphicsView {
   QList<int64_t> nodesInState(layout::NodeState s) const;
   QGraphicsItem* itemForNode(int64_t nodeId) const;
   void zoomToFit();
+  // Keyboard navigation: moves the selection to the nearest item in `direction` (unit vector); false when nothing
+  // is selected. stepChange(±1) selects the next/previous node the diff marks (N / Shift+N).
+  bool moveSelection(QPointF direction);
+  void stepChange(int delta);
   void syncTo(const GraphCanvas* other);  // same centre and zoom (side-by-side compare)
 
  signals:

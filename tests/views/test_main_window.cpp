@@ -4,6 +4,7 @@
 // gpt2_past model (skipped without ../shared). Screenshots of each state go to tests/artifacts/ in the build tree.
 #include <QDir>
 #include <QElapsedTimer>
+#include <QGraphicsItem>
 #include <QGraphicsScene>
 #include <QListWidget>
 #include <QSettings>
@@ -101,6 +102,16 @@ class MainWindowTest : public QObject {
     QVERIFY(!w_->canvas()->nodesInState(layout::NodeState::Changed).isEmpty());
     QVERIFY(w_->canvas()->nodesInState(layout::NodeState::Added).isEmpty());
     shot(*w_, "02_batchnorm_fold_diff");
+    // Keyboard: N selects a changed node, ↓ moves the selection to the item below it.
+    QTest::keyClick(w_->canvas(), Qt::Key_N);
+    const int64_t first = w_->canvas()->selectedNode();
+    QVERIFY(want.contains(first) || changed.contains(first));
+    QGraphicsItem* before = w_->canvas()->scene()->selectedItems().value(0);
+    QVERIFY(before);
+    QTest::keyClick(w_->canvas(), Qt::Key_Down);
+    QGraphicsItem* after = w_->canvas()->scene()->selectedItems().value(0);
+    QVERIFY(after && after != before);
+    QVERIFY(after->sceneBoundingRect().center().y() > before->sceneBoundingRect().center().y());
     // ←/→ stepping moves between visible passes.
     QVERIFY(w_->navigator()->step(-1));
     QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->canvas()->passView()->toPass < bn, 30000);
