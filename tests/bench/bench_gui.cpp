@@ -1,7 +1,7 @@
 // Workbench benchmark (offscreen): time from opening a file to the first painted graph (groups closed) for the
 // bundled sample, gpt2_past (../shared, skipped when absent) and a generated llama with 32 layers; the longest
 // stall of the UI thread meanwhile (a 5 ms heartbeat timer measures the largest gap between its ticks); and how long
-// opening the largest group takes. Prints a table and writes JSON; asserts nothing (speed is measured, not tested).
+// opening the largest group takes. The stall of the window's first show is reported apart ("startup stall"). Prints a table and writes JSON; asserts nothing (speed is measured, not tested).
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -71,8 +71,8 @@ int main(int argc, char** argv) {
   std::vector<std::pair<QString, QString>> models = {{"sample (mobilenetv2)", KILN_SAMPLE},
                                                      {"gpt2_past", QString(KILN_SHARED_DIR) + "/models/transformer/gpt2_past.onnx"},
                                                      {"llama --layers 32", llama}};
-  std::printf("%-22s %8s %14s %16s %18s %16s\n", "model", "nodes", "first paint ms", "UI stall max ms",
-              "largest group", "open group ms");
+  std::printf("%-22s %8s %14s %16s %18s %16s %14s\n", "model", "nodes", "first paint ms", "UI stall max ms",
+              "largest group", "open group ms", "startup stall");
   Json rows = Json::array();
   for (const auto& [label, path] : models) {
     if (!QFileInfo::exists(path)) {
@@ -84,6 +84,10 @@ int main(int argc, char** argv) {
     w.resize(1400, 900);
     w.show();
     Heartbeat hb;
+    hb.reset();
+    // The window's own first show (style, fonts, glyph caches) is startup, reported apart from the open.
+    waitFor([&] { return hb.clock.elapsed() > 300; }, 1000);
+    const qint64 startupStall = hb.worst;
     hb.reset();
     QElapsedTimer t;
     t.start();
@@ -109,8 +113,9 @@ int main(int argc, char** argv) {
     }
     const qint64 stall = std::max(stallOpen, hb.worst);
     const auto nodes = w.canvas()->passView() ? w.canvas()->passView()->nodes.size() : 0;
-    std::printf("%-22s %8zu %14.0f %16lld %18lld %16.0f%s\n", qPrintable(label), nodes, firstPaint,
-                static_cast<long long>(stall), static_cast<long long>(largestNodes), openMs, ok ? "" : "  (timed out)");
+    std::printf("%-22s %8zu %14.0f %16lld %18lld %16.0f %14lld%s\n", qPrintable(label), nodes, firstPaint,
+                static_cast<long long>(stall), static_cast<long long>(largestNodes), openMs,
+                static_cast<long long>(startupStall), ok ? "" : "  (timed out)");
     Json j = Json::object();
     j.set("model", label.toStdString());
     j.set("nodes", static_cast<int64_t>(nodes));
@@ -118,6 +123,7 @@ int main(int argc, char** argv) {
     j.set("ui_stall_max_ms", static_cast<int64_t>(stall));
     j.set("largest_group_nodes", largestNodes);
     j.set("open_largest_group_ms", openMs);
+    j.set("startup_stall_ms", static_cast<int64_t>(startupStall));
     j.set("ok", ok);
     rows.push(std::move(j));
   }
