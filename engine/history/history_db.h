@@ -43,7 +43,7 @@ class HistoryDb {
   sqlite3* db_ = nullptr;
   int abandonedMarked_ = 0;
 
-  void openConnection();
+  void openConnection(bool blank);
   void migrate(bool blank);
   int markAbandonedRuns();
 };
