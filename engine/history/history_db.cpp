@@ -20,13 +20,21 @@ namespace {
 
 // ---------------------------------------------------------------- schema
 
-// Version 1. Graph rows are versioned: a row is valid over passes [first_pass, last_pass) (last_pass NULL = still
-// valid), so the graph after pass k is the rows with first_pass <= k AND (last_pass IS NULL OR last_pass > k) and
-// what pass k changed is the rows that start or end at k. Rows of a run are clustered by their primary key
-// (WITHOUT ROWID: no separate rowid b-tree, so the key is stored once); the (run_id, first_pass) and
-// (run_id, last_pass) indexes serve "rows valid at k" and "rows starting or ending at k".
+// The current schema, what a blank file is created with (in one step: creating a new history is on the recorded
+// run's timed path). Existing files at an older version are brought here by kMigrations instead.
+//
+// Graph rows are versioned: a row is valid over passes [first_pass, last_pass) (last_pass NULL = still valid), so
+// the graph after pass k is the rows with first_pass <= k AND (last_pass IS NULL OR last_pass > k) and what pass k
+// changed is the rows that start or end at k. Rows of a run are clustered by their primary key (WITHOUT ROWID: no
+// separate rowid b-tree, so the key is stored once); "valid at k" reads the run's key range.
+//
+// The started/ended indexes are partial (version 2): the imported graph, most of a run's rows, starts at pass 0
+// and never enters the started index, and a row enters the ended index only when it is closed. Every index entry
+// is one more b-tree insert per row written, which in version 1 (full indexes on both columns) tripled the cost of
+// recording the import. Diffs between passes a < b read "first_pass > ?a AND first_pass > 0" and "last_pass > ?a",
+// which SQLite matches to the partial indexes.
 // `values` is an SQL keyword: queries quote it as "values".
-constexpr const char* kSchemaV1 = R"sql(
+constexpr const char* kSchemaCurrent = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 
 CREATE TABLE models(
@@ -79,8 +87,8 @@ CREATE TABLE nodes(
   attrs_json TEXT NOT NULL,
   annotations_json TEXT NOT NULL,
   PRIMARY KEY(run_id, node_id, first_pass)) WITHOUT ROWID;
-CREATE INDEX nodes_by_first ON nodes(run_id, first_pass);
-CREATE INDEX nodes_by_last ON nodes(run_id, last_pass);
+CREATE INDEX nodes_started ON nodes(run_id, first_pass) WHERE first_pass > 0;
+CREATE INDEX nodes_ended ON nodes(run_id, last_pass) WHERE last_pass IS NOT NULL;
 
 CREATE TABLE "values"(
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -100,8 +108,8 @@ CREATE TABLE "values"(
   is_output INTEGER NOT NULL,
   is_constant INTEGER NOT NULL,
   PRIMARY KEY(run_id, value_id, first_pass)) WITHOUT ROWID;
-CREATE INDEX values_by_first ON "values"(run_id, first_pass);
-CREATE INDEX values_by_last ON "values"(run_id, last_pass);
+CREATE INDEX values_started ON "values"(run_id, first_pass) WHERE first_pass > 0;
+CREATE INDEX values_ended ON "values"(run_id, last_pass) WHERE last_pass IS NOT NULL;
 
 CREATE TABLE edges(
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -111,19 +119,35 @@ CREATE TABLE edges(
   last_pass INTEGER,
   value_id INTEGER NOT NULL,
   PRIMARY KEY(run_id, consumer_node, consumer_index, first_pass)) WITHOUT ROWID;
-CREATE INDEX edges_by_first ON edges(run_id, first_pass);
-CREATE INDEX edges_by_last ON edges(run_id, last_pass);
+CREATE INDEX edges_started ON edges(run_id, first_pass) WHERE first_pass > 0;
+CREATE INDEX edges_ended ON edges(run_id, last_pass) WHERE last_pass IS NOT NULL;
 )sql";
 
-void migrateTo1(sqlite3* db) {
-  sqlExec(db, kSchemaV1);
+void createCurrent(sqlite3* db) {
+  sqlExec(db, kSchemaCurrent);
   sqlExec(db, "INSERT INTO meta(key, value) VALUES ('application', 'kiln')");
 }
 
-// kMigrations[v] brings a file from schema version v to v + 1. A later schema appends a function; files are
+// Version 1 had full (run_id, first_pass) and (run_id, last_pass) indexes on the three graph tables.
+void migrateTo2(sqlite3* db) {
+  sqlExec(db, R"sql(
+DROP INDEX nodes_by_first; DROP INDEX nodes_by_last;
+DROP INDEX values_by_first; DROP INDEX values_by_last;
+DROP INDEX edges_by_first; DROP INDEX edges_by_last;
+CREATE INDEX nodes_started ON nodes(run_id, first_pass) WHERE first_pass > 0;
+CREATE INDEX nodes_ended ON nodes(run_id, last_pass) WHERE last_pass IS NOT NULL;
+CREATE INDEX values_started ON "values"(run_id, first_pass) WHERE first_pass > 0;
+CREATE INDEX values_ended ON "values"(run_id, last_pass) WHERE last_pass IS NOT NULL;
+CREATE INDEX edges_started ON edges(run_id, first_pass) WHERE first_pass > 0;
+CREATE INDEX edges_ended ON edges(run_id, last_pass) WHERE last_pass IS NOT NULL;
+)sql");
+}
+
+// kMigrations[v - 1] brings a file from schema version v to v + 1 (a blank file, version 0, is created at the
+// current version by createCurrent). A schema change edits kSchemaCurrent and appends a function here; files are
 // upgraded step by step inside one transaction on their first writable open.
 using Migration = void (*)(sqlite3*);
-constexpr std::array<Migration, HistoryDb::kSchemaVersion> kMigrations = {&migrateTo1};
+constexpr std::array<Migration, HistoryDb::kSchemaVersion - 1> kMigrations = {&migrateTo2};
 
 // ---------------------------------------------------------------- validation
 
@@ -271,7 +295,7 @@ std::string hostName() {
 HistoryDb::HistoryDb(std::string path, Mode mode) : path_(std::move(path)), mode_(mode) {
   if (path_.empty()) throw LoadError(path_, "no history file given");
   const bool blank = validate(path_, mode_);
-  openConnection();
+  openConnection(blank);
   if (mode_ == Mode::ReadWrite) {
     try {
       migrate(blank);
@@ -286,7 +310,7 @@ HistoryDb::HistoryDb(std::string path, Mode mode) : path_(std::move(path)), mode
 
 HistoryDb::~HistoryDb() { sqlite3_close_v2(db_); }
 
-void HistoryDb::openConnection() {
+void HistoryDb::openConnection(bool blank) {
   // NOMUTEX: a HistoryDb is used by one thread at a time (each view or worker opens its own), so SQLite's
   // per-call connection mutex is pure overhead on the recorder's many small statements.
   const int flags = (mode_ == Mode::ReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
@@ -305,6 +329,12 @@ void HistoryDb::openConnection() {
     if (mode_ == Mode::ReadWrite) {
       // WAL: readers never block the writer and see the last committed pass. synchronous=NORMAL keeps every
       // committed pass across a process crash (SIGKILL); only a power loss may drop the last few commits.
+      //
+      // Turning a blank file into a WAL database writes its first page through a rollback journal, which at the
+      // default synchronous=FULL costs four fsyncs (journal, directory, journal, file) on every new history, more
+      // than recording a small model's passes. A blank file holds nothing a power loss could take away (at worst
+      // it is left unreadable and has to be deleted), so that one step runs unsynced.
+      if (blank) sqlExec(db_, "PRAGMA synchronous = OFF");
       sqlExec(db_, "PRAGMA journal_mode = WAL");
       sqlExec(db_, "PRAGMA synchronous = NORMAL");
     } else {
@@ -337,7 +367,10 @@ void HistoryDb::migrate(bool blank) {
   if (!empty && v == 0) throw HistoryError("an SQLite database that is not a Kiln history");
   if (v > kSchemaVersion) throw HistoryError("schema version " + std::to_string(v) + " is newer than this Kiln");
   if (v == kSchemaVersion) return;  // initialised by another process meanwhile
-  for (; v < kSchemaVersion; ++v) kMigrations[static_cast<size_t>(v)](db_);
+  if (v == 0)
+    createCurrent(db_);
+  else
+    for (; v < kSchemaVersion; ++v) kMigrations[static_cast<size_t>(v - 1)](db_);
   sqlExec(db_, "PRAGMA user_version = " + std::to_string(kSchemaVersion));
   tx.commit();
 }

@@ -15,7 +15,7 @@ class HistoryDb {
  public:
   enum class Mode { ReadWrite, ReadOnly };
   // Schema version this build writes; older files are migrated on a writable open, newer ones refused.
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   // ReadWrite creates a missing or empty file and marks runs abandoned by dead writers 'incomplete'. ReadOnly
   // (viewers) never writes. Throws LoadError(path, reason) for: not an SQLite file, an SQLite database that is not
@@ -43,7 +43,7 @@ class HistoryDb {
   sqlite3* db_ = nullptr;
   int abandonedMarked_ = 0;
 
-  void openConnection();
+  void openConnection(bool blank);
   void migrate(bool blank);
   int markAbandonedRuns();
 };

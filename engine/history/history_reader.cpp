@@ -23,8 +23,13 @@ constexpr const char* kEdgeCols = "value_id, consumer_node, consumer_index, firs
 constexpr const char* kValidAt = "run_id = ?1 AND first_pass <= ?2 AND (last_pass IS NULL OR last_pass > ?2)";
 // Valid at a but no longer at b: ended in (a, b].
 constexpr const char* kEndedIn = "run_id = ?1 AND first_pass <= ?2 AND last_pass > ?2 AND last_pass <= ?3";
-// Valid at b but not yet at a: started in (a, b].
+// Valid at b but not yet at a: started in (a, b]. For a >= 0 the redundant "first_pass > 0" lets SQLite use the
+// partial index of rows started after the import (it cannot prove first_pass > ?2 implies it); from a = -1 (the
+// diff of pass 0) every row valid at b qualifies and the run's key range is read instead.
 constexpr const char* kStartedIn =
+    "run_id = ?1 AND first_pass > ?2 AND first_pass > 0 AND first_pass <= ?3 AND "
+    "(last_pass IS NULL OR last_pass > ?3)";
+constexpr const char* kStartedInFromImport =
     "run_id = ?1 AND first_pass > ?2 AND first_pass <= ?3 AND (last_pass IS NULL OR last_pass > ?3)";
 
 RowSpan spanFrom(const SqlStatement& q, int first) {
@@ -403,12 +408,13 @@ GraphDiff HistoryReader::diffForward(int64_t runId, int a, int b) const {
   if (a == b) return d;
 
   // Only rows valid at exactly one of the two passes can differ; rows valid at both are the same row.
+  const char* startedIn = a >= 0 ? kStartedIn : kStartedInFromImport;
   std::vector<NodeRow> nodesGone = selectNodes(db_, kEndedIn, runId, a, b);
-  std::vector<NodeRow> nodesNew = selectNodes(db_, kStartedIn, runId, a, b);
+  std::vector<NodeRow> nodesNew = selectNodes(db_, startedIn, runId, a, b);
   std::vector<ValueRow> valuesGone = selectValues(db_, kEndedIn, runId, a, b);
-  std::vector<ValueRow> valuesNew = selectValues(db_, kStartedIn, runId, a, b);
+  std::vector<ValueRow> valuesNew = selectValues(db_, startedIn, runId, a, b);
   std::vector<EdgeRow> edgesGone = selectEdges(db_, kEndedIn, runId, a, b);
-  std::vector<EdgeRow> edgesNew = selectEdges(db_, kStartedIn, runId, a, b);
+  std::vector<EdgeRow> edgesNew = selectEdges(db_, startedIn, runId, a, b);
 
   // Nodes: both lists are sorted by id, so a merge pairs up the ids present on both sides.
   std::map<int64_t, size_t> changedAt;

@@ -57,6 +57,20 @@ void sqliteExec(const std::string& path, const char* sql) {
   sqlite3_close(db);
 }
 
+// "type name on table" of every table and index in a database file, sorted.
+std::set<std::string> schemaObjects(const std::string& path) {
+  sqlite3* db = nullptr;
+  std::set<std::string> out;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db, "SELECT type || ' ' || name || ' on ' || tbl_name FROM sqlite_schema", -1, &st, nullptr);
+    while (st && sqlite3_step(st) == SQLITE_ROW) out.insert(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
 // What the history must reproduce: the rows of the live model, built by the same serialisation the recorder uses.
 struct Expected {
   std::vector<NodeRow> nodes;
@@ -584,7 +598,8 @@ class HistoryTest : public QObject {
     sqliteExec(newer, "PRAGMA user_version = 99");
     before = readBytes(newer);
     for (auto mode : {HistoryDb::Mode::ReadWrite, HistoryDb::Mode::ReadOnly})
-      QCOMPARE(refused(newer, mode), std::string("schema version 99 is newer than this Kiln (1)"));
+      QCOMPARE(refused(newer, mode), "schema version 99 is newer than this Kiln (" +
+                                         std::to_string(HistoryDb::kSchemaVersion) + ")");
     QCOMPARE(readBytes(newer), before);
     QVERIFY(noSidecars(newer));
 
@@ -624,6 +639,105 @@ class HistoryTest : public QObject {
       QVERIFY(HistoryReader(db).listRuns().empty());
     }
     QVERIFY(HistoryReader(HistoryDb(bare, HistoryDb::Mode::ReadOnly)).listRuns().empty());
+  }
+
+  void migratesVersion1Files() {
+    // A history written by schema version 1 (full first/last indexes, one edge row per input slot with its own
+    // interval), built by hand: node 12 changes an attribute at pass 1 and has input 0 rewired at pass 2 without a
+    // new node row; node 11 goes at pass 2.
+    const std::string path = tmpFile("v1.kiln");
+    sqliteExec(path, R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE models(id INTEGER PRIMARY KEY, path TEXT NOT NULL, name TEXT NOT NULL, size_bytes INTEGER,
+  added_at TEXT NOT NULL);
+CREATE INDEX models_by_path ON models(path, size_bytes);
+CREATE TABLE runs(id INTEGER PRIMARY KEY, model_id INTEGER NOT NULL REFERENCES models(id), options_json TEXT NOT NULL,
+  kiln_version TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT,
+  status TEXT NOT NULL CHECK(status IN ('running', 'ok', 'failed', 'stopped', 'incomplete')), error TEXT,
+  total_ms REAL, nodes_before INTEGER, nodes_after INTEGER, writer_pid INTEGER, writer_host TEXT);
+CREATE INDEX runs_by_status ON runs(status);
+CREATE TABLE passes(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, seq INTEGER NOT NULL,
+  stage TEXT NOT NULL, name TEXT NOT NULL, ms REAL NOT NULL, changed INTEGER NOT NULL, counters_json TEXT NOT NULL,
+  nodes_before INTEGER, nodes_after INTEGER, error TEXT, PRIMARY KEY(run_id, seq)) WITHOUT ROWID;
+CREATE TABLE nodes(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, node_id INTEGER NOT NULL,
+  first_pass INTEGER NOT NULL, last_pass INTEGER, graph_owner INTEGER NOT NULL, graph_attr TEXT NOT NULL,
+  op_type TEXT NOT NULL, domain TEXT NOT NULL, name TEXT NOT NULL, attrs_json TEXT NOT NULL,
+  annotations_json TEXT NOT NULL, PRIMARY KEY(run_id, node_id, first_pass)) WITHOUT ROWID;
+CREATE INDEX nodes_by_first ON nodes(run_id, first_pass);
+CREATE INDEX nodes_by_last ON nodes(run_id, last_pass);
+CREATE TABLE "values"(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, value_id INTEGER NOT NULL,
+  first_pass INTEGER NOT NULL, last_pass INTEGER, graph_owner INTEGER NOT NULL, graph_attr TEXT NOT NULL,
+  name TEXT NOT NULL, dtype TEXT NOT NULL, shape TEXT, format TEXT NOT NULL, bytes INTEGER, producer_node INTEGER,
+  producer_index INTEGER, is_input INTEGER NOT NULL, is_output INTEGER NOT NULL, is_constant INTEGER NOT NULL,
+  PRIMARY KEY(run_id, value_id, first_pass)) WITHOUT ROWID;
+CREATE INDEX values_by_first ON "values"(run_id, first_pass);
+CREATE INDEX values_by_last ON "values"(run_id, last_pass);
+CREATE TABLE edges(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, consumer_node INTEGER NOT NULL,
+  consumer_index INTEGER NOT NULL, first_pass INTEGER NOT NULL, last_pass INTEGER, value_id INTEGER NOT NULL,
+  PRIMARY KEY(run_id, consumer_node, consumer_index, first_pass)) WITHOUT ROWID;
+CREATE INDEX edges_by_first ON edges(run_id, first_pass);
+CREATE INDEX edges_by_last ON edges(run_id, last_pass);
+INSERT INTO meta VALUES ('application', 'kiln');
+INSERT INTO models VALUES (1, '/m/small.onnx', 'small.onnx', 100, '2024-01-01T00:00:00.000Z');
+INSERT INTO runs VALUES (1, 1, '{}', '0.1.0', '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:01.000Z', 'ok', NULL,
+  3.0, 3, 2, 1, 'h');
+INSERT INTO passes VALUES (1, 0, 'import', 'import', 0, 0, '{}', 3, 3, NULL), (1, 1, 'prepare', 'A', 1, 1, '{}', 3, 3,
+  NULL), (1, 2, 'prepare', 'B', 1, 1, '{}', 3, 2, NULL);
+INSERT INTO nodes VALUES (1, 10, 0, NULL, 0, '', 'Conv', '', 'conv', '{}', '{}'),
+  (1, 11, 0, 2, 0, '', 'Relu', '', 'relu', '{}', '{}'),
+  (1, 12, 0, 1, 0, '', 'Add', '', 'add', '{"alpha":1}', '{}'),
+  (1, 12, 1, NULL, 0, '', 'Add', '', 'add', '{"alpha":2}', '{}');
+INSERT INTO "values" VALUES (1, 20, 0, NULL, 0, '', 'x', 'fp32', '4', 'ND', 16, NULL, NULL, 1, 0, 0),
+  (1, 21, 0, NULL, 0, '', 'c', 'fp32', '4', 'ND', 16, 10, 0, 0, 0, 0),
+  (1, 22, 0, 2, 0, '', 'r', 'fp32', '4', 'ND', 16, 11, 0, 0, 0, 0),
+  (1, 23, 0, NULL, 0, '', 'y', 'fp32', '4', 'ND', 16, 12, 0, 0, 1, 0);
+INSERT INTO edges VALUES (1, 10, 0, 0, NULL, 20), (1, 11, 0, 0, 2, 21), (1, 12, 0, 0, 2, 22), (1, 12, 0, 2, NULL, 21),
+  (1, 12, 1, 0, NULL, 21);
+PRAGMA user_version = 1;
+)sql");
+    // Viewers do not upgrade files; the first writable open does.
+    try {
+      HistoryDb db(path, HistoryDb::Mode::ReadOnly);
+      QFAIL("a version 1 file opened read-only");
+    } catch (const LoadError& e) {
+      QCOMPARE(std::string(e.what()), std::string("schema version 1 needs an upgrade: open it once for writing"));
+    }
+    { HistoryDb db(path); }
+    // The upgraded file has the tables and indexes of a history created by this Kiln.
+    const std::string fresh = tmpFile("fresh.kiln");
+    { HistoryDb db(fresh); }
+    QCOMPARE(schemaObjects(path), schemaObjects(fresh));
+    HistoryDb db(path, HistoryDb::Mode::ReadOnly);
+    HistoryReader reader(db);
+    QCOMPARE(reader.run(1).passCount, 3);
+
+    using Slot = std::tuple<int64_t, int64_t, int64_t>;  // consumer, index, value
+    auto slotSet = [](const std::vector<EdgeRow>& edges) {
+      std::set<Slot> s;
+      for (const EdgeRow& e : edges) s.insert({e.consumerNode, e.consumerIndex, e.valueId});
+      return s;
+    };
+    const GraphSnapshot s1 = reader.graphAt(1, 1);
+    QCOMPARE(s1.nodes.size(), size_t(3));
+    QCOMPARE(s1.node(12)->attrsJson, std::string(R"({"alpha":2})"));
+    QCOMPARE(slotSet(s1.edges), (std::set<Slot>{{10, 0, 20}, {11, 0, 21}, {12, 0, 22}, {12, 1, 21}}));
+    const GraphSnapshot s2 = reader.graphAt(1, 2);
+    QCOMPARE(s2.nodes.size(), size_t(2));
+    QCOMPARE(slotSet(s2.edges), (std::set<Slot>{{10, 0, 20}, {12, 0, 21}, {12, 1, 21}}));
+
+    GraphDiff d = reader.diff(1, 1);
+    QCOMPARE(d.changedNodes.size(), size_t(1));
+    QCOMPARE(d.changedNodes[0].fields(), (Strings{"attr:alpha"}));
+    QVERIFY(d.addedEdges.empty() && d.removedEdges.empty());
+    d = reader.diff(1, 2);
+    QCOMPARE(ids(d.removedNodes), std::set<int64_t>{11});
+    QCOMPARE(slotSet(d.removedEdges), (std::set<Slot>{{11, 0, 21}, {12, 0, 22}}));
+    QCOMPARE(slotSet(d.addedEdges), (std::set<Slot>{{12, 0, 21}}));
+    QCOMPARE(d.changedNodes.size(), size_t(1));
+    QCOMPARE(d.changedNodes[0].fields(), (Strings{"inputs"}));
+    QCOMPARE(ids(d.removedValues), std::set<int64_t>{22});
+    d = reader.diff(1, 0, 2);
+    QCOMPARE(d.changedNodes[0].fields(), (Strings{"attr:alpha", "inputs"}));
   }
 
   void killedWriterLeavesReadableRun() {
