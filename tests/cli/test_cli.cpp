@@ -36,8 +36,16 @@ QString integrity(const QString& db) {
   return result;
 }
 
-Run kiln(const QStringList& args) {
+// Without DISPLAY / WAYLAND_DISPLAY / QT_QPA_PLATFORM: what a CI job or an ssh session looks like.
+QProcessEnvironment headless() {
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  for (const char* var : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"}) env.remove(var);
+  return env;
+}
+
+Run kiln(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
   QProcess p;
+  p.setProcessEnvironment(env);
 #if !defined(__SANITIZE_ADDRESS__)
   // (AddressSanitizer reserves terabytes of address space for its shadow memory: no limit in that build.)
   p.setChildProcessModifier([] {
@@ -68,7 +76,14 @@ class CliTest : public QObject {
 
  private slots:
   void usage() {
-    QCOMPARE(kiln({}).code, 2);
+    // No arguments opens the workbench; with no display that is refused with the usage text instead.
+    const Run bare = kiln({}, headless());
+    QCOMPARE(bare.code, 2);
+    QVERIFY(bare.err.contains("usage"));
+    // A model with no display: a clear refusal pointing at the headless commands, never a Qt abort.
+    const Run noDisplay = kiln({QStringLiteral(KILN_BINARY)}, headless());
+    QCOMPARE(noDisplay.code, 2);
+    QVERIFY2(noDisplay.err.contains("no display") && noDisplay.err.contains("kiln compile"), qPrintable(noDisplay.err));
     const Run help = kiln({"help"});
     QCOMPARE(help.code, 0);
     QVERIFY(help.out.contains("inspect"));
