@@ -424,12 +424,12 @@ void MainWindow::showPass(int seq) {
     graphLabel_->setText(v.fromPass >= 0
                              ? QString("After %1  ·  %L2 nodes  ·  vs %3: +%4 added, −%5 removed, ~%6 changed")
                                    .arg(passName(seq))
-                                   .arg(v.nodes.size())
+                                   .arg(v.ops)
                                    .arg(passName(v.fromPass))
                                    .arg(v.added)
                                    .arg(v.removed)
                                    .arg(v.changed)
-                             : QString("%1  ·  %L2 nodes").arg(passName(seq)).arg(v.nodes.size()));
+                             : QString("%1  ·  %L2 nodes").arg(passName(seq)).arg(v.ops));
     canvas_->setPassView(d.view);
     if (canvas_->selectedNode()) inspector_->showNode(v, canvas_->selectedNode());
     if (!lastSearch_.isEmpty()) {

@@ -176,6 +176,8 @@ PassView buildPassView(const HistoryReader& reader, int64_t runId, int toPass, i
   // Terminals sort before ops by id (negative): inputs come first in the tie-break, as users expect.
   for (size_t i : topoOrder(flat, edges)) view.nodes.push_back(flat[i]);
   for (const auto& n : view.nodes) {
+    if (n.kind != PassViewNode::Kind::Op) continue;  // a re-pointed graph output is drawn, but it is not a node
+    if (n.state != NodeState::Removed) ++view.ops;
     if (n.state == NodeState::Added) ++view.added;
     if (n.state == NodeState::Removed) ++view.removed;
     if (n.state == NodeState::Changed) ++view.changed;

@@ -32,7 +32,8 @@ struct PassView {
   GraphSnapshot after, before;      // the full rows, for the inspector
   const PassViewNode* node(int64_t id) const;
   std::unordered_map<int64_t, size_t> index;  // node id -> position in nodes
-  int64_t added = 0, removed = 0, changed = 0;
+  int64_t ops = 0;  // op nodes of the graph after the pass (ghosts and terminals excluded)
+  int64_t added = 0, removed = 0, changed = 0;  // op nodes only (terminals are drawn but not counted)
 };
 
 // The value id a terminal node stands for.
