@@ -140,7 +140,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   // busy() asks the canvas instead.
   connect(canvas_, &views::GraphCanvas::layoutStarted, this, [this] { setBusy("Laying out…", false); });
   connect(canvas_, &views::GraphCanvas::layoutFinished, this, [this](double ms, int items) {
-    clearBusy(QString("Layout: %L1 items in %2 ms").arg(items).arg(ms, 0, 'f', 0));
+    // The run's outcome stays in the status bar; layout timings go to the log.
+    clearBusy(QString());
+    log(QString("layout: %L1 items in %2 ms").arg(items).arg(ms, 0, 'f', 0));
     if (!matches_.isEmpty()) canvas_->setMatches(matches_);
   });
   connect(canvas_, &views::GraphCanvas::layoutFailed, this, [this](const QString& m) {
@@ -369,7 +371,10 @@ void MainWindow::showRun(qint64 runId) {
       showError(QString::fromStdString(d.error));
       return;
     }
-    clearBusy(QString("Run %1: %2").arg(runId).arg(QString::fromStdString(d.info.status)));
+    clearBusy(QString("Run %1: %2%3")
+                  .arg(runId)
+                  .arg(QString::fromStdString(d.info.status))
+                  .arg(d.info.error.empty() ? QString() : " — " + QString::fromStdString(d.info.error)));
     modelPath_ = QString::fromStdString(d.info.modelPath);
     setWindowTitle(QString("Kiln — %1 — run %2").arg(QFileInfo(modelPath_).fileName()).arg(runId));
     for (int i = 0; i < runs_->count(); ++i)
@@ -493,14 +498,18 @@ void MainWindow::setBusy(const QString& what, bool cancellable) {
 }
 
 void MainWindow::clearBusy(const QString& message) {
+  // The latest outcome ("Run 4: stopped — cancelled before ...") is kept and shown once nothing is pending, so a
+  // read or layout finishing later does not wipe it.
+  if (!message.isEmpty()) outcome_ = message;
   if (busy()) return;
   progress_->hide();
   cancel_->hide();
-  if (!message.isEmpty()) statusLabel_->setText(message);
+  statusLabel_->setText(outcome_);
 }
 
 void MainWindow::showError(const QString& message) {
   log("error: " + message);
+  outcome_ = message;
   statusLabel_->setText(message);
   emit errorShown(message);
   // Tests and automation run offscreen: a modal box there would block forever.

@@ -99,6 +99,7 @@ class MainWindow : public QMainWindow {
   QSplitter* split_ = nullptr;
 
   std::vector<PassInfo> passes_;  // of the run shown
+  QString outcome_;  // what the status bar shows when idle
   QString historyPath_;
   QString modelPath_;  // the model whose runs are listed
   qint64 runId_ = 0;

@@ -7,6 +7,7 @@
 #include <QGraphicsItem>
 #include <QGraphicsScene>
 #include <QListWidget>
+#include <QMimeData>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -149,6 +150,33 @@ class MainWindowTest : public QObject {
                  run.optionsJson.find("\"oo_constant_folding\": false") != std::string::npos,
              run.optionsJson.c_str());
     shot(*w_, "04_rerun_no_folding");
+  }
+
+  void cancelStopsTheCompile() {
+    // Cancel right after Rerun: the worker sees the flag before its first pass, deterministically.
+    QSignalSpy errors(w_.get(), &app::MainWindow::errorShown);
+    const qint64 before = w_->currentRun();
+    w_->rerun();
+    QVERIFY(w_->busy());
+    QTest::keyClick(w_.get(), Qt::Key_Escape);  // Run → Cancel
+    QTRY_VERIFY_WITH_TIMEOUT(w_->currentRun() != before && settled(*w_), 60000);
+    HistoryDb db(tmp_.filePath("history.db").toStdString(), HistoryDb::Mode::ReadOnly);
+    const RunInfo run = HistoryReader(db).run(w_->currentRun());
+    QCOMPARE(run.status, std::string("stopped"));
+    QVERIFY2(run.error.find("cancelled") != std::string::npos, run.error.c_str());
+    QVERIFY(w_->statusText().contains("cancelled"));
+  }
+
+  void dropOpensAFile() {
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(KILN_SAMPLE)});
+    const qint64 before = w_->currentRun();
+    QDragEnterEvent enter(QPoint(50, 50), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(w_.get(), &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent drop(QPointF(50, 50), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(w_.get(), &drop);
+    QTRY_VERIFY_WITH_TIMEOUT(w_->currentRun() != before && settled(*w_), 60000);
   }
 
   void compareSideBySide() {
