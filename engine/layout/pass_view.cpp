@@ -83,28 +83,19 @@ void addGraph(const GraphSnapshot& s, std::map<int64_t, PassViewNode>& nodes, st
     if (!seenEdges.insert({from, to, valueId}).second) return;
     edges.push_back({from, to, valueId});
   };
+  auto addTerminal = [&](int64_t t, PassViewNode::Kind kind, const std::string& name) {
+    if (nodes.count(t)) return;
+    PassViewNode p;
+    p.id = t;
+    p.kind = kind;
+    p.name = name;
+    p.opType = kind == PassViewNode::Kind::Input ? "input" : "output";
+    nodes.emplace(t, std::move(p));
+  };
   for (const auto& [id, v] : values) {
-    if (v->isInput && !v->isConstant) {
-      const int64_t t = inputTerminal(id);
-      if (!nodes.count(t)) {
-        PassViewNode p;
-        p.id = t;
-        p.kind = PassViewNode::Kind::Input;
-        p.name = v->name;
-        p.opType = "input";
-        nodes.emplace(t, std::move(p));
-      }
-    }
+    if (v->isInput && !v->isConstant) addTerminal(inputTerminal(id), PassViewNode::Kind::Input, v->name);
     if (v->isOutput) {
-      const int64_t t = outputTerminal(id);
-      if (!nodes.count(t)) {
-        PassViewNode p;
-        p.id = t;
-        p.kind = PassViewNode::Kind::Output;
-        p.name = v->name;
-        p.opType = "output";
-        nodes.emplace(t, std::move(p));
-      }
+      addTerminal(outputTerminal(id), PassViewNode::Kind::Output, v->name);
       const int64_t from = v->producerNode ? *v->producerNode : (v->isInput ? inputTerminal(id) : 0);
       if (from) addEdge(from, outputTerminal(id), id);
     }
