@@ -3,6 +3,7 @@
 // outside a group are refused, that fusion_switch and oo_level O1 turn rules off, and ConvBiasAddFusion on the
 // shapes that are and are not a per-channel bias.
 #include <QtTest>
+#include <cmath>
 
 #include "emulator/kernels/kernel.h"
 #include "fusion/fused_node.h"
@@ -60,6 +61,37 @@ QString problems(const Model& m) {
   return out.join("\n");
 }
 
+// x[2,4,8] -> written-out LayerNorm over `axes` (Pow or Mul form) [-> Mul(gamma[8]) -> Add(beta[8])] -> y
+struct LayerNormGraph {
+  std::unique_ptr<Model> m = std::make_unique<Model>();
+  Value* d = nullptr;
+  LayerNormGraph(bool mulForm, bool affine, std::vector<int64_t> axes = {-1}) {
+    m->opsets[""] = 13;
+    Graph& g = *m->graph;
+    Value* x = g.addInput("x", f32({2, 4, 8}));
+    Node* mean = g.addNode("ReduceMean", {x}, {"mean"}, "/ln/mean");
+    mean->setAttr("axes", Attribute(axes));
+    Node* sub = g.addNode("Sub", {x, mean->output(0)}, {"d"}, "/ln/sub");
+    d = sub->output(0);
+    Node* sq = mulForm ? g.addNode("Mul", {d, d}, {"sq"}, "/ln/sq")
+                       : g.addNode("Pow", {d, g.addInitializer("two", floats({}, {2}))}, {"sq"}, "/ln/pow");
+    Node* var = g.addNode("ReduceMean", {sq->output(0)}, {"var"}, "/ln/var");
+    var->setAttr("axes", Attribute(axes));
+    Node* add = g.addNode("Add", {var->output(0), g.addInitializer("eps", floats({}, {1e-5}))}, {"ve"}, "/ln/eps");
+    Node* sqrt = g.addNode("Sqrt", {add->output(0)}, {"std"}, "/ln/sqrt");
+    Node* div = g.addNode("Div", {d, sqrt->output(0)}, {"n"}, "/ln/div");
+    Value* y = div->output(0);
+    if (affine) {
+      y = g.addNode("Mul", {y, g.addInitializer("gamma", floats({8}, std::vector<double>(8, 2.0)))}, {"scaled"},
+                    "/ln/gamma")->output(0);
+      y = g.addNode("Add", {y, g.addInitializer("beta", floats({8}, std::vector<double>(8, 0.5)))}, {"y"},
+                    "/ln/beta")->output(0);
+    }
+    g.addOutput(y);
+    inferShapes(*m);
+  }
+};
+
 }  // namespace
 
 class FusionTest : public QObject {
@@ -109,6 +141,47 @@ class FusionTest : public QObject {
     ConvAdd t({1, 3, 1, 1}, {1, 2, 3}, false);
     t.m->graph->addOutput(t.conv->output(0));
     QCOMPARE(counter(runFusion(*t.m), "ConvBiasAddFusion"), 0);
+  }
+
+  void layerNormFusesWrittenOutForms_data() {
+    QTest::addColumn<bool>("mulForm");
+    QTest::addColumn<bool>("affine");
+    QTest::newRow("Pow, gamma and beta") << false << true;
+    QTest::newRow("Mul(d,d), gamma and beta") << true << true;
+    QTest::newRow("Pow, no affine tail") << false << false;
+  }
+  void layerNormFusesWrittenOutForms() {
+    QFETCH(bool, mulForm);
+    QFETCH(bool, affine);
+    LayerNormGraph t(mulForm, affine);
+    const size_t before = t.m->graph->numNodes();
+    const PassResult r = runFusion(*t.m);
+    QCOMPARE(counter(r, "LayerNormFusion"), 1);
+    QCOMPARE(t.m->graph->numNodes(), size_t(1));
+    Node* ln = *t.m->graph->nodes().begin();
+    QCOMPARE(ln->qualifiedType(), std::string("kiln:LayerNorm"));
+    QCOMPARE(ln->attrInt("axis", 0), 2);
+    QVERIFY(std::abs(ln->attrFloat("epsilon", 0) - 1e-5f) < 1e-9f);
+    QCOMPARE(ln->numInputs(), affine ? size_t(3) : size_t(1));
+    QCOMPARE(replacedNodeIds(*ln).size(), before);
+    QVERIFY(ln->output(0)->isGraphOutput());
+    QCOMPARE(ln->output(0)->type().shape, Shape::ofStatic({2, 4, 8}));
+    QVERIFY(t.m->opsets.count("kiln"));  // the fused op's domain is imported
+    QCOMPARE(problems(*t.m), QString());
+    // Intermediates of 2×4×8 fp32 (256 B) or 2×4×1 (32 B), each written once and read by each consumer.
+    QVERIFY(std::stoll(ln->annotation("fusion.hbm_bytes_saved")) > 0);
+  }
+
+  void layerNormLeavesOtherShapes() {
+    {  // normalising over a middle axis is not LayerNorm's trailing-axes form
+      LayerNormGraph t(false, true, {1});
+      QCOMPARE(counter(runFusion(*t.m), "LayerNormFusion"), 0);
+    }
+    {  // the centred value is also read elsewhere: it must stay
+      LayerNormGraph t(false, true);
+      t.m->graph->addOutput(t.d);
+      QCOMPARE(counter(runFusion(*t.m), "LayerNormFusion"), 0);
+    }
   }
 
   void switchesTurnRulesOff() {

@@ -5,6 +5,7 @@ namespace kiln {
 FusionRuleList builtinFusionRules() {
   return {
       makeConvBiasAddFusion(),
+      makeLayerNormFusion(),
   };
 }
 

@@ -7,5 +7,6 @@ namespace kiln {
 FusionRuleList builtinFusionRules();
 
 std::shared_ptr<FusionRule> makeConvBiasAddFusion();
+std::shared_ptr<FusionRule> makeLayerNormFusion();
 
 }  // namespace kiln

@@ -1,5 +1,5 @@
-// Kiln's own NPU ops, with hand-written inference (libonnx knows nothing of them). Fused ops are added by the
-// fusion rules' issue; the layout conversion lives here because formats are part of the IR.
+// Kiln's own NPU ops, with hand-written inference (libonnx knows nothing of them): the layout conversion (formats
+// are part of the IR) and the fused ops the built-in fusion rules create.
 #include <stdexcept>
 
 #include "ir/graph.h"
@@ -34,9 +34,34 @@ void inferTransData(Node& n) {
   n.output(0)->setType(out);
 }
 
+// LayerNorm(X [, Scale [, Bias]]) -> Y, normalising over dims [axis, rank) with `epsilon`: Y has X's type.
+void inferLayerNorm(Node& n) {
+  const Value* x = n.input(0);
+  if (!x || !n.output(0)) throw std::runtime_error("LayerNorm needs an input X and an output");
+  const int64_t axis = n.attrInt("axis", -1);
+  if (x->type().shape.rankKnown()) {
+    const auto rank = static_cast<int64_t>(x->type().shape.rank());
+    if (axis < -rank || axis >= rank)
+      throw std::runtime_error("LayerNorm axis " + std::to_string(axis) + " is outside rank " + std::to_string(rank));
+  }
+  n.output(0)->setType(x->type());
+}
+
 }  // namespace
 
 void registerKilnOps(OpRegistry& registry) {
+  OpDef layerNorm;
+  layerNorm.domain = std::string(kKilnDomain);
+  layerNorm.type = "LayerNorm";
+  layerNorm.minInputs = 1;
+  layerNorm.maxInputs = 3;
+  layerNorm.minOutputs = layerNorm.maxOutputs = 1;
+  layerNorm.unit = ComputeUnit::Vector;
+  layerNorm.inputNames = {"X", "Scale", "Bias"};
+  layerNorm.outputNames = {"Y"};
+  layerNorm.infer = inferLayerNorm;
+  registry.add(std::move(layerNorm));
+
   OpDef transData;
   transData.domain = std::string(kKilnDomain);
   transData.type = "TransData";

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "ir/graph.h"
+#include "ir/model.h"
 #include "passes/options.h"
 
 namespace kiln {
@@ -37,6 +38,8 @@ class GraphFusion final : public NodePass {
         throw std::runtime_error("fusion rule " + rule->name() + " failed at node '" + node.name() + "': " + e.what());
       }
       if (!fused) continue;
+      // A fused op of Kiln's (or a plugin's) domain needs that domain imported for the model to stay valid.
+      if (!fused->domain().empty()) ctx.model.opsets.emplace(fused->domain(), 1);
       work.touched(fused);
       result.add(rule->name());
       const std::string saved = fused->annotation("fusion.hbm_bytes_saved");
