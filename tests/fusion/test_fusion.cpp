@@ -14,6 +14,7 @@
 #include "ir/verifier.h"
 #include "passes/optimize/graph_fusion.h"
 #include "passes/options.h"
+#include "samples/sample_models.h"
 
 using namespace kiln;
 
@@ -182,6 +183,51 @@ class FusionTest : public QObject {
       t.m->graph->addOutput(t.d);
       QCOMPARE(counter(runFusion(*t.m), "LayerNormFusion"), 0);
     }
+  }
+
+  void rmsNormFusesBothScalings_data() {
+    QTest::addColumn<bool>("divForm");
+    QTest::newRow("Mul(x, Reciprocal(Sqrt))") << false;
+    QTest::newRow("Div(x, Sqrt)") << true;
+  }
+  void rmsNormFusesBothScalings() {
+    QFETCH(bool, divForm);
+    auto m = std::make_unique<Model>();
+    m->opsets[""] = 13;
+    Graph& g = *m->graph;
+    Value* x = g.addInput("x", f32({2, 4, 8}));
+    Node* sq = g.addNode("Pow", {x, g.addInitializer("two", floats({}, {2}))}, {"sq"});
+    Node* var = g.addNode("ReduceMean", {sq->output(0)}, {"ms"});
+    var->setAttr("axes", Attribute(std::vector<int64_t>{-1}));
+    Node* add = g.addNode("Add", {var->output(0), g.addInitializer("eps", floats({}, {1e-6}))}, {"mse"});
+    Node* sqrt = g.addNode("Sqrt", {add->output(0)}, {"rms"});
+    Value* n = divForm ? g.addNode("Div", {x, sqrt->output(0)}, {"n"})->output(0)
+                       : g.addNode("Mul", {x, g.addNode("Reciprocal", {sqrt->output(0)}, {"inv"})->output(0)}, {"n"})
+                             ->output(0);
+    Node* scale = g.addNode("Mul", {g.addInitializer("w", floats({8}, std::vector<double>(8, 1.5))), n}, {"y"});
+    g.addOutput(scale->output(0));
+    g.addOutput(x);  // x read outside the pattern as well: it is the fused node's input, so that is fine
+    inferShapes(*m);
+    const PassResult r = runFusion(*m);
+    QCOMPARE(counter(r, "RmsNormFusion"), 1);
+    QCOMPARE(counter(r, "LayerNormFusion"), 0);
+    QCOMPARE(g.numNodes(), size_t(1));
+    Node* rms = *g.nodes().begin();
+    QCOMPARE(rms->qualifiedType(), std::string("kiln:RmsNorm"));
+    QCOMPARE(rms->numInputs(), size_t(2));
+    QCOMPARE(rms->input(0), x);
+    QCOMPARE(problems(*m), QString());
+  }
+
+  void rmsNormInTheGeneratedLlama() {
+    // Our LLaMA sample writes RMSNorm out the way HF exports do: two per layer and one at the end.
+    SampleOptions so;
+    so.layers = 2;
+    so.weights = false;
+    auto m = buildSample("llama", so);
+    inferShapes(*m);
+    QCOMPARE(counter(runFusion(*m), "RmsNormFusion"), 5);
+    QCOMPARE(problems(*m), QString());
   }
 
   void switchesTurnRulesOff() {

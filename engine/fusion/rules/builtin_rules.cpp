@@ -6,6 +6,7 @@ FusionRuleList builtinFusionRules() {
   return {
       makeConvBiasAddFusion(),
       makeLayerNormFusion(),
+      makeRmsNormFusion(),
   };
 }
 

@@ -8,5 +8,6 @@ FusionRuleList builtinFusionRules();
 
 std::shared_ptr<FusionRule> makeConvBiasAddFusion();
 std::shared_ptr<FusionRule> makeLayerNormFusion();
+std::shared_ptr<FusionRule> makeRmsNormFusion();
 
 }  // namespace kiln

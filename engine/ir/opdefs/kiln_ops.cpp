@@ -34,15 +34,16 @@ void inferTransData(Node& n) {
   n.output(0)->setType(out);
 }
 
-// LayerNorm(X [, Scale [, Bias]]) -> Y, normalising over dims [axis, rank) with `epsilon`: Y has X's type.
+// LayerNorm(X [, Scale [, Bias]]) / RmsNorm(X [, Scale]) -> Y, normalising over dims [axis, rank) with `epsilon`:
+// Y has X's type.
 void inferLayerNorm(Node& n) {
   const Value* x = n.input(0);
-  if (!x || !n.output(0)) throw std::runtime_error("LayerNorm needs an input X and an output");
+  if (!x || !n.output(0)) throw std::runtime_error(n.opType() + " needs an input X and an output");
   const int64_t axis = n.attrInt("axis", -1);
   if (x->type().shape.rankKnown()) {
     const auto rank = static_cast<int64_t>(x->type().shape.rank());
     if (axis < -rank || axis >= rank)
-      throw std::runtime_error("LayerNorm axis " + std::to_string(axis) + " is outside rank " + std::to_string(rank));
+      throw std::runtime_error(n.opType() + " axis " + std::to_string(axis) + " is outside rank " + std::to_string(rank));
   }
   n.output(0)->setType(x->type());
 }
@@ -60,7 +61,13 @@ void registerKilnOps(OpRegistry& registry) {
   layerNorm.inputNames = {"X", "Scale", "Bias"};
   layerNorm.outputNames = {"Y"};
   layerNorm.infer = inferLayerNorm;
-  registry.add(std::move(layerNorm));
+  registry.add(layerNorm);
+  // RmsNorm(X [, Scale]) -> Y: the same contract without the centring and the bias.
+  OpDef rmsNorm = layerNorm;
+  rmsNorm.type = "RmsNorm";
+  rmsNorm.maxInputs = 2;
+  rmsNorm.inputNames = {"X", "Scale"};
+  registry.add(std::move(rmsNorm));
 
   OpDef transData;
   transData.domain = std::string(kKilnDomain);
