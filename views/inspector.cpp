@@ -111,7 +111,11 @@ void Inspector::showNode(const layout::PassView& view, int64_t nodeId) {
       if (const Json* rule = ann.find("fusion.rule")) {
         auto* fusion = row(root, "fused by", jsonText(*rule));
         if (const Json* saved = ann.find("fusion.hbm_bytes_saved"))
-          row(fusion, "HBM saved", bytesText(std::atoll(jsonText(*saved).toUtf8().constData())));
+          row(fusion, "HBM saved", bytesText(std::atoll(jsonText(*saved).toUtf8().constData())) +
+                                       (ann.find("fusion.hbm_unknown_tensors")
+                                            ? " + " + jsonText(*ann.find("fusion.hbm_unknown_tensors")) +
+                                                  " tensors of dynamic size"
+                                            : QString()));
         if (const Json* rep = ann.find("fusion.replaced")) {
           const QStringList ids = jsonText(*rep).split(',', Qt::SkipEmptyParts);
           auto* replaced = row(fusion, "replaced", QString("%1 nodes").arg(ids.size()));

@@ -40,13 +40,16 @@ std::vector<int64_t> replacedNodeIds(const Node& n) {
   return ids;
 }
 
-int64_t hbmBytesSaved(const std::vector<Node*>& group, const std::vector<Value*>& keptOutputs) {
+int64_t hbmBytesSaved(const std::vector<Node*>& group, const std::vector<Value*>& keptOutputs, int* unknownSized) {
   int64_t saved = 0;
   for (const Node* n : group)
     for (const Value* out : n->outputs()) {
       if (!out || contains(keptOutputs, out)) continue;
       const auto bytes = out->type().byteSize();
-      if (!bytes) continue;  // dynamic shape: unknown, counted as nothing rather than guessed
+      if (!bytes) {  // dynamic shape: counted apart rather than guessed
+        if (unknownSized) ++*unknownSized;
+        continue;
+      }
       saved += *bytes * static_cast<int64_t>(1 + out->uses().size());
     }
   return saved;
@@ -78,7 +81,8 @@ Node* fuseNodes(const std::vector<Node*>& group, const FusedNodeSpec& spec, cons
     else replaced.insert(replaced.end(), inner.begin(), inner.end());
   }
   std::sort(replaced.begin(), replaced.end());
-  const int64_t saved = hbmBytesSaved(group, spec.outputs);
+  int unknownSized = 0;
+  const int64_t saved = hbmBytesSaved(group, spec.outputs, &unknownSized);
 
   std::vector<std::string> outNames;
   for (const Value* v : spec.outputs) outNames.push_back(v->name() + "_fused");
@@ -105,6 +109,7 @@ Node* fuseNodes(const std::vector<Node*>& group, const FusedNodeSpec& spec, cons
   fused->setAnnotation("fusion.rule", ruleName);
   fused->setAnnotation("fusion.replaced", joinIds(replaced));
   fused->setAnnotation("fusion.hbm_bytes_saved", std::to_string(saved));
+  if (unknownSized) fused->setAnnotation("fusion.hbm_unknown_tensors", std::to_string(unknownSized));
   return fused;
 }
 

@@ -31,7 +31,10 @@ struct FusedNodeSpec {
 Node* fuseNodes(const std::vector<Node*>& group, const FusedNodeSpec& spec, const std::string& ruleName);
 
 // Bytes the group's intermediates cost in HBM traffic today: each is written once and read by each consumer.
-int64_t hbmBytesSaved(const std::vector<Node*>& group, const std::vector<Value*>& keptOutputs);
+// Intermediates whose size is not static (symbolic batch or sequence dims) are counted in `unknownSized` instead of
+// being guessed; the fused node then records "fusion.hbm_unknown_tensors" next to the bytes.
+int64_t hbmBytesSaved(const std::vector<Node*>& group, const std::vector<Value*>& keptOutputs,
+                      int* unknownSized = nullptr);
 
 // The ids recorded in "fusion.replaced" of a node (empty for a node that is not fused).
 std::vector<int64_t> replacedNodeIds(const Node& n);
