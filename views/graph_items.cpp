@@ -83,10 +83,31 @@ QSizeF groupItemSize(const QString& label, const QFont& font) {
   return {std::max(110.0, std::min(260.0, bm.horizontalAdvance(label)) + 36), bm.height() * 2 + 16};
 }
 
+// ------------------------------------------------------------------------------------------------ BoxItem
+
+BoxItem::BoxItem(QRectF rect) : rect_(rect) {
+  setFlag(ItemIsSelectable);
+  setZValue(2);
+}
+
+// Room above for diff badges and around for the selection and match outlines.
+QRectF BoxItem::boundingRect() const { return rect_.adjusted(-4, -12, 8, 8); }
+
+void BoxItem::setMatched(bool m) {
+  matched_ = m;
+  update();
+}
+
+void BoxItem::paintMatch(QPainter* p, const QPalette& pal, double radius) const {
+  if (!matched_) return;
+  p->setPen(QPen(pal.color(QPalette::Highlight), 2, Qt::DotLine));
+  p->setBrush(Qt::NoBrush);
+  p->drawRoundedRect(rect_.adjusted(-3, -3, 3, 3), radius + 2, radius + 2);
+}
+
 // ------------------------------------------------------------------------------------------------ NodeItem
 
-NodeItem::NodeItem(const layout::PassViewNode& node, QRectF rect) : node_(node), rect_(rect) {
-  setFlag(ItemIsSelectable);
+NodeItem::NodeItem(const layout::PassViewNode& node, QRectF rect) : BoxItem(rect), node_(node) {
   setAcceptHoverEvents(true);
   QString tip = QString::fromStdString(node.name) + "\n" + opTitle(node);
   if (!node.unit.empty()) tip += " · " + unitLabel(QString::fromStdString(node.unit));
@@ -98,14 +119,6 @@ NodeItem::NodeItem(const layout::PassViewNode& node, QRectF rect) : node_(node),
     tip += "\nchanged: " + ch.join(", ");
   }
   setToolTip(tip);
-  setZValue(2);
-}
-
-QRectF NodeItem::boundingRect() const { return rect_.adjusted(-4, -10, 4, 4); }
-
-void NodeItem::setMatched(bool m) {
-  matched_ = m;
-  update();
 }
 
 void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget* widget) {
@@ -122,11 +135,7 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidge
   p->setBrush(terminal ? pal.color(QPalette::AlternateBase) : nodeFill(QString::fromStdString(node_.unit), pal));
   const double radius = terminal ? rect_.height() / 2 : 5;
   p->drawRoundedRect(rect_, radius, radius);
-  if (matched_) {
-    p->setPen(QPen(pal.color(QPalette::Highlight), 2, Qt::DotLine));
-    p->setBrush(Qt::NoBrush);
-    p->drawRoundedRect(rect_.adjusted(-3, -3, 3, 3), radius + 2, radius + 2);
-  }
+  paintMatch(p, pal, radius);
   // Text in the palette's text colour: fills are soft enough for it in light and dark themes.
   QFont f = widget ? widget->font() : QApplication::font();
   QFont bold = f;
@@ -143,17 +152,8 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidge
 // ------------------------------------------------------------------------------------------------ GroupItem
 
 GroupItem::GroupItem(int group, QString label, int64_t nodes, DiffCounts diff, QRectF rect)
-    : group_(group), label_(std::move(label)), nodes_(nodes), diff_(diff), rect_(rect) {
-  setFlag(ItemIsSelectable);
+    : BoxItem(rect), group_(group), label_(std::move(label)), nodes_(nodes), diff_(diff) {
   setToolTip(label_ + QString("\n%L1 nodes — double-click to open").arg(nodes_));
-  setZValue(2);
-}
-
-QRectF GroupItem::boundingRect() const { return rect_.adjusted(-4, -12, 4, 4); }
-
-void GroupItem::setMatched(bool m) {
-  matched_ = m;
-  update();
 }
 
 void GroupItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget* widget) {
@@ -168,11 +168,7 @@ void GroupItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidg
   p->setPen(border);
   p->setBrush(pal.color(QPalette::Button));
   p->drawRoundedRect(rect_, 6, 6);
-  if (matched_) {
-    p->setPen(QPen(pal.color(QPalette::Highlight), 2, Qt::DotLine));
-    p->setBrush(Qt::NoBrush);
-    p->drawRoundedRect(rect_.adjusted(-3, -3, 3, 3), 8, 8);
-  }
+  paintMatch(p, pal, 6);
   QFont f = widget ? widget->font() : QApplication::font();
   QFont bold = f;
   bold.setBold(true);

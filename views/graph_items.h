@@ -18,40 +18,46 @@ struct DiffCounts {
 
 DiffState toDiffState(layout::NodeState s);
 
-class NodeItem final : public QGraphicsItem {
+// What node and group items share: a selectable box that search can mark, with room above it for badges.
+class BoxItem : public QGraphicsItem {
  public:
-  enum { Type = UserType + 1 };
-  NodeItem(const layout::PassViewNode& node, QRectF rect);
-  int type() const override { return Type; }
+  explicit BoxItem(QRectF rect);
   QRectF boundingRect() const override;
-  void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
-  int64_t nodeId() const { return node_.id; }
-  const layout::PassViewNode& node() const { return node_; }
   void setMatched(bool m);
 
- private:
-  layout::PassViewNode node_;
+ protected:
+  // The dotted search-match outline, in the palette's highlight colour.
+  void paintMatch(QPainter* p, const QPalette& pal, double radius) const;
   QRectF rect_;
   bool matched_ = false;
 };
 
-class GroupItem final : public QGraphicsItem {
+class NodeItem final : public BoxItem {
+ public:
+  enum { Type = UserType + 1 };
+  NodeItem(const layout::PassViewNode& node, QRectF rect);
+  int type() const override { return Type; }
+  void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+  int64_t nodeId() const { return node_.id; }
+  const layout::PassViewNode& node() const { return node_; }
+
+ private:
+  layout::PassViewNode node_;
+};
+
+class GroupItem final : public BoxItem {
  public:
   enum { Type = UserType + 2 };
   GroupItem(int group, QString label, int64_t nodes, DiffCounts diff, QRectF rect);
   int type() const override { return Type; }
-  QRectF boundingRect() const override;
   void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
   int group() const { return group_; }
-  void setMatched(bool m);
 
  private:
   int group_;
   QString label_;
   int64_t nodes_;
   DiffCounts diff_;
-  QRectF rect_;
-  bool matched_ = false;
 };
 
 class ClusterItem final : public QGraphicsItem {

@@ -15,8 +15,11 @@
 #include "passes/optimize/graph_fusion.h"
 #include "passes/options.h"
 #include "samples/sample_models.h"
+#include "support/pass_test_support.h"
 
 using namespace kiln;
+using kiln::testing::counter;
+using kiln::testing::problems;
 
 namespace {
 
@@ -46,20 +49,7 @@ struct ConvAdd {
 };
 
 PassResult runFusion(Model& m, const Options& options = Options()) {
-  std::vector<std::string> warnings;
-  PassContext ctx{m, options, warnings};
-  return makeGraphFusionPass(builtinFusionRules())->run(ctx);
-}
-
-int64_t counter(const PassResult& r, const std::string& name) {
-  auto it = r.counters.find(name);
-  return it == r.counters.end() ? 0 : it->second;
-}
-
-QString problems(const Model& m) {
-  QStringList out;
-  for (const auto& p : verifyModel(m)) out << QString::fromStdString(p);
-  return out.join("\n");
+  return testing::runPass(*makeGraphFusionPass(builtinFusionRules()), m, options);
 }
 
 // x[2,4,8] -> written-out LayerNorm over `axes` (Pow or Mul form) [-> Mul(gamma[8]) -> Add(beta[8])] -> y

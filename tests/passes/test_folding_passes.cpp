@@ -17,8 +17,12 @@
 #include "passes/prepare/batchnorm_fold.h"
 #include "passes/prepare/constant_folding.h"
 #include "passes/prepare/dimension_compute.h"
+#include "support/pass_test_support.h"
 
 using namespace kiln;
+using kiln::testing::counter;
+using kiln::testing::problems;
+using kiln::testing::runPass;
 
 namespace {
 
@@ -34,25 +38,6 @@ std::unique_ptr<Model> newModel() {
   auto m = std::make_unique<Model>();
   m->opsets[""] = 17;
   return m;
-}
-
-PassResult runPass(Pass& pass, Model& m, const Options& options = Options()) {
-  std::vector<std::string> warnings;
-  PassContext ctx{m, options, warnings};
-  PassResult r = pass.run(ctx);
-  for (const auto& w : warnings) qInfo("  warning: %s", w.c_str());
-  return r;
-}
-
-int64_t counter(const PassResult& r, const std::string& name) {
-  auto it = r.counters.find(name);
-  return it == r.counters.end() ? 0 : it->second;
-}
-
-QString problems(const Model& m) {
-  QStringList out;
-  for (const auto& p : verifyModel(m)) out << QString::fromStdString(p);
-  return out.join("\n");
 }
 
 std::map<std::string, int> opCounts(const Model& m) {

@@ -51,14 +51,7 @@ class LayerNormFusion final : public FusionRule {
     // Optional affine tail: Mul(·, gamma) then Add(·, beta).
     Value* gamma = absorbParameter(out, group, "Mul", normDims);
     Value* beta = gamma ? absorbParameter(out, group, "Add", normDims) : nullptr;
-    FusedNodeSpec spec;
-    spec.opType = "LayerNorm";
-    spec.domain = std::string(kKilnDomain);
-    spec.inputs = {x, gamma, beta};
-    while (!spec.inputs.empty() && !spec.inputs.back()) spec.inputs.pop_back();
-    spec.outputs = {out};
-    spec.attrs = {{"axis", Attribute(*axis)}, {"epsilon", Attribute(ms->epsilon)}};
-    return fuseNodes(group, spec, name());
+    return fuseNorm("LayerNorm", group, {x, gamma, beta}, out, *axis, ms->epsilon, name());
   }
 };
 

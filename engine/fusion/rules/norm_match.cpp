@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "fusion/fused_node.h"
 #include "ir/graph.h"
+#include "ir/opdefs/op_registry.h"
 #include "ir/tensor.h"
 #include "passes/constant_value.h"
 
@@ -56,9 +58,18 @@ bool fitsNormalisedDims(const Value* p, const std::vector<int64_t>& normDims) {
   return std::equal(normDims.begin(), normDims.end(), d.end() - static_cast<std::ptrdiff_t>(normDims.size()));
 }
 
-}  // namespace kiln
+Node* fuseNorm(const std::string& opType, const std::vector<Node*>& group, std::vector<Value*> inputs, Value* out,
+               int64_t axis, float epsilon, const std::string& rule) {
+  while (!inputs.empty() && !inputs.back()) inputs.pop_back();
+  FusedNodeSpec spec;
+  spec.opType = opType;
+  spec.domain = std::string(kKilnDomain);
+  spec.inputs = std::move(inputs);
+  spec.outputs = {out};
+  spec.attrs = {{"axis", Attribute(axis)}, {"epsilon", Attribute(epsilon)}};
+  return fuseNodes(group, spec, rule);
+}
 
-namespace kiln {
 
 std::optional<MeanSquare> matchMeanSquarePlusEps(const Value* v) {
   MeanSquare m;

@@ -3,6 +3,7 @@
 // other input of a binary op, and constants shaped like the normalised dims.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "fusion/match_helpers.h"
@@ -36,5 +37,9 @@ std::optional<MeanSquare> matchMeanSquarePlusEps(const Value* v);
 // the normalised dims, appends that node to `group`, moves `out` to its output and returns the parameter.
 Value* absorbParameter(Value*& out, std::vector<Node*>& group, const char* opType,
                        const std::vector<int64_t>& normDims);
+
+// Replaces `group` by kiln:`opType`(x, params...) with attributes axis and epsilon; trailing null params dropped.
+Node* fuseNorm(const std::string& opType, const std::vector<Node*>& group, std::vector<Value*> inputs, Value* out,
+               int64_t axis, float epsilon, const std::string& rule);
 
 }  // namespace kiln

@@ -47,14 +47,7 @@ class RmsNormFusion final : public FusionRule {
     Value* out = scale->output(0);
     const auto normDims = trailingDims(x->type().shape, *axis);
     Value* gamma = normDims ? absorbParameter(out, group, "Mul", *normDims) : nullptr;
-    FusedNodeSpec spec;
-    spec.opType = "RmsNorm";
-    spec.domain = std::string(kKilnDomain);
-    spec.inputs = {x};
-    if (gamma) spec.inputs.push_back(gamma);
-    spec.outputs = {out};
-    spec.attrs = {{"axis", Attribute(*axis)}, {"epsilon", Attribute(ms->epsilon)}};
-    return fuseNodes(group, spec, name());
+    return fuseNorm("RmsNorm", group, {x, gamma}, out, *axis, ms->epsilon, name());
   }
 };
 
