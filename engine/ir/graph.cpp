@@ -124,6 +124,10 @@ void Node::setAnnotation(const std::string& key, std::string value) {
   touch();
 }
 
+void Node::eraseAnnotation(const std::string& key) {
+  if (annotations_.erase(key)) touch();
+}
+
 std::vector<Graph*> Node::subgraphs() const {
   std::vector<Graph*> out;
   for (const auto& a : attrs_) {
@@ -479,6 +483,18 @@ bool Graph::sortTopologically() {
   if (!order) return false;
   for (Node* n : *order) nodes_.splice(nodes_.end(), nodes_, n->self_);
   return true;
+}
+
+std::vector<Node*> Graph::predecessorsOf(const Node& n) const {
+  std::vector<Node*> deps;
+  for (Value* in : n.inputs())
+    if (in && in->graph() == this && in->producer()) deps.push_back(in->producer());
+  for (Graph* sg : n.subgraphs()) collectCaptureProducers(*this, *sg, deps);
+  std::vector<Node*> unique;
+  std::unordered_set<const Node*> seen{&n};  // a Concat of thousands of inputs must not go quadratic
+  for (Node* d : deps)
+    if (seen.insert(d).second) unique.push_back(d);
+  return unique;
 }
 
 void Graph::forEachGraph(const std::function<void(Graph&)>& fn) {

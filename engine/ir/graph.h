@@ -133,6 +133,7 @@ class Node {
   const std::map<std::string, std::string>& annotations() const { return annotations_; }
   std::string annotation(const std::string& key) const;
   void setAnnotation(const std::string& key, std::string value);
+  void eraseAnnotation(const std::string& key);
 
   Graph* graph() const { return graph_; }
   const std::string& docString() const { return doc_; }
@@ -256,6 +257,9 @@ class Graph {
   std::optional<std::vector<Node*>> topologicalOrder() const;
   // Reorders the node list topologically; false (order unchanged) on a cycle.
   bool sortTopologically();
+  // The nodes of this graph `n` depends on: producers of its inputs and of the values its subgraphs capture,
+  // without duplicates, in first-use order.
+  std::vector<Node*> predecessorsOf(const Node& n) const;
   // Visits this graph and every nested subgraph, depth first.
   void forEachGraph(const std::function<void(Graph&)>& fn);
   void forEachGraph(const std::function<void(const Graph&)>& fn) const;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "io/load_error.h"
+#include "schedule/stream_assigner.h"
 
 namespace kiln {
 namespace {
@@ -96,6 +97,9 @@ const std::vector<OptionSpec>& Options::schema() {
       boolean("disable_reuse_memory", false, "every tensor gets its own memory (no reuse)"),
       boolean("enable_single_stream", false, "run everything on one stream"),
       text("multi_stream_parallel_mode", "", "\"\" (by dependency), \"cv\" (cube/vector split) or \"LoadBalance:N\""),
+      text("stream_max_parallel_num", "",
+           "most streams per engine, e.g. \"AIcoreEngine:8,DNN_VM_AICPU:1\" (the default; ATC "
+           "--stream_max_parallel_num)"),
       integer("topo_sorting_mode", 1, 0, 3, "0 BFS, 1 DFS (default), 2 RDFS, 3 StableRDFS"),
       text("input_shape", "", "bind input shapes: \"name:1,3,224,224;mask:1,128\""),
       choice("soc_version", "Ascend910A", {"Ascend910A", "Ascend910B1", "Ascend310P3", "Ascend310"},
@@ -183,15 +187,24 @@ void Options::setValue(const std::string& key, const Json& value, const std::str
       values_[key] = normaliseFusionSwitch(value, where);
       return;
   }
-  values_[key] = value;
-  if (key == "input_shape") inputShapes();  // validate now, not at compile time
   if (key == "multi_stream_parallel_mode") {
     const std::string& m = value.asString();
     const bool ok = m.empty() || m == "cv" ||
-                    (m.rfind("LoadBalance:", 0) == 0 && m.size() > 12 &&
-                     m.find_first_not_of("0123456789", 12) == std::string::npos);
-    if (!ok) throw OptionError(where + key + " must be \"\", \"cv\" or \"LoadBalance:N\", not \"" + m + "\"");
+                    (m.rfind("LoadBalance:", 0) == 0 && m.size() > 12 && m.size() <= 16 &&
+                     m.find_first_not_of("0123456789", 12) == std::string::npos && std::stoi(m.substr(12)) >= 1);
+    if (!ok)
+      throw OptionError(where + key + " must be \"\", \"cv\" or \"LoadBalance:N\" (N from 1 to 9999), not \"" + m +
+                        "\"");
   }
+  if (key == "stream_max_parallel_num") {
+    try {
+      parseStreamMaxParallelNum(value.asString());
+    } catch (const std::invalid_argument& e) {
+      throw OptionError(where + key + ": " + e.what());
+    }
+  }
+  values_[key] = value;
+  if (key == "input_shape") inputShapes();  // validate now, not at compile time
 }
 
 void Options::set(const std::string& assignment) {

@@ -5,6 +5,7 @@
 // issue.
 #include "fusion/rules/builtin_rules.h"
 #include "passes/optimize/graph_fusion.h"
+#include "passes/optimize/schedule_passes.h"
 #include "passes/pass_manager.h"
 #include "passes/prepare/batchnorm_fold.h"
 #include "passes/prepare/constant_folding.h"
@@ -31,6 +32,13 @@ void addStandardPasses(PassManager& pm, const Options&, const FusionRuleList& ex
   FusionRuleList rules = builtinFusionRules();
   rules.insert(rules.end(), extraFusionRules.begin(), extraFusionRules.end());
   pm.add(Stage::Optimize, makeGraphFusionPass(std::move(rules)));
+  // Where and in which order things run: engines, engine subgraphs, execution order, streams and their events.
+  pm.add(Stage::Optimize, makeEnginePlacementPass());
+  pm.add(Stage::Optimize, makeEnginePartitionPass());
+  pm.add(Stage::Optimize, makeTopologicalSortPass());
+  pm.add(Stage::Optimize, makeStreamAssignmentPass());
+  pm.add(Stage::Optimize, makeEventInsertionPass());
+  pm.add(Stage::Optimize, makeRedundantEventRemovalPass());
 }
 
 }  // namespace kiln

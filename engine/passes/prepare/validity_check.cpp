@@ -4,19 +4,10 @@
 #include "ir/model.h"
 #include "ir/opdefs/op_registry.h"
 #include "passes/prepare/prepare_passes.h"
+#include "schedule/engine_placement.h"
 
 namespace kiln {
 namespace {
-
-std::string engineOf(ComputeUnit u) {
-  switch (u) {
-    case ComputeUnit::Cube:
-    case ComputeUnit::Vector: return "aicore";
-    case ComputeUnit::AiCpu: return "aicpu";
-    case ComputeUnit::Host: return "host";
-  }
-  return "aicore";
-}
 
 class ValidityCheck final : public Pass {
  public:
@@ -28,21 +19,10 @@ class ValidityCheck final : public Pass {
     const Model& m = ctx.model;
     ctx.model.graph->forEachGraph([&](Graph& g) {
       for (Node* n : g.nodes()) {
-        const OpDef* def = OpRegistry::global().find(n->domain(), n->opType(), m.opsetFor(n->domain()));
-        std::string engine = "unsupported";
-        std::string unit;
-        if (def) {
-          engine = engineOf(def->unit);
-          unit = std::string(computeUnitName(def->unit));
-        } else {
-          ++unsupported[n->qualifiedType()];
-        }
-        if (n->annotation("engine") != engine) {
-          n->setAnnotation("engine", engine);
-          if (!unit.empty()) n->setAnnotation("unit", unit);
-          r.changed = true;
-        }
-        ++r.counters[engine];
+        const Placement p = placementOf(*n, m);
+        if (p.engine == "unsupported") ++unsupported[n->qualifiedType()];
+        r.changed = annotatePlacement(*n, p) || r.changed;
+        ++r.counters[p.engine];
       }
     });
     for (const auto& [op, count] : unsupported)
