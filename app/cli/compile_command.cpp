@@ -1,5 +1,6 @@
 // kiln compile MODEL [--options F] [--set k=v]... [--history DB] [--until PASS|STAGE] [--dump-dir D] [--json]
-// Runs the compiler pipeline, printing a per-pass table (or JSON), optionally recording every pass in a history
+// Runs the compiler pipeline, printing a per-pass table and what it produced (fusions, TransData, streams, events)
+// (or all of it as JSON), optionally recording every pass in a history
 // database and dumping the graph after each pass as ONNX.
 #include <iostream>
 #include <sstream>
@@ -10,6 +11,7 @@
 #include "history/history_recorder.h"
 #include "passes/pass_manager.h"
 #include "plugin/plugin_loader.h"
+#include "report/compile_summary.h"
 
 namespace kiln::cli {
 
@@ -72,9 +74,12 @@ int runCompile(const Argv& argv) {
     j.set("run", recorder ? Json(recorder->runId()) : Json());
     Json summary = runSummaryToJson(s);  // named: a temporary would die before the loop body runs
     for (auto& [k, v] : summary.asObject()) j.set(k, std::move(v));
+    Json compiled = compileSummaryToJson(summarizeCompile(model, s));
+    for (auto& [k, v] : compiled.asObject()) j.set(k, std::move(v));
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << table.str();
+    std::cout << compileSummaryLine(summarizeCompile(model, s)) << "\n";
     for (const auto& w : s.warnings) std::cout << "warning: " << w << "\n";
     if (recorder) std::cout << "recorded as run " << recorder->runId() << " in " << *args.value("--history") << "\n";
   }

@@ -144,6 +144,11 @@ class CliTest : public QObject {
     QVERIFY(compiled["passes"].toArray().size() >= 8);
     for (const char* key : {"stage", "name", "ms", "changed", "nodes_before", "nodes_after"})
       QVERIFY2(compiled["passes"].toArray()[0].toObject().contains(key), key);
+    // What the compile produced: fusions by rule, layout conversions, streams and events.
+    QVERIFY(compiled["fused"].isObject());
+    for (const char* key : {"transdata", "streams", "events"}) QVERIFY2(compiled[key].isDouble(), key);
+    QVERIFY(compiled["streams"].toInt() >= 1);
+    QVERIFY(first.out.contains("; streams "));
 
     const Run list = kiln({"history", "list", db, "--json"});
     QCOMPARE(list.code, 0);

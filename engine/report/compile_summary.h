@@ -1,0 +1,27 @@
+#pragma once
+// What a compile produced, in the numbers users compare between option sets: fusions by rule, TransData nodes,
+// streams and events. `kiln compile` prints it after the pass table and adds it to its JSON.
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "util/json.h"
+
+namespace kiln {
+
+struct Model;
+struct RunSummary;
+
+struct CompileSummary {
+  std::map<std::string, int64_t> fused;  // rule -> times it fired (graph fusion and UB fusion)
+  int64_t transdata = 0;                 // layout conversions left in the graph (incl. fused TransData+Cast)
+  int64_t streams = 0, events = 0;
+};
+
+CompileSummary summarizeCompile(const Model& compiled, const RunSummary& run);
+// {"fused": {...}, "transdata": N, "streams": N, "events": N}
+Json compileSummaryToJson(const CompileSummary& s);
+// "fused: LayerNormFusion 25, ...; transdata 3; streams 9; events 53"
+std::string compileSummaryLine(const CompileSummary& s);
+
+}  // namespace kiln
