@@ -1,0 +1,136 @@
+// Stage 2 (optimize) benchmark: for every shared model and the generated samples, the nodes after Stage 1 and
+// Stage 2, fusions by rule, TransData left, streams, events and the Stage 2 time (median of 3 runs). LLaMA at 8, 16
+// and 32 layers shows whether Stage 2 grows linearly with the graph (time per node should stay flat). Target:
+// Stage 2 <= 200 ms for llama --layers 32. Prints a table and writes JSON.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/model_loader.h"
+#include "passes/pass_manager.h"
+#include "report/compile_summary.h"
+#include "samples/sample_models.h"
+#include "util/json.h"
+
+using namespace kiln;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Row {
+  std::string model, status = "ok";
+  int64_t stage1Nodes = 0, stage2Nodes = 0;
+  double stage2Ms = 0;
+  CompileSummary compiled;
+};
+
+// `load` builds a fresh model for each repetition (passes rewrite it).
+Row measure(const std::string& name, const std::function<std::unique_ptr<Model>()>& load) {
+  Row row;
+  row.model = name;
+  std::vector<double> times;
+  for (int rep = 0; rep < 3; ++rep) {
+    std::unique_ptr<Model> m;
+    try {
+      m = load();
+    } catch (const std::exception& e) {
+      row.status = std::string("load failed: ") + e.what();
+      return row;
+    }
+    PassManager pm;
+    Options o;
+    o.set("verify_each_pass=false");  // measure the passes, not the checker
+    addStandardPasses(pm, o);
+    const RunSummary s = pm.run(*m, o);
+    if (s.status == RunStatus::Failed) {
+      row.status = "failed: " + s.error;
+      return row;
+    }
+    double ms = 0;
+    for (const PassRecord& p : s.passes) {
+      if (p.stage == Stage::Prepare) row.stage1Nodes = p.nodesAfter;
+      if (p.stage == Stage::Optimize) ms += p.ms;
+    }
+    times.push_back(ms);
+    row.stage2Nodes = s.nodesAfter;
+    row.compiled = summarizeCompile(*m, s);
+  }
+  std::sort(times.begin(), times.end());
+  row.stage2Ms = times[1];
+  return row;
+}
+
+std::string fusedText(const CompileSummary& c) {
+  std::string s;
+  for (const auto& [rule, n] : c.fused) {
+    std::string shortName = rule;
+    if (shortName.size() > 6 && shortName.ends_with("Fusion")) shortName.resize(shortName.size() - 6);
+    s += (s.empty() ? "" : " ") + shortName + ":" + std::to_string(n);
+  }
+  return s.empty() ? "-" : s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string jsonPath = argc > 1 ? argv[1] : "bench_stage2.json";
+  const fs::path models = fs::path(KILN_SHARED_DIR) / "models";
+  std::vector<Row> rows;
+  if (fs::is_directory(models)) {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::recursive_directory_iterator(models))
+      if (e.path().extension() == ".onnx" && e.path().string().find("ort_fusion_suite") == std::string::npos)
+        files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files)
+      rows.push_back(measure(f.filename().string(), [f] { return std::move(loadModel(f.string()).model); }));
+  } else {
+    std::fprintf(stderr, "note: %s not found; corpus rows skipped\n", models.c_str());
+  }
+  auto sample = [](const std::string& name, int layers, bool weights) {
+    return [=] { return buildSample(name, SampleOptions{.layers = layers, .weights = weights, .seed = 1}); };
+  };
+  rows.push_back(measure("resnet50 (generated)", sample("resnet50", 0, true)));
+  rows.push_back(measure("mobilenetv2 (generated)", sample("mobilenetv2", 0, true)));
+  rows.push_back(measure("bert-base (generated)", sample("bert-base", 0, false)));
+  for (int layers : {8, 16, 32})
+    rows.push_back(measure("llama --layers " + std::to_string(layers), sample("llama", layers, false)));
+
+  std::printf("%-40s %7s %7s %9s %6s %7s %6s %8s  %s\n", "model", "stage1", "stage2", "ms", "trans", "streams",
+              "events", "us/node", "fused (by rule)");
+  Json out = Json::array();
+  for (const Row& r : rows) {
+    const double perNode = r.stage1Nodes > 0 ? 1000.0 * r.stage2Ms / double(r.stage1Nodes) : 0;
+    if (r.status != "ok") {
+      std::printf("%-40s %s\n", r.model.c_str(), r.status.c_str());
+    } else {
+      std::printf("%-40s %7lld %7lld %9.2f %6lld %7lld %6lld %8.2f  %s\n", r.model.c_str(),
+                  static_cast<long long>(r.stage1Nodes), static_cast<long long>(r.stage2Nodes), r.stage2Ms,
+                  static_cast<long long>(r.compiled.transdata), static_cast<long long>(r.compiled.streams),
+                  static_cast<long long>(r.compiled.events), perNode, fusedText(r.compiled).c_str());
+    }
+    Json j = compileSummaryToJson(r.compiled);
+    j.set("model", r.model);
+    j.set("status", r.status);
+    j.set("nodes_after_stage1", r.stage1Nodes);
+    j.set("nodes_after_stage2", r.stage2Nodes);
+    j.set("stage2_ms", r.stage2Ms);
+    j.set("stage2_us_per_node", perNode);
+    out.push(j);
+  }
+  std::printf("\ntarget: Stage 2 <= 200 ms for llama --layers 32; us/node flat from 8 to 32 layers = linear cost\n");
+  std::FILE* f = std::fopen(jsonPath.c_str(), "w");
+  if (!f) {
+    std::fprintf(stderr, "cannot write %s\n", jsonPath.c_str());
+    return 1;
+  }
+  const std::string text = out.dump(2);
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+  std::printf("JSON written to %s\n", jsonPath.c_str());
+  return 0;
+}
