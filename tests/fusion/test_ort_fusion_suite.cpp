@@ -1,0 +1,177 @@
+// Coverage of ONNX Runtime's fusion test graphs (../shared/models/patterns/ort_fusion_suite, 241 tiny models whose
+// names say the pattern): each file goes through the standard loader and the standard pipeline up to the end of
+// GraphFusion, and the table below says which rule must fire at least once, or must not fire, on it. Rows for a
+// rule that builtinFusionRules() does not have yet skip one by one, naming the rule, so they start checking as
+// soon as it is merged. Files no row matches are "not targeted" (no Kiln rule claims their pattern), not failures.
+// A summary (covered / total, fired as expected) is printed at the end.
+#include <QDir>
+#include <QRegularExpression>
+#include <QtTest>
+#include <set>
+
+#include "fusion/rules/builtin_rules.h"
+#include "io/model_loader.h"
+#include "passes/pass_manager.h"
+
+using namespace kiln;
+
+namespace {
+
+QString suiteDir() { return QStringLiteral(KILN_SHARED_DIR) + "/models/patterns/ort_fusion_suite"; }
+
+enum class Expect { Fires, NoFusion };
+
+// One family of files. `pass`/`counter`: where the fusion shows (GraphFusion counts each rule by its name). The
+// first row whose glob matches a file decides; specific negatives come before their family.
+struct Row {
+  const char* glob;
+  const char* pass;
+  const char* counter;
+  Expect expect;
+  const char* why;  // for negatives and for positives a rule legitimately leaves
+};
+
+const std::vector<Row>& table() {
+  static const std::vector<Row> rows{
+      // --- attention (AttentionFusion)
+      {"attention_past_*", "GraphFusion", "AttentionFusion", Expect::NoFusion,
+       "GPT-2 with past: K and V are concatenated with the past state (and a causal mask); not the plain block"},
+      {"gpt2_*", "GraphFusion", "AttentionFusion", Expect::NoFusion,
+       "GPT-2 causal attention: Where/Slice causal mask and split QKV; not the plain block"},
+      {"attention_*", "GraphFusion", "AttentionFusion", Expect::Fires, ""},
+      // --- softmax family
+      {"bias_softmax_*badaxis*", "GraphFusion", "BiasSoftmaxFusion", Expect::NoFusion,
+       "the bias broadcasts inside a softmax row"},
+      {"bias_softmax_*", "GraphFusion", "BiasSoftmaxFusion", Expect::Fires, ""},
+      {"bias_dropout_*", "GraphFusion", "SoftmaxDropoutFusion", Expect::NoFusion,
+       "Add + Dropout has no Softmax (Kiln has no BiasDropout rule)"},
+      {"bitmask_bias_dropout_*", "GraphFusion", "SoftmaxDropoutFusion", Expect::NoFusion,
+       "Add + Dropout has no Softmax (Kiln has no BiasDropout rule)"},
+      // --- normalisation
+      {"skip_layer_norm_*no_fusion*", "GraphFusion", "AddLayerNormFusion", Expect::NoFusion,
+       "the Add's shapes do not make a skip connection"},
+      {"skip_layer_norm*", "GraphFusion", "AddLayerNormFusion", Expect::Fires, ""},
+      {"simplified_layer_norm*", "GraphFusion", "RmsNormFusion", Expect::Fires, ""},
+      {"layer_norm*", "GraphFusion", "LayerNormFusion", Expect::Fires, ""},
+      // --- GELU
+      {"bias_gelu*", "GraphFusion", "GeluFusion", Expect::Fires, ""},
+      {"bias_onnx_fast_gelu*", "GraphFusion", "GeluFusion", Expect::Fires, ""},
+      {"bias_onnx_gelu*", "GraphFusion", "GeluFusion", Expect::Fires, ""},
+      {"fast_gelu*", "GraphFusion", "GeluFusion", Expect::Fires, ""},
+      {"gelu*", "GraphFusion", "GeluFusion", Expect::Fires, ""},
+      // --- transposes into MatMul / Gemm
+      {"transpose_matmul_*invalid*", "GraphFusion", "TransposeMatMulFusion", Expect::NoFusion,
+       "integer MatMul or a perm that is not a swap of the last two axes"},
+      {"transpose_matmul*", "GraphFusion", "TransposeMatMulFusion", Expect::Fires, ""},
+      {"gemm_transpose*", "GraphFusion", "TransposeMatMulFusion", Expect::Fires, ""},
+      // --- convolutions
+      {"conv_add*", "GraphFusion", "ConvBiasAddFusion", Expect::NoFusion,
+       "the Add is a residual tensor [1,C,H,W], not a per-channel bias"},
+      {"conv_softsign*", "GraphFusion", "ConvActivationFusion", Expect::NoFusion, "Softsign is no fusable activation"},
+      {"conv_relu*", "GraphFusion", "ConvActivationFusion", Expect::Fires, ""},
+      {"conv_with_padding_relu*", "GraphFusion", "ConvActivationFusion", Expect::Fires, ""},
+      {"conv_clip*", "GraphFusion", "ConvActivationFusion", Expect::Fires, ""},
+      {"conv_leakyrelu*", "GraphFusion", "ConvActivationFusion", Expect::Fires, ""},
+      {"conv_sigmoid*", "GraphFusion", "ConvActivationFusion", Expect::Fires, ""},
+      {"fuse-conv-bn*", "BatchNormFold", "folded", Expect::Fires,
+       "Stage 1 folds an inference BatchNormalization into the Conv (as GE's prepare stage does), so "
+       "ConvBatchNormFusion never sees these"},
+      {"negative-fuse-conv-add*", "GraphFusion", "ConvBiasAddFusion", Expect::NoFusion,
+       "the bias is a graph input, not a constant"},
+      {"fuse-conv-add*", "GraphFusion", "ConvBiasAddFusion", Expect::Fires, ""},
+  };
+  return rows;
+}
+
+const Row* rowFor(const QString& file) {
+  for (const Row& r : table())
+    if (QRegularExpression(QRegularExpression::wildcardToRegularExpression(QString::fromLatin1(r.glob)))
+            .match(file)
+            .hasMatch())
+      return &r;
+  return nullptr;
+}
+
+std::set<std::string> builtinRuleNames() {
+  std::set<std::string> names;
+  for (const auto& r : builtinFusionRules()) names.insert(r->name());
+  return names;
+}
+
+}  // namespace
+
+class OrtFusionSuiteTest : public QObject {
+  Q_OBJECT
+  int total_ = 0, covered_ = 0, asExpected_ = 0, skipped_ = 0;
+  QStringList notTargeted_, failedToRun_;
+
+ private slots:
+  void initTestCase() {
+    if (!QFileInfo(suiteDir()).isDir())
+      QSKIP(qPrintable("ONNX Runtime fusion suite not found at " + suiteDir() + " (tests that need ../shared skip)"));
+  }
+
+  void eachFileFusesAsItsRowSays_data() {
+    QTest::addColumn<QString>("file");
+    const QStringList files = QDir(suiteDir()).entryList({"*.onnx"}, QDir::Files, QDir::Name);
+    QVERIFY2(files.size() >= 200, qPrintable(QString("only %1 files in the suite").arg(files.size())));
+    for (const QString& f : files) QTest::newRow(qPrintable(f)) << f;
+  }
+  void eachFileFusesAsItsRowSays() {
+    QFETCH(QString, file);
+    ++total_;
+    const Row* row = rowFor(file);
+    RunSummary run;
+    std::string loadError;
+    try {
+      LoadedModel lm = loadModel((suiteDir() + "/" + file).toStdString());
+      Options options;
+      PassManager pm;
+      addStandardPasses(pm, options);
+      pm.setUntil("GraphFusion");
+      run = pm.run(*lm.model, options);
+    } catch (const std::exception& e) {
+      loadError = e.what();
+    }
+    const bool ran = loadError.empty() && run.status != RunStatus::Failed;
+    if (!ran) failedToRun_ << file + ": " + QString::fromStdString(loadError.empty() ? run.error : loadError);
+    if (!row) {
+      notTargeted_ << file;
+      // No rule claims the file, but no rule may break it either.
+      QVERIFY2(run.error.rfind("GraphFusion", 0) != 0, run.error.c_str());
+      return;
+    }
+    ++covered_;
+    const std::string pass = row->pass, counter = row->counter;
+    if (pass == "GraphFusion" && !builtinRuleNames().count(counter)) {
+      ++skipped_;
+      QSKIP(qPrintable(QString("rule %1 is not in builtinFusionRules() yet").arg(row->counter)));
+    }
+    QVERIFY2(ran, qPrintable(failedToRun_.isEmpty() ? QString() : failedToRun_.last()));
+    int64_t count = -1;
+    for (const PassRecord& r : run.passes)
+      if (r.name == pass) {
+        auto it = r.counters.find(counter);
+        count = std::max<int64_t>(count, 0) + (it == r.counters.end() ? 0 : it->second);
+      }
+    QVERIFY2(count >= 0, qPrintable("pass " + QString::fromStdString(pass) + " did not run"));
+    const bool fired = count > 0;
+    if (row->expect == Expect::Fires)
+      QVERIFY2(fired, qPrintable(QString("%1 did not fire").arg(row->counter)));
+    else
+      QVERIFY2(!fired, qPrintable(QString("%1 fired %2 times; must not: %3").arg(row->counter).arg(count).arg(row->why)));
+    ++asExpected_;
+  }
+
+  void cleanupTestCase() {
+    if (!total_) return;
+    qInfo("ORT fusion suite: %d files, %d covered by the table (%d not targeted), %d as expected, %d skipped "
+          "(rule not merged yet)",
+          total_, covered_, int(notTargeted_.size()), asExpected_, skipped_);
+    qInfo("not targeted: %s", qPrintable(notTargeted_.join(", ")));
+    for (const QString& f : failedToRun_) qInfo("did not compile: %s", qPrintable(f));
+  }
+};
+
+QTEST_GUILESS_MAIN(OrtFusionSuiteTest)
+#include "test_ort_fusion_suite.moc"
