@@ -3,10 +3,14 @@
 // GraphFusion, and the table below says which rule must fire at least once, or must not fire, on it. Rows for a
 // rule that builtinFusionRules() does not have yet skip one by one, naming the rule, so they start checking as
 // soon as it is merged. Files no row matches are "not targeted" (no Kiln rule claims their pattern), not failures.
-// A summary (covered / total, fired as expected) is printed at the end.
+// A row may name a known gap: a file the rule should handle (or leave) but does not yet, for a reason outside the
+// rule's pattern (what Stage 1 or the reader make of the file). Its check is an expected failure (QEXPECT_FAIL):
+// the reason is printed, and once the gap closes the unexpected pass fails the test until the row is updated.
+// A summary (covered / total, fired as expected, known gaps) is printed at the end.
 #include <QDir>
 #include <QRegularExpression>
 #include <QtTest>
+#include <algorithm>
 #include <set>
 
 #include "fusion/rules/builtin_rules.h"
@@ -28,8 +32,15 @@ struct Row {
   const char* pass;
   const char* counter;
   Expect expect;
-  const char* why;  // for negatives and for positives a rule legitimately leaves
+  const char* why;          // for negatives
+  const char* gap = nullptr;  // set: the expectation does not hold yet, for this reason
 };
+
+// ONNX Runtime registers LayerNormalization in the ONNX domain before opset 17; Kiln's inference (libonnx) knows
+// it only from 17 on, so nothing after it has a shape, and no head split can be proven.
+constexpr const char* kLayerNormBeforeOpset17 =
+    "LayerNormalization before opset 17 (an ONNX Runtime contrib op) is unknown to inference: no shape after it, "
+    "so the head split cannot be proven";
 
 const std::vector<Row>& table() {
   static const std::vector<Row> rows{
@@ -38,6 +49,10 @@ const std::vector<Row>& table() {
        "GPT-2 with past: K and V are concatenated with the past state (and a causal mask); not the plain block"},
       {"gpt2_*", "GraphFusion", "AttentionFusion", Expect::NoFusion,
        "GPT-2 causal attention: Where/Slice causal mask and split QKV; not the plain block"},
+      {"attention_distilbert.onnx", "GraphFusion", "AttentionFusion", Expect::Fires, "", kLayerNormBeforeOpset17},
+      {"attention_int32_mask.onnx", "GraphFusion", "AttentionFusion", Expect::Fires, "", kLayerNormBeforeOpset17},
+      {"attention_mask_no_cast.onnx", "GraphFusion", "AttentionFusion", Expect::Fires, "", kLayerNormBeforeOpset17},
+      {"attention_symbolic_batch.onnx", "GraphFusion", "AttentionFusion", Expect::Fires, "", kLayerNormBeforeOpset17},
       {"attention_*", "GraphFusion", "AttentionFusion", Expect::Fires, ""},
       // --- softmax family
       {"bias_softmax_*badaxis*", "GraphFusion", "BiasSoftmaxFusion", Expect::NoFusion,
@@ -52,6 +67,12 @@ const std::vector<Row>& table() {
        "the Add's shapes do not make a skip connection"},
       {"skip_layer_norm*", "GraphFusion", "AddLayerNormFusion", Expect::Fires, ""},
       {"simplified_layer_norm*", "GraphFusion", "RmsNormFusion", Expect::Fires, ""},
+      {"layer_norm_t5*", "GraphFusion", "RmsNormFusion", Expect::Fires, ""},  // T5's LayerNorm is an RMSNorm
+      {"layer_norm.onnx", "GraphFusion", "LayerNormFusion", Expect::Fires, "",
+       "the normalised dim is symbolic ('None'): LayerNormFusion needs static normalised dims"},
+      {"layer_norm_fusion_scale_bias.onnx", "GraphFusion", "LayerNormFusion", Expect::Fires, "",
+       "a Cast sits between the centring and the variance; LayerNormFusion does not look through Casts "
+       "(RmsNormFusion normalises the cast value instead)"},
       {"layer_norm*", "GraphFusion", "LayerNormFusion", Expect::Fires, ""},
       // --- GELU
       {"bias_gelu*", "GraphFusion", "GeluFusion", Expect::Fires, ""},
@@ -77,7 +98,11 @@ const std::vector<Row>& table() {
        "Stage 1 folds an inference BatchNormalization into the Conv (as GE's prepare stage does), so "
        "ConvBatchNormFusion never sees these"},
       {"negative-fuse-conv-add*", "GraphFusion", "ConvBiasAddFusion", Expect::NoFusion,
-       "the bias is a graph input, not a constant"},
+       "the bias is an overridable graph input, not a constant",
+       "the reader takes an initializer also listed as a graph input as a constant (ONNX, IR >= 4: a default the "
+       "caller may override)"},
+      {"fuse-conv-add-mul*", "GraphFusion", "ConvBiasAddFusion", Expect::Fires, "",
+       "the bias Add follows per-channel Muls; folding those into the weights (ConvMulFusion) is not in Kiln"},
       {"fuse-conv-add*", "GraphFusion", "ConvBiasAddFusion", Expect::Fires, ""},
   };
   return rows;
@@ -102,7 +127,7 @@ std::set<std::string> builtinRuleNames() {
 
 class OrtFusionSuiteTest : public QObject {
   Q_OBJECT
-  int total_ = 0, covered_ = 0, asExpected_ = 0, skipped_ = 0;
+  int total_ = 0, covered_ = 0, asExpected_ = 0, skipped_ = 0, gaps_ = 0;
   QStringList notTargeted_, failedToRun_;
 
  private slots:
@@ -156,18 +181,22 @@ class OrtFusionSuiteTest : public QObject {
       }
     QVERIFY2(count >= 0, qPrintable("pass " + QString::fromStdString(pass) + " did not run"));
     const bool fired = count > 0;
+    if (row->gap) {
+      ++gaps_;
+      QEXPECT_FAIL("", row->gap, Continue);
+    }
     if (row->expect == Expect::Fires)
       QVERIFY2(fired, qPrintable(QString("%1 did not fire").arg(row->counter)));
     else
       QVERIFY2(!fired, qPrintable(QString("%1 fired %2 times; must not: %3").arg(row->counter).arg(count).arg(row->why)));
-    ++asExpected_;
+    if (!row->gap) ++asExpected_;
   }
 
   void cleanupTestCase() {
     if (!total_) return;
-    qInfo("ORT fusion suite: %d files, %d covered by the table (%d not targeted), %d as expected, %d skipped "
-          "(rule not merged yet)",
-          total_, covered_, int(notTargeted_.size()), asExpected_, skipped_);
+    qInfo("ORT fusion suite: %d files, %d covered by the table (%d not targeted), %d as expected, %d known gaps, "
+          "%d skipped (rule not merged yet)",
+          total_, covered_, int(notTargeted_.size()), asExpected_, gaps_, skipped_);
     qInfo("not targeted: %s", qPrintable(notTargeted_.join(", ")));
     for (const QString& f : failedToRun_) qInfo("did not compile: %s", qPrintable(f));
   }

@@ -1,8 +1,12 @@
 #pragma once
 // Runs a graph on concrete inputs with the reference kernels, node by node in list order, so a test can compare a
 // graph before and after a rewrite. A kiln:FusedElementwise runs its `body` the same way (that is what the body is
-// for). Fails the calling test (returns an empty map) when a node has no kernel.
+// for). The kernel library has no MatMul, Softmax or Clip yet: small float versions here stand in for them (batched
+// MatMul with equal batch dims, Softmax over the last axis, Clip with optional bounds). Returns nothing (and warns)
+// when a node has no kernel.
 #include <QtTest>
+#include <algorithm>
+#include <cmath>
 #include <unordered_map>
 
 #include "emulator/kernels/kernel.h"
@@ -12,6 +16,55 @@
 namespace kiln::testing {
 
 using Tensors = std::unordered_map<const Value*, Tensor>;
+
+inline Tensor floatTensor(std::vector<int64_t> dims, const std::vector<double>& v) {
+  return convertTensor(Tensor::fromVector(DType::Double, std::move(dims), v), DType::Float);
+}
+
+// The stand-ins; empty when the node is none of them or its inputs are outside what they handle.
+inline std::vector<Tensor> evaluateMissingKernel(const Node& n, const std::vector<const Tensor*>& in) {
+  const Tensor* x = in.empty() ? nullptr : in[0];
+  if (!x || x->dims().empty()) return {};
+  const std::vector<double> a = x->toDouble();
+  const auto& d = x->dims();
+  const int64_t last = d.back();
+  if (n.opType() == "Softmax") {
+    std::vector<double> y(a.size());
+    for (size_t row = 0; row < a.size(); row += size_t(last)) {
+      double top = -INFINITY, sum = 0;
+      for (int64_t j = 0; j < last; ++j) top = std::max(top, a[row + j]);
+      for (int64_t j = 0; j < last; ++j) sum += (y[row + j] = std::exp(a[row + j] - top));
+      for (int64_t j = 0; j < last; ++j) y[row + j] /= sum;
+    }
+    return {floatTensor(d, y)};
+  }
+  if (n.opType() == "Clip") {
+    const double lo = in.size() > 1 && in[1] ? in[1]->toDouble().at(0) : -INFINITY;
+    const double hi = in.size() > 2 && in[2] ? in[2]->toDouble().at(0) : INFINITY;
+    std::vector<double> y;
+    for (double e : a) y.push_back(std::min(hi, std::max(lo, e)));
+    return {floatTensor(d, y)};
+  }
+  if (n.opType() == "MatMul" && in.size() == 2 && in[1] && in[1]->dims().size() == d.size() && d.size() >= 2) {
+    const auto& bd = in[1]->dims();
+    const int64_t rows = d[d.size() - 2], inner = last, cols = bd.back();
+    if (bd[bd.size() - 2] != inner || !std::equal(d.begin(), d.end() - 2, bd.begin())) return {};
+    const std::vector<double> b = in[1]->toDouble();
+    const int64_t batches = int64_t(a.size()) / (rows * inner);
+    std::vector<double> y(size_t(batches * rows * cols));
+    for (int64_t t = 0; t < batches; ++t)
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j) {
+          double acc = 0;
+          for (int64_t k = 0; k < inner; ++k) acc += a[(t * rows + i) * inner + k] * b[(t * inner + k) * cols + j];
+          y[(t * rows + i) * cols + j] = acc;
+        }
+    std::vector<int64_t> dims(d.begin(), d.end() - 1);
+    dims.push_back(cols);
+    return {floatTensor(dims, y)};
+  }
+  return {};
+}
 
 inline std::vector<Tensor> evaluateGraph(const Graph& g, const std::vector<Tensor>& inputs) {
   Tensors env;
@@ -32,6 +85,7 @@ inline std::vector<Tensor> evaluateGraph(const Graph& g, const std::vector<Tenso
       std::vector<const Tensor*> in;
       for (const Value* v : n->inputs()) in.push_back(valueOf(v));
       outs = evaluateNode(*n, in);
+      if (outs.empty()) outs = evaluateMissingKernel(*n, in);
     }
     if (outs.size() < n->numOutputs()) {
       qWarning("no kernel for %s (%s)", n->name().c_str(), n->qualifiedType().c_str());

@@ -21,6 +21,8 @@
 // The fused node holds the tree as a graph attribute `body` (the original ops, inputs = the node's inputs in
 // order, outputs = its outputs, no captures) for the emulator, and the op types in order as strings `ops`.
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
