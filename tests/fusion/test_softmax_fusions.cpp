@@ -48,18 +48,23 @@ Node* onlyNodeOfType(const Graph& g, const std::string& qualifiedType) {
 
 enum class KeyForm { OneTranspose, TwoTransposes };
 enum class ScaleForm { DivScores, MulQuery, MulBoth, None };
+enum class MaskForm { None, Add, Where };  // Add: additive [2,1,1,3]; Where: masked_fill(cond [2,1,1,3], -1e4)
+constexpr double kFill = -1e4;
 
 // Q, K, V [2,3,8] (graph inputs) -> 2 heads of 4 -> attention [-> + mask [2,1,1,3]] -> [2,3,8]
 struct AttentionGraph {
   std::unique_ptr<Model> m = std::make_unique<Model>();
   Value *q = nullptr, *k = nullptr, *v = nullptr, *mask = nullptr, *scores = nullptr;
-  AttentionGraph(KeyForm key, ScaleForm scale, bool withMask) {
+  MaskForm maskForm;
+  AttentionGraph(KeyForm key, ScaleForm scale, MaskForm maskKind) : maskForm(maskKind) {
     m->opsets[""] = 17;
     Graph& g = *m->graph;
     q = g.addInput("q", f32({kB, kS, kH * kD}));
     k = g.addInput("k", f32({kB, kS, kH * kD}));
     v = g.addInput("v", f32({kB, kS, kH * kD}));
-    if (withMask) mask = g.addInput("mask", f32({kB, 1, 1, kS}));
+    if (maskForm == MaskForm::Add) mask = g.addInput("mask", f32({kB, 1, 1, kS}));
+    if (maskForm == MaskForm::Where)
+      mask = g.addInput("masked", ValueType::tensor(DType::Bool, Shape::ofStatic({kB, 1, 1, kS})));
     Value* split = g.addInitializer("split", Tensor::fromVector(DType::Int64, {4}, std::vector<int64_t>{0, 0, kH, kD}));
     auto heads = [&](Value* x, const std::vector<int64_t>& perm, const char* name) {
       Node* r = g.addNode("Reshape", {x, split}, {std::string(name) + "_split"});
@@ -88,7 +93,9 @@ struct AttentionGraph {
     scores = s;
     if (scale == ScaleForm::DivScores)
       s = g.addNode("Div", {s, g.addInitializer("sqrt_d", floats({}, {rootD}))}, {"scaled"})->output(0);
-    if (withMask) s = g.addNode("Add", {mask, s}, {"masked"})->output(0);
+    if (maskForm == MaskForm::Add) s = g.addNode("Add", {mask, s}, {"masked_scores"})->output(0);
+    if (maskForm == MaskForm::Where)
+      s = g.addNode("Where", {mask, g.addInitializer("fill", floats({}, {kFill})), s}, {"filled"})->output(0);
     Node* softmax = g.addNode("Softmax", {s}, {"probs"});
     softmax->setAttr("axis", Attribute(int64_t{-1}));
     Value* ctx = g.addNode("MatMul", {softmax->output(0), heads(v, {0, 2, 1, 3}, "v")}, {"context"})->output(0);
@@ -100,14 +107,18 @@ struct AttentionGraph {
   }
   std::vector<Tensor> inputs() const {
     std::vector<Tensor> in{pattern({kB, kS, kH * kD}, 1), pattern({kB, kS, kH * kD}, 2), pattern({kB, kS, kH * kD}, 3)};
-    if (mask) in.push_back(floats({kB, 1, 1, kS}, {0, 0, -10000, 0, -10000, -10000}));
+    if (maskForm == MaskForm::Add) in.push_back(floats({kB, 1, 1, kS}, {0, 0, -10000, 0, -10000, -10000}));
+    if (maskForm == MaskForm::Where)
+      in.push_back(Tensor::fromVector(DType::Bool, {kB, 1, 1, kS}, std::vector<uint8_t>{0, 1, 0, 1, 1, 0}));
     return in;
   }
 };
 
-// What kiln:Attention means, written out: per batch and head, softmax(q·kᵀ·scale + mask)·v.
-std::vector<double> referenceAttention(const std::vector<Tensor>& in, int64_t heads, double scale) {
+// What kiln:Attention means, written out: per batch and head, softmax(q·kᵀ·scale + mask)·v; a bool mask sets the
+// masked scores to `fill` instead.
+std::vector<double> referenceAttention(const std::vector<Tensor>& in, int64_t heads, double scale, double fill) {
   const auto q = in[0].toDouble(), k = in[1].toDouble(), v = in[2].toDouble();
+  const bool boolMask = in.size() > 3 && in[3].dtype() == DType::Bool;
   const std::vector<double> mask = in.size() > 3 ? in[3].toDouble() : std::vector<double>(kB * kS, 0.0);
   const int64_t hidden = heads * kD;
   std::vector<double> y(static_cast<size_t>(kB * kS * hidden));
@@ -119,7 +130,7 @@ std::vector<double> referenceAttention(const std::vector<Tensor>& in, int64_t he
         for (int64_t j = 0; j < kS; ++j) {
           double dot = 0;
           for (int64_t d = 0; d < kD; ++d) dot += q[(b * kS + i) * hidden + h * kD + d] * k[(b * kS + j) * hidden + h * kD + d];
-          p[j] = dot * scale + mask[b * kS + j];
+          p[j] = boolMask ? (mask[b * kS + j] != 0 ? fill : dot * scale) : dot * scale + mask[b * kS + j];
           top = std::max(top, p[j]);
         }
         for (double& e : p) sum += (e = std::exp(e - top));
@@ -174,23 +185,25 @@ class SoftmaxFusionsTest : public QObject {
   void attentionFusesEveryForm_data() {
     QTest::addColumn<int>("key");
     QTest::addColumn<int>("scale");
-    QTest::addColumn<bool>("mask");
+    QTest::addColumn<int>("mask");
     QTest::addColumn<double>("expectedScale");
     const double inv = 1.0 / std::sqrt(double(kD));
     QTest::newRow("Kᵀ by one Transpose, Div on the scores, mask") << int(KeyForm::OneTranspose)
-                                                                  << int(ScaleForm::DivScores) << true << inv;
+                                                                  << int(ScaleForm::DivScores) << int(MaskForm::Add) << inv;
     QTest::newRow("Kᵀ by two Transposes, Mul on Q, no mask") << int(KeyForm::TwoTransposes)
-                                                             << int(ScaleForm::MulQuery) << false << inv;
-    QTest::newRow("scale split over Q and Kᵀ, mask") << int(KeyForm::TwoTransposes) << int(ScaleForm::MulBoth) << true
-                                                     << inv;
-    QTest::newRow("no scale, mask") << int(KeyForm::OneTranspose) << int(ScaleForm::None) << true << 1.0;
+                                                             << int(ScaleForm::MulQuery) << int(MaskForm::None) << inv;
+    QTest::newRow("scale split over Q and Kᵀ, mask") << int(KeyForm::TwoTransposes) << int(ScaleForm::MulBoth)
+                                                     << int(MaskForm::Add) << inv;
+    QTest::newRow("no scale, mask") << int(KeyForm::OneTranspose) << int(ScaleForm::None) << int(MaskForm::Add) << 1.0;
+    QTest::newRow("DistilBERT: scaled Q, masked_fill by Where") << int(KeyForm::OneTranspose) << int(ScaleForm::MulQuery)
+                                                               << int(MaskForm::Where) << inv;
   }
   void attentionFusesEveryForm() {
     QFETCH(int, key);
     QFETCH(int, scale);
-    QFETCH(bool, mask);
+    QFETCH(int, mask);
     QFETCH(double, expectedScale);
-    AttentionGraph t(KeyForm(key), ScaleForm(scale), mask);
+    AttentionGraph t{KeyForm(key), ScaleForm(scale), MaskForm(mask)};
     Graph& g = *t.m->graph;
     const std::vector<Tensor> in = t.inputs();
     const std::vector<Tensor> before = testing::evaluateGraph(g, in);
@@ -204,7 +217,7 @@ class SoftmaxFusionsTest : public QObject {
     QCOMPARE(att->qualifiedType(), std::string("kiln:Attention"));
     QCOMPARE(replacedNodeIds(*att).size(), nodesBefore);
     std::vector<Value*> want{t.q, t.k, t.v};
-    if (mask) want.push_back(t.mask);
+    if (t.mask) want.push_back(t.mask);
     QCOMPARE(att->inputs(), want);
     QCOMPARE(att->attrInt("num_heads", 0), kH);
     QVERIFY(std::abs(att->attrFloat("scale", 0) - expectedScale) < 1e-6);
@@ -215,7 +228,10 @@ class SoftmaxFusionsTest : public QObject {
     // Scores and probabilities [2,2,3,3] fp32 = 144 B each, written once and read once, are among the savings.
     QVERIFY(std::stoll(att->annotation("fusion.hbm_bytes_saved")) >= 4 * 144);
     // The recorded attributes mean what the graph computed.
-    const std::vector<double> got = referenceAttention(in, att->attrInt("num_heads", 0), att->attrFloat("scale", 0));
+    if (t.maskForm == MaskForm::Where) QCOMPARE(att->attrFloat("mask_filter_value", 0), float(kFill));
+    QCOMPARE(att->attr("mask_filter_value") != nullptr, t.maskForm == MaskForm::Where);
+    const std::vector<double> got = referenceAttention(in, att->attrInt("num_heads", 0), att->attrFloat("scale", 0),
+                                                       att->attrFloat("mask_filter_value", 0));
     const std::vector<double> expected = before[0].toDouble();
     QCOMPARE(got.size(), expected.size());
     for (size_t i = 0; i < got.size(); ++i) QVERIFY2(std::abs(got[i] - expected[i]) < 1e-5, qPrintable(QString::number(i)));
@@ -223,13 +239,13 @@ class SoftmaxFusionsTest : public QObject {
 
   void attentionRefusesWhatItCannotProve() {
     {  // the scores are also read elsewhere: they must stay
-      AttentionGraph t(KeyForm::OneTranspose, ScaleForm::DivScores, true);
+      AttentionGraph t(KeyForm::OneTranspose, ScaleForm::DivScores, MaskForm::Add);
       t.m->graph->addOutput(t.scores);
       QCOMPARE(counter(runFusion(*t.m), "AttentionFusion"), 0);
       QCOMPARE(problems(*t.m), QString());
     }
     {  // unknown batch: the head split keeps "some" batch, but not provably the projection's
-      AttentionGraph t(KeyForm::OneTranspose, ScaleForm::DivScores, false);
+      AttentionGraph t(KeyForm::OneTranspose, ScaleForm::DivScores, MaskForm::None);
       for (Value* in : {t.q, t.k, t.v}) {
         ValueType vt = in->type();
         vt.shape.dims()[0] = Dim::unknown();
@@ -239,7 +255,7 @@ class SoftmaxFusionsTest : public QObject {
       QCOMPARE(counter(runFusion(*t.m), "AttentionFusion"), 0);
     }
     {  // softmax over the heads axis is not attention
-      AttentionGraph t(KeyForm::OneTranspose, ScaleForm::None, false);
+      AttentionGraph t(KeyForm::OneTranspose, ScaleForm::None, MaskForm::None);
       for (Node* n : t.m->graph->nodes())
         if (n->opType() == "Softmax") n->setAttr("axis", Attribute(int64_t{1}));
       QCOMPARE(counter(runFusion(*t.m), "AttentionFusion"), 0);

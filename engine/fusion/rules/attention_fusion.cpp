@@ -106,6 +106,7 @@ class AttentionFusion final : public FusionRule {
   std::vector<std::string> anchorTypes() const override { return {"Reshape"}; }
 
   Node* apply(Node& merge, PassContext& ctx) override {
+    if (!merge.output(0)) return nullptr;
     Match m;
     m.nodes.push_back(&merge);
     m.sideInputs.push_back(merge.input(1));

@@ -42,7 +42,7 @@ class BiasSoftmaxFusion final : public FusionRule {
 
   Node* apply(Node& softmax, PassContext& ctx) override {
     Node* add = producerOfType(softmax.input(0), "Add");
-    if (!add || add->numInputs() != 2 || !hasSingleUse(softmax.input(0))) return nullptr;
+    if (!add || add->numInputs() != 2 || !hasSingleUse(softmax.input(0)) || !softmax.output(0)) return nullptr;
     const auto axis = softmaxRowAxis(softmax, ctx.model.opsetFor(""));
     if (!axis) return nullptr;
     const Shape& sum = add->output(0)->type().shape;
