@@ -17,6 +17,9 @@
 
 using namespace kiln;
 using kiln::testing::counter;
+using kiln::testing::f32;
+using kiln::testing::floats;
+using kiln::testing::pattern;
 using kiln::testing::problems;
 
 namespace {
@@ -24,18 +27,6 @@ namespace {
 using Dims = std::vector<int64_t>;
 constexpr int64_t kB = 2, kS = 3, kH = 2, kD = 4;
 
-ValueType f32(const Dims& dims) { return ValueType::tensor(DType::Float, Shape::ofStatic(dims)); }
-Tensor floats(Dims dims, const std::vector<double>& v) {
-  return convertTensor(Tensor::fromVector(DType::Double, std::move(dims), v), DType::Float);
-}
-// Deterministic values in [-1, 1).
-Tensor pattern(Dims dims, int seed) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  std::vector<double> v;
-  for (int64_t i = 0; i < n; ++i) v.push_back(std::fmod((i + 1) * 0.37 * (seed + 1), 2.0) - 1.0);
-  return floats(std::move(dims), v);
-}
 
 PassResult runFusion(Model& m) { return testing::runPass(*makeGraphFusionPass(builtinFusionRules()), m); }
 

@@ -17,8 +17,17 @@ namespace kiln::testing {
 
 using Tensors = std::unordered_map<const Value*, Tensor>;
 
-inline Tensor floatTensor(std::vector<int64_t> dims, const std::vector<double>& v) {
+// Small typed values for hand-built graphs: an fp32 tensor type, fp32 data, deterministic data in [-1, 1).
+inline ValueType f32(const std::vector<int64_t>& dims) { return ValueType::tensor(DType::Float, Shape::ofStatic(dims)); }
+inline Tensor floats(std::vector<int64_t> dims, const std::vector<double>& v) {
   return convertTensor(Tensor::fromVector(DType::Double, std::move(dims), v), DType::Float);
+}
+inline Tensor pattern(std::vector<int64_t> dims, int seed) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::vector<double> v;
+  for (int64_t i = 0; i < n; ++i) v.push_back(std::fmod((i + 1) * 0.37 * (seed + 1), 2.0) - 1.0);
+  return floats(std::move(dims), v);
 }
 
 // The stand-ins; empty when the node is none of them or its inputs are outside what they handle.
@@ -36,14 +45,14 @@ inline std::vector<Tensor> evaluateMissingKernel(const Node& n, const std::vecto
       for (int64_t j = 0; j < last; ++j) sum += (y[row + j] = std::exp(a[row + j] - top));
       for (int64_t j = 0; j < last; ++j) y[row + j] /= sum;
     }
-    return {floatTensor(d, y)};
+    return {floats(d, y)};
   }
   if (n.opType() == "Clip") {
     const double lo = in.size() > 1 && in[1] ? in[1]->toDouble().at(0) : -INFINITY;
     const double hi = in.size() > 2 && in[2] ? in[2]->toDouble().at(0) : INFINITY;
     std::vector<double> y;
     for (double e : a) y.push_back(std::min(hi, std::max(lo, e)));
-    return {floatTensor(d, y)};
+    return {floats(d, y)};
   }
   if (n.opType() == "MatMul" && in.size() == 2 && in[1] && in[1]->dims().size() == d.size() && d.size() >= 2) {
     const auto& bd = in[1]->dims();
@@ -61,7 +70,7 @@ inline std::vector<Tensor> evaluateMissingKernel(const Node& n, const std::vecto
         }
     std::vector<int64_t> dims(d.begin(), d.end() - 1);
     dims.push_back(cols);
-    return {floatTensor(dims, y)};
+    return {floats(dims, y)};
   }
   return {};
 }
