@@ -15,6 +15,7 @@
 
 #include "fusion/rules/builtin_rules.h"
 #include "io/model_loader.h"
+#include "passes/optimize/graph_fusion.h"
 #include "passes/pass_manager.h"
 
 using namespace kiln;
@@ -188,8 +189,37 @@ class OrtFusionSuiteTest : public QObject {
     if (row->expect == Expect::Fires)
       QVERIFY2(fired, qPrintable(QString("%1 did not fire").arg(row->counter)));
     else
-      QVERIFY2(!fired, qPrintable(QString("%1 fired %2 times; must not: %3").arg(row->counter).arg(count).arg(row->why)));
+      QVERIFY2(!fired,
+               qPrintable(QString("%1 fired %2 times; must not: %3").arg(row->counter).arg(count).arg(row->why)));
     if (!row->gap) ++asExpected_;
+  }
+
+  void ubFusionKeepsEveryGraphValid() {
+    // UB fusion after the whole standard pipeline, on every file that compiles: the verifier runs after the pass
+    // (verify_each_pass), so a FusedElementwise that breaks a graph fails the run.
+    int fused = 0, files = 0;
+    for (const QString& f : QDir(suiteDir()).entryList({"*.onnx"}, QDir::Files, QDir::Name)) {
+      std::unique_ptr<Model> model;
+      try {
+        model = std::move(loadModel((suiteDir() + "/" + f).toStdString()).model);
+      } catch (const std::exception&) {
+        continue;  // what the loader refuses is test_corpus's business
+      }
+      Options options;
+      PassManager pm;
+      addStandardPasses(pm, options);
+      pm.add(Stage::Optimize, makeGraphFusionPass({makeElementwiseChainFusion()}, "UBFusion"));
+      const RunSummary run = pm.run(*model, options);
+      if (run.status == RunStatus::Failed && run.error.rfind("UBFusion", 0) != 0) continue;  // failed before it
+      ++files;
+      QVERIFY2(run.status == RunStatus::Ok, qPrintable(f + ": " + QString::fromStdString(run.error)));
+      for (const PassRecord& r : run.passes)
+        if (auto it = r.counters.find("ElementwiseChainFusion"); r.name == "UBFusion" && it != r.counters.end())
+          fused += int(it->second);
+    }
+    qInfo("UB fusion over the suite: %d files compiled, %d element-wise chains fused", files, fused);
+    QVERIFY(files >= 200);
+    QVERIFY(fused > 0);
   }
 
   void cleanupTestCase() {

@@ -120,7 +120,8 @@ std::vector<double> referenceAttention(const std::vector<Tensor>& in, int64_t he
         double top = -INFINITY, sum = 0;
         for (int64_t j = 0; j < kS; ++j) {
           double dot = 0;
-          for (int64_t d = 0; d < kD; ++d) dot += q[(b * kS + i) * hidden + h * kD + d] * k[(b * kS + j) * hidden + h * kD + d];
+          for (int64_t d = 0; d < kD; ++d)
+            dot += q[(b * kS + i) * hidden + h * kD + d] * k[(b * kS + j) * hidden + h * kD + d];
           p[j] = boolMask ? (mask[b * kS + j] != 0 ? fill : dot * scale) : dot * scale + mask[b * kS + j];
           top = std::max(top, p[j]);
         }
@@ -179,15 +180,13 @@ class SoftmaxFusionsTest : public QObject {
     QTest::addColumn<int>("mask");
     QTest::addColumn<double>("expectedScale");
     const double inv = 1.0 / std::sqrt(double(kD));
-    QTest::newRow("Kᵀ by one Transpose, Div on the scores, mask") << int(KeyForm::OneTranspose)
-                                                                  << int(ScaleForm::DivScores) << int(MaskForm::Add) << inv;
-    QTest::newRow("Kᵀ by two Transposes, Mul on Q, no mask") << int(KeyForm::TwoTransposes)
-                                                             << int(ScaleForm::MulQuery) << int(MaskForm::None) << inv;
-    QTest::newRow("scale split over Q and Kᵀ, mask") << int(KeyForm::TwoTransposes) << int(ScaleForm::MulBoth)
-                                                     << int(MaskForm::Add) << inv;
-    QTest::newRow("no scale, mask") << int(KeyForm::OneTranspose) << int(ScaleForm::None) << int(MaskForm::Add) << 1.0;
-    QTest::newRow("DistilBERT: scaled Q, masked_fill by Where") << int(KeyForm::OneTranspose) << int(ScaleForm::MulQuery)
-                                                               << int(MaskForm::Where) << inv;
+    const int oneT = int(KeyForm::OneTranspose), twoT = int(KeyForm::TwoTransposes);
+    const int add = int(MaskForm::Add), none = int(MaskForm::None), where = int(MaskForm::Where);
+    QTest::newRow("Kᵀ by one Transpose, Div on the scores, mask") << oneT << int(ScaleForm::DivScores) << add << inv;
+    QTest::newRow("Kᵀ by two Transposes, Mul on Q, no mask") << twoT << int(ScaleForm::MulQuery) << none << inv;
+    QTest::newRow("scale split over Q and Kᵀ, mask") << twoT << int(ScaleForm::MulBoth) << add << inv;
+    QTest::newRow("no scale, mask") << oneT << int(ScaleForm::None) << add << 1.0;
+    QTest::newRow("DistilBERT: scaled Q, masked_fill by Where") << oneT << int(ScaleForm::MulQuery) << where << inv;
   }
   void attentionFusesEveryForm() {
     QFETCH(int, key);
@@ -225,7 +224,8 @@ class SoftmaxFusionsTest : public QObject {
                                                        att->attrFloat("mask_filter_value", 0));
     const std::vector<double> expected = before[0].toDouble();
     QCOMPARE(got.size(), expected.size());
-    for (size_t i = 0; i < got.size(); ++i) QVERIFY2(std::abs(got[i] - expected[i]) < 1e-5, qPrintable(QString::number(i)));
+    for (size_t i = 0; i < got.size(); ++i)
+      QVERIFY2(std::abs(got[i] - expected[i]) < 1e-5, qPrintable(QString::number(i)));
   }
 
   void attentionRefusesWhatItCannotProve() {
@@ -274,7 +274,8 @@ class SoftmaxFusionsTest : public QObject {
       }
     QCOMPARE(seen, 12);
     // No Softmax, Transpose or head Reshape is left behind.
-    for (Node* n : m->graph->nodes()) QVERIFY2(n->opType() != "Softmax" && n->opType() != "Transpose", n->name().c_str());
+    for (Node* n : m->graph->nodes())
+      QVERIFY2(n->opType() != "Softmax" && n->opType() != "Transpose", n->name().c_str());
   }
 
   void softmaxDropoutFusesOnlyALiveDropout() {

@@ -18,7 +18,9 @@ namespace kiln::testing {
 using Tensors = std::unordered_map<const Value*, Tensor>;
 
 // Small typed values for hand-built graphs: an fp32 tensor type, fp32 data, deterministic data in [-1, 1).
-inline ValueType f32(const std::vector<int64_t>& dims) { return ValueType::tensor(DType::Float, Shape::ofStatic(dims)); }
+inline ValueType f32(const std::vector<int64_t>& dims) {
+  return ValueType::tensor(DType::Float, Shape::ofStatic(dims));
+}
 inline Tensor floats(std::vector<int64_t> dims, const std::vector<double>& v) {
   return convertTensor(Tensor::fromVector(DType::Double, std::move(dims), v), DType::Float);
 }
