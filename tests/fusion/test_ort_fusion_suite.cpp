@@ -15,6 +15,7 @@
 
 #include "fusion/rules/builtin_rules.h"
 #include "io/model_loader.h"
+#include "ir/graph.h"
 #include "passes/optimize/graph_fusion.h"
 #include "passes/pass_manager.h"
 
@@ -192,6 +193,36 @@ class OrtFusionSuiteTest : public QObject {
       QVERIFY2(!fired,
                qPrintable(QString("%1 fired %2 times; must not: %3").arg(row->counter).arg(count).arg(row->why)));
     if (!row->gap) ++asExpected_;
+  }
+
+  void sharedTransformersFuseEveryBlock_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("rule");
+    // bert_toy_optimized: BERT written out, every Softmax is an attention block's. gather_roberta_e2e: training
+    // graph, one Softmax followed by a live Dropout (training_mode true).
+    QTest::newRow("bert_toy_optimized") << "transformer/bert_toy_optimized.onnx" << "AttentionFusion";
+    QTest::newRow("gather_roberta_e2e") << "transformer/gather_roberta_e2e.onnx" << "SoftmaxDropoutFusion";
+  }
+  void sharedTransformersFuseEveryBlock() {
+    QFETCH(QString, file);
+    QFETCH(QString, rule);
+    const QString path = QStringLiteral(KILN_SHARED_DIR) + "/models/" + file;
+    if (!QFileInfo::exists(path)) QSKIP(qPrintable(path + " not found"));
+    LoadedModel lm = loadModel(path.toStdString());
+    int softmaxes = 0;
+    for (const Node* n : lm.model->graph->nodes()) softmaxes += n->opType() == "Softmax";
+    Options options;
+    PassManager pm;
+    addStandardPasses(pm, options);
+    pm.setUntil("GraphFusion");
+    const RunSummary run = pm.run(*lm.model, options);
+    QVERIFY2(run.status != RunStatus::Failed, run.error.c_str());
+    QCOMPARE(run.passes.back().name, std::string("GraphFusion"));
+    const auto& counters = run.passes.back().counters;
+    const auto it = counters.find(rule.toStdString());
+    QVERIFY(softmaxes > 0);
+    QCOMPARE(it == counters.end() ? 0 : int(it->second), softmaxes);
+    for (const Node* n : lm.model->graph->nodes()) QVERIFY2(n->opType() != "Softmax", n->name().c_str());
   }
 
   void ubFusionKeepsEveryGraphValid() {
