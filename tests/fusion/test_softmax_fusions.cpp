@@ -326,10 +326,14 @@ class SoftmaxFusionsTest : public QObject {
     QFETCH(int, fused);
     auto m = biasSoftmax(Dims(x.begin(), x.end()), Dims(bias.begin(), bias.end()), axis);
     const std::vector<Tensor> in{pattern(Dims(x.begin(), x.end()), 1), pattern(Dims(bias.begin(), bias.end()), 2)};
+    if (!fused) {
+      QCOMPARE(counter(runFusion(*m), "BiasSoftmaxFusion"), 0);
+      QCOMPARE(m->graph->numNodes(), size_t(2));
+      return;
+    }
     const Tensor expected = testing::evaluateGraph(*m->graph, in).at(0);
-    QCOMPARE(counter(runFusion(*m), "BiasSoftmaxFusion"), fused);
+    QCOMPARE(counter(runFusion(*m), "BiasSoftmaxFusion"), 1);
     QCOMPARE(problems(*m), QString());
-    if (!fused) return;
     Node* n = onlyNodeOfType(*m->graph, "kiln:BiasSoftmax");
     // x is the input with the sum's shape; with equal shapes either may be called the bias (Add commutes).
     const std::string first = n->input(0)->name(), second = n->input(1)->name();

@@ -40,6 +40,8 @@ inline std::vector<Tensor> evaluateMissingKernel(const Node& n, const std::vecto
   const auto& d = x->dims();
   const int64_t last = d.back();
   if (n.opType() == "Softmax") {
+    const int64_t axis = n.attrInt("axis", -1);
+    if (axis != -1 && axis != int64_t(d.size()) - 1) return {};  // only the last axis (opset 13 meaning)
     std::vector<double> y(a.size());
     for (size_t row = 0; row < a.size(); row += size_t(last)) {
       double top = -INFINITY, sum = 0;

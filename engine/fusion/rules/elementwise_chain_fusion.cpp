@@ -117,10 +117,10 @@ class ElementwiseChainFusion final : public FusionRule {
     Tree t = grow(anchor, g);
     if (t.nodes.size() < 2) return nullptr;
 
+    // Producers before consumers: every member was reached from its one consumer, so the reversed growth order is
+    // a topological order of the tree (no walk over the whole graph per match).
+    const std::vector<Node*> ordered(t.nodes.rbegin(), t.nodes.rend());
     // Result as large as the largest input: no outer-product broadcast.
-    std::vector<Node*> ordered;
-    for (Node* n : g.nodes())
-      if (t.members.count(n)) ordered.push_back(n);
     const std::vector<Value*> inputs = t.inputs(ordered);
     int64_t largest = 0;
     for (const Value* v : inputs) largest = std::max(largest, *elements(v));
