@@ -6,7 +6,8 @@
 // A row may name a known gap: a file the rule should handle (or leave) but does not yet, for a reason outside the
 // rule's pattern (what Stage 1 or the reader make of the file). Its check is an expected failure (QEXPECT_FAIL):
 // the reason is printed, and once the gap closes the unexpected pass fails the test until the row is updated.
-// A summary (covered / total, fired as expected, known gaps) is printed at the end.
+// A summary (covered / total, fired as expected, known gaps) is printed at the end. Besides the table: two shared
+// transformer models (ONNX Runtime test data too) fuse every block, and UB fusion keeps every suite graph valid.
 #include <QDir>
 #include <QRegularExpression>
 #include <QtTest>
