@@ -4,6 +4,9 @@ namespace kiln {
 
 FusionRuleList builtinFusionRules() {
   return {
+      makeAttentionFusion(),  // first: smaller rules would take its MatMuls and Transposes apart
+      makeSoftmaxDropoutFusion(),
+      makeBiasSoftmaxFusion(),
       makeConvBiasAddFusion(),
       makeLayerNormFusion(),
       makeRmsNormFusion(),

@@ -9,5 +9,10 @@ FusionRuleList builtinFusionRules();
 std::shared_ptr<FusionRule> makeConvBiasAddFusion();
 std::shared_ptr<FusionRule> makeLayerNormFusion();
 std::shared_ptr<FusionRule> makeRmsNormFusion();
+std::shared_ptr<FusionRule> makeAttentionFusion();
+std::shared_ptr<FusionRule> makeSoftmaxDropoutFusion();
+std::shared_ptr<FusionRule> makeBiasSoftmaxFusion();
+// UB fusion, not in builtinFusionRules(): run by its own pass after engine placement.
+std::shared_ptr<FusionRule> makeElementwiseChainFusion();
 
 }  // namespace kiln

@@ -1,7 +1,7 @@
 // LayerNormFusion: layer normalisation as exporters write it out, nine element-wise and reduce ops that each read
 // and write the whole activation in HBM, becomes one kiln:LayerNorm kernel that keeps the row in the Unified Buffer.
 //   m = ReduceMean(x, axes)   d = Sub(x, m)   v = ReduceMean(Pow(d, 2) | Mul(d, d), axes)
-//   y = Div(d, Sqrt(Add(v, eps)))  [ * gamma ]  [ + beta ]
+//   y = Div(d, Sqrt(Add(v, eps) | v))  [ * gamma ]  [ + beta ]   (no Add: eps 0, simplified away)
 // The axes must be the trailing dims (LayerNormalization's `axis` form); gamma and beta must be constants shaped
 // like the normalised dims (or broadcast over them as a scalar) so the fused op means the same thing.
 #include "fusion/fused_node.h"
@@ -46,7 +46,9 @@ class LayerNormFusion final : public FusionRule {
     const auto dims = trailingDims(shape, *axis);
     if (!dims) return nullptr;
     const std::vector<int64_t>& normDims = *dims;
-    std::vector<Node*> group{mean, sub, ms->square, ms->mean, ms->addEps, sqrt, &div};
+    std::vector<Node*> group{mean, sub};
+    for (Node* n : ms->nodes()) group.push_back(n);
+    group.insert(group.end(), {sqrt, &div});
     Value* out = div.output(0);
     // Optional affine tail: Mul(·, gamma) then Add(·, beta).
     Value* gamma = absorbParameter(out, group, "Mul", normDims);

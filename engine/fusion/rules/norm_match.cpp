@@ -19,6 +19,9 @@ std::optional<int64_t> trailingReduceAxis(const Node& reduce, int64_t rank) {
     if (!t) return std::nullopt;
     axes = t->toInt64();
   }
+  // No axes at all means every axis (unless opset 18's noop_with_empty_axes makes it a no-op).
+  if (axes.empty() && reduce.numInputs() < 2 && reduce.attrInt("noop_with_empty_axes", 0) == 0)
+    return rank > 0 ? std::optional<int64_t>(0) : std::nullopt;
   if (axes.empty() || rank <= 0) return std::nullopt;
   for (auto& a : axes) {
     if (a < 0) a += rank;
@@ -73,17 +76,23 @@ Node* fuseNorm(const std::string& opType, const std::vector<Node*>& group, std::
 
 std::optional<MeanSquare> matchMeanSquarePlusEps(const Value* v) {
   MeanSquare m;
+  if (!hasSingleUse(v)) return std::nullopt;
   m.addEps = producerOfType(v, "Add");
-  if (!m.addEps || !hasSingleUse(v)) return std::nullopt;
-  const Value* epsValue = nullptr;
-  for (size_t side = 0; side < 2 && !m.mean; ++side)
-    if (Node* r = producerOfType(m.addEps->input(side), "ReduceMean")) {
-      m.mean = r;
-      epsValue = m.addEps->input(1 - side);
-    }
-  const Tensor* eps = epsValue ? constantValueOf(epsValue) : nullptr;
-  if (!m.mean || !eps || eps->numel() != 1 || !hasSingleUse(m.mean->output(0))) return std::nullopt;
-  m.epsilon = static_cast<float>(eps->toDouble().at(0));
+  if (m.addEps) {
+    const Value* epsValue = nullptr;
+    for (size_t side = 0; side < 2 && !m.mean; ++side)
+      if (Node* r = producerOfType(m.addEps->input(side), "ReduceMean")) {
+        m.mean = r;
+        epsValue = m.addEps->input(1 - side);
+      }
+    const Tensor* eps = epsValue ? constantValueOf(epsValue) : nullptr;
+    if (!eps || eps->numel() != 1) return std::nullopt;
+    m.epsilon = static_cast<float>(eps->toDouble().at(0));
+  } else {
+    // An epsilon of 0 is gone after AlgebraicSimplification drops the "+ 0": the mean feeds the root directly.
+    m.mean = producerOfType(v, "ReduceMean");
+  }
+  if (!m.mean || !hasSingleUse(m.mean->output(0))) return std::nullopt;
   m.square = m.mean->input(0) ? m.mean->input(0)->producer() : nullptr;
   if (!m.square || !hasSingleUse(m.mean->input(0))) return std::nullopt;
   m.squared = m.square->input(0);
@@ -91,6 +100,11 @@ std::optional<MeanSquare> matchMeanSquarePlusEps(const Value* v) {
   const bool isMul = m.square->qualifiedType() == "Mul" && m.square->input(1) == m.squared;
   if (!m.squared || (!isPow && !isMul)) return std::nullopt;
   return m;
+}
+
+std::vector<Node*> MeanSquare::nodes() const {
+  if (!addEps) return {square, mean};
+  return {square, mean, addEps};
 }
 
 Value* absorbParameter(Value*& out, std::vector<Node*>& group, const char* opType,

@@ -25,9 +25,11 @@ std::optional<std::vector<int64_t>> trailingDims(const Shape& shape, int64_t axi
 bool fitsNormalisedDims(const Value* p, const std::vector<int64_t>& normDims);
 
 // Add(ReduceMean(Pow(s, 2) | Mul(s, s)), eps) producing `v`, every intermediate read once: the mean of squares
-// both norms take the root of.
+// both norms take the root of. Without the Add (an epsilon of 0 simplified away) addEps is null, epsilon 0.
 struct MeanSquare {
   Node *square = nullptr, *mean = nullptr, *addEps = nullptr;
+  // The matched nodes, square first (no null addEps).
+  std::vector<Node*> nodes() const;
   Value* squared = nullptr;  // s
   float epsilon = 0;
 };

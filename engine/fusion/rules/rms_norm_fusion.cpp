@@ -1,5 +1,5 @@
 // RmsNormFusion: RMS normalisation as LLaMA-family exports write it out becomes one kiln:RmsNorm kernel.
-//   r = Sqrt(Add(ReduceMean(Pow(x, 2) | Mul(x, x), axes), eps))
+//   r = Sqrt(Add(ReduceMean(Pow(x, 2) | Mul(x, x), axes), eps))   (or without the Add: eps 0)
 //   y = Mul(x, Reciprocal(r)) | Div(x, r)   [ * gamma ]
 // Anchored at the Sqrt. A centred x (x = Sub(a, ReduceMean(a))) is a LayerNorm and is left to LayerNormFusion.
 #include "fusion/fused_node.h"
@@ -30,7 +30,8 @@ class RmsNormFusion final : public FusionRule {
     if (!axis) return nullptr;
 
     // The scaling: Div(x, r), or Mul(x, Reciprocal(r)) with x on either side.
-    std::vector<Node*> group{ms->square, ms->mean, ms->addEps, &sqrt};
+    std::vector<Node*> group = ms->nodes();
+    group.push_back(&sqrt);
     Node* consumer = sqrt.output(0)->uses().front().node;
     Node* scale = nullptr;
     if (consumer->qualifiedType() == "Div" && consumer->input(0) == x && consumer->input(1) == sqrt.output(0)) {

@@ -50,7 +50,13 @@ void inferLayerNorm(Node& n) {
 
 }  // namespace
 
+// Fused ops defined in their own files (kiln_attention_ops.cpp, kiln_elementwise_ops.cpp).
+void registerKilnAttentionOps(OpRegistry& registry);
+void registerKilnElementwiseOps(OpRegistry& registry);
+
 void registerKilnOps(OpRegistry& registry) {
+  registerKilnAttentionOps(registry);
+  registerKilnElementwiseOps(registry);
   OpDef layerNorm;
   layerNorm.domain = std::string(kKilnDomain);
   layerNorm.type = "LayerNorm";
