@@ -32,6 +32,11 @@ void addStandardPasses(PassManager& pm, const Options&, const FusionRuleList& ex
   FusionRuleList rules = builtinFusionRules();
   rules.insert(rules.end(), extraFusionRules.begin(), extraFusionRules.end());
   pm.add(Stage::Optimize, makeGraphFusionPass(std::move(rules)));
+  // UB fusion: chains of vector ops become one kernel whose intermediates stay in the on-chip Unified Buffer. GE
+  // runs it per engine subgraph; our rule only ever takes plain AI Core vector ops, so it can run just before
+  // placement and the fused kernels are placed and partitioned like any node. Switch: fusion_switch
+  // "ElementwiseChainFusion" (oo_level O1 turns it off with the graph fusions).
+  pm.add(Stage::Optimize, makeGraphFusionPass({makeElementwiseChainFusion()}, "UBFusion"));
   // Where and in which order things run: engines, engine subgraphs, execution order, streams and their events.
   pm.add(Stage::Optimize, makeEnginePlacementPass());
   pm.add(Stage::Optimize, makeEnginePartitionPass());
