@@ -1,0 +1,44 @@
+#include "passes/optimize/conversion_support.h"
+
+#include "ir/graph.h"
+
+namespace kiln {
+
+Node* insertConversion(Graph& g, const std::string& op, const std::string& domain, Value* in, const std::string& name,
+                       const std::string& outName, Node* before) {
+  Node* n = g.addNode(op, {in}, {outName}, name, domain, before);
+  n->setAnnotation("engine", "aicore");
+  n->setAnnotation("unit", "vector");
+  return n;
+}
+
+Value* ConstantCopies::add(Graph& g, Value* original, Tensor data, Format format, const std::string& suffix) {
+  Value* copy = g.addInitializer(original->name() + suffix, std::move(data));
+  ValueType t = copy->type();
+  t.format = format;
+  copy->setType(std::move(t));
+  copies_.emplace_back(original, copy);
+  return copy;
+}
+
+void ConstantCopies::retire(Graph& g) {
+  for (auto& [original, copy] : copies_) {
+    if (!original || original->hasUses() || original->isGraphOutput() || original->isGraphInput()) continue;
+    if (!copy->hasUses()) continue;  // the copy itself was replaced again (or undone): it goes below
+    const std::string name = original->name();
+    g.eraseValue(original);
+    for (auto& other : copies_)
+      if (other.first == original) other.first = nullptr;
+    copy->setName(name);
+  }
+  for (auto& [original, copy] : copies_)
+    if (copy && !copy->hasUses() && !copy->isGraphOutput()) {
+      for (auto& other : copies_)
+        if (other.first == copy) other.first = nullptr;
+      g.eraseValue(copy);
+      copy = nullptr;
+    }
+  copies_.clear();
+}
+
+}  // namespace kiln

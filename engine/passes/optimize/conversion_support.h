@@ -1,0 +1,34 @@
+#pragma once
+// What the precision and format passes share: inserting a conversion node (Cast, TransData) the way ValidityCheck
+// would have tagged it, storing a converted copy of a constant, and retiring the constants those copies replaced.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/format.h"
+#include "ir/tensor.h"
+
+namespace kiln {
+
+class Graph;
+class Node;
+class Value;
+
+// A one-input conversion node `op` (domain "kiln" for TransData) reading `in`, placed before `before`; its output is
+// named `outName` and the node is tagged engine=aicore, unit=vector (Stage 1's placement has already run).
+Node* insertConversion(Graph& g, const std::string& op, const std::string& domain, Value* in, const std::string& name,
+                       const std::string& outName, Node* before);
+
+// Converted constants: each new initializer remembers the one it stands for. `retire` erases originals nobody uses
+// any more and gives their name to the copy, so weights keep the names users know.
+class ConstantCopies {
+ public:
+  Value* add(Graph& g, Value* original, Tensor data, Format format, const std::string& suffix);
+  void retire(Graph& g);
+  size_t size() const { return copies_.size(); }
+
+ private:
+  std::vector<std::pair<Value*, Value*>> copies_;  // (original, copy)
+};
+
+}  // namespace kiln

