@@ -109,11 +109,11 @@ struct SmallCnn {
   }
 };
 
-std::unique_ptr<Model> compileSample(const std::string& name, RunSummary* summary) {
+std::unique_ptr<Model> compileSample(const std::string& name, RunSummary* summary, const Options& options = {}) {
   auto m = buildSample(name);
   PassManager pm;
-  addStandardPasses(pm, Options());
-  *summary = pm.run(*m, Options());
+  addStandardPasses(pm, options);
+  *summary = pm.run(*m, options);
   return m;
 }
 
@@ -605,6 +605,17 @@ class OptimizeFormatsTest : public QObject {
     QCOMPARE(fp16Weights, int(m->graph->initializers().size()));
     QCOMPARE(m->graph->outputs()[0]->type(), ValueType::tensor(DType::Float, Shape::ofStatic({1, 1000})));
     QCOMPARE(m->graph->inputs()[0]->type().dtype, DType::Float);
+  }
+
+  void resnet50UnderForceFp32() {
+    RunSummary s;
+    auto m = compileSample("resnet50", &s, withPrecision("force_fp32"));
+    QVERIFY2(s.status == RunStatus::Ok, s.error.c_str());
+    QCOMPARE(problems(*m), QString());
+    QCOMPARE(countOps(*m, "Cast"), 0);
+    QCOMPARE(countOps(*m, "kiln:TransDataCast"), 0);  // nothing to fuse with: the four are plain TransData
+    QCOMPARE(countOps(*m, "kiln:TransData"), 4);
+    for (Value* v : m->graph->initializers()) QCOMPARE(v->constant()->dtype(), DType::Float);
   }
 
   void mobileNetV2StaysIn5hd() {

@@ -59,17 +59,49 @@ Tensor transDataTensor(const Tensor& x, Format src, Format dst, const std::vecto
   const auto bytes = checkedMul(*checkedProduct(*outPhys), elem);
   if (!bytes || *bytes > maxOutputBytes) return Tensor();
   std::string out(static_cast<size_t>(*bytes), '\0');
+  if (logical.empty()) std::memcpy(out.data(), x.data(), static_cast<size_t>(elem));  // a scalar
+  if (logical.empty() || checkedProduct(logical).value_or(0) == 0)
+    return Tensor::fromBytes(x.dtype(), *outPhys, std::move(out));
+  // Every layout's offset is a sum of one term per logical axis (offset(0) = 0), so each axis gets a table of its
+  // terms and the copy walks rows of the last axis adding table entries: no per-element index arithmetic.
   const int64_t c0 = blockC0(elem);
-  const int64_t n = checkedProduct(logical).value_or(0);
-  std::vector<int64_t> idx(logical.size(), 0);
-  for (int64_t k = 0; k < n; ++k) {
-    const int64_t from = physicalOffset(src, idx, logical, *inPhys, c0);
-    const int64_t to = physicalOffset(dst, idx, logical, *outPhys, c0);
-    std::memcpy(out.data() + to * elem, x.data() + from * elem, static_cast<size_t>(elem));
-    for (size_t d = logical.size(); d-- > 0;) {  // next logical index, last dim fastest
+  const size_t rank = logical.size();
+  auto axisTerms = [&](Format f, const std::vector<int64_t>& phys) {
+    std::vector<std::vector<int64_t>> terms(rank);
+    std::vector<int64_t> unit(rank, 0);
+    for (size_t a = 0; a < rank; ++a) {
+      for (int64_t k = 0; k < logical[a]; ++k) {
+        unit[a] = k;
+        terms[a].push_back(physicalOffset(f, unit, logical, phys, c0));
+      }
+      unit[a] = 0;
+    }
+    return terms;
+  };
+  const auto from = axisTerms(src, *inPhys);
+  const auto to = axisTerms(dst, *outPhys);
+  const int64_t inner = logical.back();
+  const std::vector<int64_t>& fromLast = from.back();
+  const std::vector<int64_t>& toLast = to.back();
+  std::vector<int64_t> idx(rank, 0);
+  const size_t e = static_cast<size_t>(elem);
+  while (true) {
+    int64_t fromBase = 0, toBase = 0;
+    for (size_t a = 0; a + 1 < rank; ++a) {
+      fromBase += from[a][static_cast<size_t>(idx[a])];
+      toBase += to[a][static_cast<size_t>(idx[a])];
+    }
+    for (int64_t k = 0; k < inner; ++k)
+      std::memcpy(out.data() + static_cast<size_t>(toBase + toLast[static_cast<size_t>(k)]) * e,
+                  x.data() + static_cast<size_t>(fromBase + fromLast[static_cast<size_t>(k)]) * e, e);
+    size_t d = rank - 1;  // next row: odometer over every axis but the last
+    while (d > 0) {
+      --d;
       if (++idx[d] < logical[d]) break;
       idx[d] = 0;
+      if (d == 0) return Tensor::fromBytes(x.dtype(), *outPhys, std::move(out));
     }
+    if (rank == 1) break;
   }
   return Tensor::fromBytes(x.dtype(), *outPhys, std::move(out));
 }

@@ -4,8 +4,8 @@
 //    int32): the round trip is lossless, so the second Cast's consumers read the original; the first Cast goes too
 //    when nothing else reads it. A narrowing round trip (fp32 -> fp16 -> fp32) rounds, so it stays.
 // A Cast whose output is a graph output stays (the output keeps its name and declared type). Counter: casts_removed.
-#include "ir/graph.h"
 #include "passes/optimize/optimize_passes.h"
+#include "passes/optimize/transdata_support.h"
 
 namespace kiln {
 namespace {
@@ -51,15 +51,13 @@ bool holdsEvery(DType a, DType b) {
   return isSigned(b) ? bitsB > bitsA : bitsB >= bitsA;
 }
 
-bool isCast(const Node* n) { return n && n->domain().empty() && n->opType() == "Cast"; }
-
 class CastRemoval final : public NodePass {
  public:
   std::string name() const override { return "CastRemoval"; }
 
  protected:
   bool visit(Node& n, PassContext&, NodeWorklist& work, PassResult& r) override {
-    if (!isCast(&n) || n.numOutputs() != 1 || !n.input(0) || !n.output(0) || n.output(0)->isGraphOutput()) return false;
+    if (!isCast(&n) || !n.input(0) || !n.output(0) || n.output(0)->isGraphOutput()) return false;
     Value* x = n.input(0);
     const auto to = dtypeFromOnnx(static_cast<int>(n.attrInt("to", 0)));
     if (!to || !x->type().isTensor()) return false;

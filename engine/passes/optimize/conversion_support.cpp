@@ -12,6 +12,11 @@ Node* insertConversion(Graph& g, const std::string& op, const std::string& domai
   return n;
 }
 
+Node* nodeInGraph(Graph& g, Node* n) {
+  while (n->graph() != &g && n->graph()->owner()) n = n->graph()->owner();
+  return n;
+}
+
 Value* ConstantCopies::add(Graph& g, Value* original, Tensor data, Format format, const std::string& suffix) {
   Value* copy = g.addInitializer(original->name() + suffix, std::move(data));
   ValueType t = copy->type();

@@ -19,6 +19,10 @@ class Value;
 Node* insertConversion(Graph& g, const std::string& op, const std::string& domain, Value* in, const std::string& name,
                        const std::string& outName, Node* before);
 
+// The node of `g` that holds n (n itself when n is in g; else the owner of the subgraph n sits in, walking up): where
+// a conversion for a subgraph's capture goes.
+Node* nodeInGraph(Graph& g, Node* n);
+
 // Converted constants: each new initializer remembers the one it stands for. `retire` erases originals nobody uses
 // any more and gives their name to the copy, so weights keep the names users know.
 class ConstantCopies {

@@ -165,9 +165,7 @@ class PrecisionRewriter {
       const std::vector<Use> uses = v->uses();
       for (const Use& u : uses) {
         if (u.node->graph() == &g_) continue;
-        Node* top = u.node;
-        while (top->graph() != &g_ && top->graph()->owner()) top = top->graph()->owner();
-        g_.setNodeInput(u.node, u.index, toFp32(v, top));
+        g_.setNodeInput(u.node, u.index, toFp32(v, nodeInGraph(g_, u.node)));
       }
     }
   }

@@ -11,8 +11,6 @@
 namespace kiln {
 namespace {
 
-bool isCast(const Node* n) { return n && n->domain().empty() && n->opType() == "Cast" && n->numOutputs() == 1; }
-
 class TransDataCastFusion final : public NodePass {
  public:
   std::string name() const override { return "TransDataCastFusion"; }
