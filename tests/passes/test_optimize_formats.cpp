@@ -394,6 +394,60 @@ class OptimizeFormatsTest : public QObject {
     QCOMPARE(t.m->graph->outputs()[0]->type().format, Format::ND);
   }
 
+  void perChannelOpsAndConcatStayIn5hd_data() {
+    QTest::addColumn<int64_t>("channels");
+    QTest::addColumn<int>("transData");
+    QTest::newRow("C=16: concat along C in whole blocks") << int64_t{16} << 2;
+    // C=3: the concat along C would put padding inside the result: back to NCHW for the Concat and into 5HD again.
+    QTest::newRow("C=3: concat along C needs NCHW") << int64_t{3} << 5;
+  }
+  void perChannelOpsAndConcatStayIn5hd() {
+    QFETCH(int64_t, channels);
+    QFETCH(int, transData);
+    // x[1,C,4,4] -> Conv(C) -> Mul([C,1,1] const) -> BatchNormalization([C] consts) -> Concat(axis -3, with the
+    // Conv) -> Conv(4) -> out
+    Model m;
+    m.opsets[""] = 17;
+    Graph& g = *m.graph;
+    const int64_t c = channels;
+    auto f16 = [&](const std::string& name, const Dims& dims, uint32_t seed) {
+      return g.addInitializer(name, convertTensor(randomFloats(dims, seed), DType::Float16));
+    };
+    Value* x = g.addInput("x", tensorOf(DType::Float16, {1, c, 4, 4}));
+    Node* c1 = g.addNode("Conv", {x, f16("W1", {c, c, 1, 1}, 20)}, {"c1"}, "conv1");
+    Node* mul = g.addNode("Mul", {c1->output(0), f16("scale", {c, 1, 1}, 21)}, {"scaled"}, "mul");
+    Node* bn = g.addNode("BatchNormalization", {mul->output(0), f16("gamma", {c}, 22), f16("beta", {c}, 23),
+                                                f16("mean", {c}, 24), f16("var", {c}, 25)}, {"bn"}, "bn");
+    Node* cat = g.addNode("Concat", {bn->output(0), c1->output(0)}, {"cat"}, "concat");
+    cat->setAttr("axis", Attribute(int64_t{-3}));
+    Node* c2 = g.addNode("Conv", {cat->output(0), f16("W2", {4, 2 * c, 1, 1}, 26)}, {"out"}, "conv2");
+    g.addOutput(c2->output(0));
+    inferShapes(m);
+    const PassResult r = runPass(*makeRefineRunningFormatPass(), m);
+    QCOMPARE(problems(m), QString());
+    QCOMPARE(inconsistentTransData(m), QString());
+    QCOMPARE(countTransData(m), transData);
+    QCOMPARE(bn->output(0)->type().format, Format::NC1HWC0);
+    // The per-channel constants broadcast as [1, C1, 1, 1, C0], zero padded, C at the C0 lanes.
+    for (Value* p : {mul->input(1), bn->input(1), bn->input(4)}) {
+      QCOMPARE(p->type().format, Format::NC1HWC0);
+      QCOMPARE(p->constant()->dims(), (Dims{1, (c + 15) / 16, 1, 1, 16}));
+    }
+    const std::vector<double> gamma = bn->input(1)->constant()->toDouble();
+    const std::vector<double> want = convertTensor(randomFloats({c}, 22), DType::Float16).toDouble();
+    for (int64_t i = 0; i < 16; ++i)
+      QCOMPARE(gamma[static_cast<size_t>(i)], i < c ? want[static_cast<size_t>(i)] : 0.0);
+    QCOMPARE(mul->input(1)->name(), std::string("scale"));  // the copy took the original's name
+    if (c % 16 == 0) {
+      QCOMPARE(cat->output(0)->type().shape, Shape::ofStatic({1, 2 * c / 16, 4, 4, 16}));
+      QCOMPARE(cat->attrInt("axis", 0), int64_t{1});  // normalised: -3 would name another axis in 5HD
+      QCOMPARE(counter(r, "nodes_following"), 3);
+    } else {
+      QCOMPARE(cat->output(0)->type().format, Format::ND);
+      QCOMPARE(counter(r, "nodes_following"), 2);
+    }
+  }
+
   void symbolicBatchConvAndNonStaticChannels() {
     SmallCnn batch(DType::Float16, {Dim::symbolic("n"), Dim::fixed(3), Dim::fixed(8), Dim::fixed(8)});
     const PassResult r = runPass(*makeRefineRunningFormatPass(), *batch.m);

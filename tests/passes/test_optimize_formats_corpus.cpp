@@ -34,6 +34,12 @@ class OptimizeFormatsCorpusTest : public QObject {
     QTest::newRow("mnist") << "cnn/mnist.onnx" << 4 << 2;
     QTest::newRow("cnn_mnist_pytorch") << "cnn/cnn_mnist_pytorch.onnx" << 4 << 2;
     QTest::newRow("light_resnet50") << "cnn/light_resnet50.onnx" << 4 << 53;
+    QTest::newRow("light_inception_v2") << "cnn/light_inception_v2.onnx" << 4 << 65;
+    // Unfolded BatchNorm (before its Conv), per-channel Mul/Add and channel Concats all stay in 5HD; the classifier
+    // is a 1×1 Conv, so only the input and the output convert.
+    QTest::newRow("light_densenet121") << "cnn/light_densenet121.onnx" << 2 << 121;
+    // Channel shuffle (Reshape, Transpose, Reshape) needs the logical layout: one conversion pair per shuffle.
+    QTest::newRow("light_shufflenet") << "cnn/light_shufflenet.onnx" << -1 << 49;
     // Convolutions all the way to the output: in and out only.
     QTest::newRow("simplified_ssd") << "detection/simplified_ssd.onnx" << 2 << 5;
     // Matrices with a symbolic sequence dim cannot be blocked (the last two dims must be static): no conversions.

@@ -30,19 +30,22 @@ void ConstantCopies::retire(Graph& g) {
   for (auto& [original, copy] : copies_) {
     if (!original || original->hasUses() || original->isGraphOutput() || original->isGraphInput()) continue;
     if (!copy->hasUses()) continue;  // the copy itself was replaced again (or undone): it goes below
-    const std::string name = original->name();
-    g.eraseValue(original);
+    Value* gone = original;  // `original` itself is nulled below
+    const std::string name = gone->name();
+    g.eraseValue(gone);
     for (auto& other : copies_)
-      if (other.first == original) other.first = nullptr;
+      if (other.first == gone) other.first = nullptr;
     copy->setName(name);
   }
-  for (auto& [original, copy] : copies_)
-    if (copy && !copy->hasUses() && !copy->isGraphOutput()) {
-      for (auto& other : copies_)
-        if (other.first == copy) other.first = nullptr;
-      g.eraseValue(copy);
-      copy = nullptr;
+  for (auto& entry : copies_) {
+    Value* copy = entry.second;
+    if (!copy || copy->hasUses() || copy->isGraphOutput()) continue;
+    for (auto& other : copies_) {
+      if (other.first == copy) other.first = nullptr;
+      if (other.second == copy) other.second = nullptr;
     }
+    g.eraseValue(copy);
+  }
   copies_.clear();
 }
 

@@ -25,6 +25,7 @@ const Names kElementwise = {
     // ... and n-ary ones, when their inputs share the layout and the shape (or are scalar constants).
     "Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Mean", "Pow", "Where", "kiln:FusedElementwise"};
 const Names kPool5HD = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"};
+const Names kNorm5HD = {"BatchNormalization", "InstanceNormalization"};
 
 const Names kWhite = {"Conv", "ConvTranspose", "MatMul", "Gemm", "kiln:FusedConv", "kiln:FusedMatMul", "kiln:Attention"};
 // Black list, and why: exp/log/pow overflow fp16 (max 65504 = e^11.1) or lose the small values they map; reductions
@@ -48,6 +49,8 @@ FormatRole formatRole(const Node& n) {
   if (in(kMatMul, n)) return FormatRole::MatMulNZ;
   if (in(kElementwise, n)) return FormatRole::Elementwise;
   if (in(kPool5HD, n)) return FormatRole::Pool5HD;
+  if (in(kNorm5HD, n)) return FormatRole::Norm5HD;
+  if (n.domain().empty() && n.opType() == "Concat") return FormatRole::Concat;
   return FormatRole::Logical;
 }
 

@@ -15,6 +15,8 @@ enum class FormatRole {
   MatMulNZ,     // both operands and the output FRACTAL_NZ
   Elementwise,  // format agnostic: computes the same in any layout when its inputs agree
   Pool5HD,      // spatial pooling the AI Core implements on NC1HWC0
+  Concat,       // joins blocked inputs along an axis the blocks do not split
+  Norm5HD,      // per-channel normalisation (BatchNorm, InstanceNorm) on NC1HWC0, its [C] parameters re-laid-out
 };
 FormatRole formatRole(const Node& n);
 

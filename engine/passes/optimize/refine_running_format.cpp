@@ -2,9 +2,11 @@
 //  - Convolutions (Conv, kiln:FusedConv) read and write NC1HWC0 activations and a FRACTAL_Z weight; matrix
 //    multiplies (MatMul, Gemm, kiln:FusedMatMul) read and write FRACTAL_NZ. A layout is chosen only when its blocked
 //    axes are static (C for NC1HWC0, the last two dims for FRACTAL_NZ); other dims may stay symbolic.
-//  - The choice spreads forward through format-agnostic ops (op_traits: element-wise ops whose inputs share layout and
-//    shape or are scalar constants, and the pools the AI Core runs on NC1HWC0), so a ResNet stays in 5HD from its
-//    first convolution to the flatten before the classifier.
+//  - The choice spreads forward through format-agnostic ops (op_traits: element-wise ops whose inputs line up block for
+//    block — same blocked axes, other axes equal or broadcast from 1 — or are scalar constants; the pools and the
+//    per-channel norms the AI Core runs on NC1HWC0; Concat along an axis the blocks do not split, or along C in whole
+//    C0 blocks), so a ResNet stays in 5HD from its first convolution to the flatten before the classifier and an
+//    Inception block's branches are joined without leaving 5HD.
 //  - Where producer and consumer disagree a kiln:TransData is inserted (one per value and target layout), also back to
 //    the logical layout before graph outputs, subgraph captures and every op that needs it (Reshape, Concat...).
 //    Constants are converted offline instead: the initializer itself is re-laid-out (emulator/kernels/transdata.h),
@@ -67,7 +69,9 @@ class FormatRewriter {
     bool done = false;
     if (role == FormatRole::Conv5HD) done = anchor(n, Format::NC1HWC0, Format::FRACTAL_Z, "NC1HWC0, weight FRACTAL_Z (conv)");
     if (role == FormatRole::MatMulNZ) done = anchor(n, Format::FRACTAL_NZ, Format::FRACTAL_NZ, "FRACTAL_NZ (matmul)");
-    if (role == FormatRole::Elementwise || role == FormatRole::Pool5HD) done = follow(n, role);
+    if (role == FormatRole::Elementwise || role == FormatRole::Pool5HD || role == FormatRole::Concat ||
+        role == FormatRole::Norm5HD)
+      done = follow(n, role);
     if (!done) readLogical(n, 0);
   }
 
@@ -105,40 +109,124 @@ class FormatRewriter {
     return physicalShape(shape, f, elementBytes(v)).has_value();
   }
 
-  // An agnostic op takes the layout of its blocked inputs when they agree (same layout, same physical and logical
-  // shape; scalar constants broadcast in any layout). Pools need one NC1HWC0 input.
+  // Does an input of logical shape `in` line up block for block with the output `out` in layout f? The blocked axes
+  // must be equal (C for 5HD, the last two dims for NZ), the others equal or 1 (a broadcast); along a Concat axis
+  // anything goes, and a Concat along C needs whole C0 blocks (no padding inside the result).
+  static bool blocksAlign(Format f, const Shape& in, const Shape& out, int64_t concatAxis, int64_t c0) {
+    if (!in.rankKnown() || in.rank() != out.rank()) return false;
+    const size_t rank = in.rank();
+    for (size_t a = 0; a < rank; ++a) {
+      const bool blocked = f == Format::NC1HWC0 ? a == 1 : a + 2 >= rank;
+      if (static_cast<int64_t>(a) == concatAxis) {
+        if (blocked && (f != Format::NC1HWC0 || !in[a].isStatic() || in[a].value % c0 != 0)) return false;
+        continue;
+      }
+      if (!(in[a] == out[a]) && !(!blocked && in[a].isStatic() && in[a].value == 1)) return false;
+    }
+    return true;
+  }
+
+  // An agnostic op takes the layout of its blocked inputs when they line up (blocksAlign; scalar constants broadcast
+  // in any layout). Pools and per-channel norms need one NC1HWC0 data input; Concat joins blocked inputs.
   bool follow(Node& n, FormatRole role) {
     Value* y = n.output(0);
     if (!fixedSizeTensor(y)) return false;
     for (size_t i = 1; i < n.numOutputs(); ++i)
       if (Value* o = n.output(i); o && (o->hasUses() || o->isGraphOutput())) return false;
+    const size_t dataInputs = role == FormatRole::Norm5HD ? 1 : n.numInputs();
     Value* lead = nullptr;
-    int data = 0;
-    for (Value* v : n.inputs()) {
-      if (!v || isScalarConstant(v)) continue;
-      ++data;
-      if (!logical_.count(v)) return false;
-      if (!lead) lead = v;
-      else if (v->type().format != lead->type().format || !(v->type().shape == lead->type().shape) ||
-               !(logical_.at(v).shape == logical_.at(lead).shape))
+    std::vector<size_t> channelConstants;  // per-channel constant operands of an element-wise op
+    for (size_t i = 0; i < dataInputs; ++i) {
+      Value* v = n.input(i);
+      if (!v) continue;
+      if (logical_.count(v)) {
+        if (lead && v->type().format != lead->type().format) return false;
+        if (!lead) lead = v;
+      } else if (role == FormatRole::Elementwise && v->constant()) {
+        if (!isScalarConstant(v)) channelConstants.push_back(i);
+      } else if (role == FormatRole::Concat || !isScalarConstant(v)) {
         return false;
+      }
     }
     if (!lead) return false;
     const Format f = lead->type().format;
-    std::optional<Shape> yPhys;
-    if (role == FormatRole::Pool5HD) {
-      if (data != 1 || f != Format::NC1HWC0) return false;
-      yPhys = physicalShape(y->type().shape, f, elementBytes(y));
-    } else {
-      // Same logical shape as the inputs (no broadcast grows it) and the same blocks for the output's element size.
-      if (!(y->type().shape == logical_.at(lead).shape)) return false;
-      yPhys = physicalShape(y->type().shape, f, elementBytes(y));
-      if (yPhys && !(*yPhys == lead->type().shape)) return false;
-    }
+    if (!channelConstants.empty() && f != Format::NC1HWC0) return false;
+    if ((role == FormatRole::Pool5HD || role == FormatRole::Norm5HD) && f != Format::NC1HWC0) return false;
+    const Shape& out = y->type().shape;
+    const auto yPhys = physicalShape(out, f, elementBytes(y));
     if (!yPhys) return false;
+    int64_t axis = -1;
+    if (role == FormatRole::Concat) {
+      axis = n.attrInt("axis", 0);
+      if (axis < 0) axis += static_cast<int64_t>(out.rank());
+      if (axis < 0 || axis >= static_cast<int64_t>(out.rank())) return false;
+    }
+    const int64_t c0 = blockC0(elementBytes(y));
+    for (size_t i = 0; i < dataInputs; ++i) {
+      Value* v = n.input(i);
+      if (!v || !logical_.count(v)) continue;
+      const Shape& in = logical_.at(v).shape;
+      // The input's blocks must be the ones the output's element size makes (a Cast to int8 would re-block).
+      if (physicalShape(in, f, elementBytes(y)) != v->type().shape) return false;
+      if (role == FormatRole::Pool5HD) {
+        if (in.rank() != 4 || !(in[1] == out[1])) return false;
+      } else if (!blocksAlign(f, in, out, axis, c0)) {
+        return false;
+      }
+    }
+    std::vector<std::pair<size_t, Tensor>> constants;
+    for (size_t i : channelConstants) {
+      Tensor t = constantIn5hd(*n.input(i)->constant(), out);
+      if (!t.valid()) return false;
+      constants.emplace_back(i, std::move(t));
+    }
+    for (auto& [i, t] : constants) g_.setNodeInput(&n, i, storeIn5hd(n.input(i), std::move(t)));
+    if (role == FormatRole::Norm5HD && !channelParamsTo5hd(n, out)) return false;
+    if (role == FormatRole::Concat) n.setAttr("axis", Attribute(axis));  // same axis number in the blocked layout
     makeBlocked(y, f, *yPhys);
     n.setAnnotation("format", std::string(formatName(f)) + " (follows its input)");
     r_.add("nodes_following");
+    return true;
+  }
+
+  // A constant operand that broadcasts per channel ([C,1,1], [1,C,1,1], [1,C,H,W]...: C equal to the output's, other
+  // dims equal or 1) broadcasts the same way in NC1HWC0 once re-laid-out: [1, C1, 1, 1, C0]. Invalid otherwise.
+  static Tensor constantIn5hd(const Tensor& t, const Shape& out) {
+    if (t.dims().size() > 4 || out.rank() != 4 || !out[1].isStatic()) return Tensor();
+    std::vector<int64_t> d(4 - t.dims().size(), 1);
+    d.insert(d.end(), t.dims().begin(), t.dims().end());
+    if (d[1] != out[1].value) return Tensor();
+    for (size_t a : {size_t{0}, size_t{2}, size_t{3}})
+      if (d[a] != 1 && !(out[a].isStatic() && out[a].value == d[a])) return Tensor();
+    const Tensor asNchw = Tensor::fromBytes(t.dtype(), d, std::string(reinterpret_cast<const char*>(t.data()), t.byteSize()));
+    return transDataTensor(asNchw, Format::ND, Format::NC1HWC0);
+  }
+
+  // The NC1HWC0 copy of constant p (one per constant, however many nodes read it).
+  Value* storeIn5hd(Value* p, Tensor blocked) {
+    const auto key = std::make_pair(p, Format::NC1HWC0);
+    if (auto it = converted_.find(key); it != converted_.end()) return it->second;
+    r_.add("weights_relaid");
+    return converted_[key] = constants_.add(g_, p, std::move(blocked), Format::NC1HWC0, "_NC1HWC0");
+  }
+
+  // BatchNorm / InstanceNorm on NC1HWC0 read their [C] parameters as [1, C1, 1, 1, C0] (as GE's BNInference does):
+  // constants re-laid-out offline, zero padded. Any other parameter keeps the node logical.
+  bool channelParamsTo5hd(Node& n, const Shape& out) {
+    std::vector<std::pair<size_t, Tensor>> params;
+    for (size_t i = 1; i < n.numInputs(); ++i) {
+      const Value* p = n.input(i);
+      if (!p) continue;
+      const Tensor* c = p->constant();
+      if (!c || c->dims().size() != 1) return false;
+      // A norm's [C] is per channel (not numpy's trailing axis): read it as [C, 1, 1].
+      const Tensor perChannel = Tensor::fromBytes(c->dtype(), {c->dims()[0], 1, 1},
+                                                  std::string(reinterpret_cast<const char*>(c->data()), c->byteSize()));
+      Tensor t = constantIn5hd(perChannel, out);
+      if (!t.valid()) return false;
+      params.emplace_back(i, std::move(t));
+    }
+    for (auto& [i, t] : params) g_.setNodeInput(&n, i, storeIn5hd(n.input(i), std::move(t)));
     return true;
   }
 
