@@ -531,6 +531,61 @@ class OptimizeFormatsTest : public QObject {
     QCOMPARE(countTransData(m), 2);
   }
 
+  void oddGraphsPassUntouched() {
+    // Every Stage 2 precision/format pass over graphs an untrusted file can hold: an int64 "weight", a rank-3 Conv
+    // weight, a 1-D MatMul operand, a non-constant BatchNorm parameter, a rank-5 constant broadcast, a string
+    // constant, unknown shapes. No crash, a clean verifier, and nothing blocked that cannot be.
+    Model m;
+    m.opsets[""] = 17;
+    Graph& g = *m.graph;
+    Value* x = g.addInput("x", tensorOf(DType::Float, {1, 16, 4, 4}));
+    Value* v = g.addInput("v", tensorOf(DType::Float, {16}));
+    Value* u = g.addInput("u", ValueType::tensor(DType::Float, Shape::unknownRank()));
+    Node* c1 = g.addNode("Conv", {x, g.addInitializer("Wi", Tensor::fromVector<int64_t>(DType::Int64, {16, 16, 1, 1},
+                                                                                      std::vector<int64_t>(256, 1)))},
+                         {"c1"}, "int_weight");
+    c1->output(0)->setType(tensorOf(DType::Float, {1, 16, 4, 4}));
+    Node* c2 = g.addNode("Conv", {x, g.addInitializer("W3", randomFloats({16, 16, 1}, 30))}, {"c2"}, "rank3_weight");
+    c2->output(0)->setType(tensorOf(DType::Float, {1, 16, 4, 4}));
+    Node* mm = g.addNode("MatMul", {v, g.addInitializer("M", randomFloats({16, 8}, 31))}, {"mm"}, "vector_matmul");
+    mm->output(0)->setType(tensorOf(DType::Float, {8}));
+    Node* good = g.addNode("Conv", {x, g.addInitializer("W", randomFloats({16, 16, 1, 1}, 32))}, {"c3"}, "conv");
+    good->output(0)->setType(tensorOf(DType::Float, {1, 16, 4, 4}));
+    Node* bn = g.addNode("BatchNormalization", {good->output(0), v, v, v, v}, {"bn"}, "bn_runtime_params");
+    bn->output(0)->setType(tensorOf(DType::Float, {1, 16, 4, 4}));
+    Node* mul = g.addNode("Mul", {good->output(0), g.addInitializer("R5", randomFloats({1, 1, 16, 1, 1}, 33))}, {"r5"},
+                          "rank5_constant");
+    mul->output(0)->setType(tensorOf(DType::Float, {1, 1, 16, 4, 4}));
+    Node* add = g.addNode("Add", {good->output(0), u}, {"unknown"}, "unknown_operand");
+    add->output(0)->setType(ValueType::tensor(DType::Float, Shape::unknownRank()));
+    Node* str = g.addNode("Identity", {g.addInitializer("S", Tensor({1}, {"text"}))}, {"s"}, "string");
+    str->output(0)->setType(ValueType::tensor(DType::String, Shape::ofStatic({1})));
+    for (Node* n : {c1, c2, mm, bn, mul, add, str}) g.addOutput(n->output(0));
+    for (Node* n : g.nodes()) n->setAnnotation("engine", "aicore");
+    std::vector<std::unique_ptr<Pass>> passes;
+    passes.push_back(makeRefineRunningPrecisionPass());
+    passes.push_back(makeCastRemovalPass());
+    passes.push_back(makeRefineRunningFormatPass());
+    passes.push_back(makeTransDataSymmetryEliminationPass());
+    passes.push_back(makeSameTransDataBreadthFusionPass());
+    passes.push_back(makeTransDataCastFusionPass());
+    const QString asBuilt = problems(m);  // the int64 weight breaks Conv's type rule from the start
+    QVERIFY(asBuilt.contains("int_weight"));
+    for (auto& p : passes) {
+      runPass(*p, m);
+      QVERIFY2(problems(m) == asBuilt, qPrintable(QString::fromStdString(p->name()) + ": " + problems(m)));
+    }
+    QCOMPARE(inconsistentTransData(m), QString());
+    QCOMPARE(c1->output(0)->type().format, Format::ND);   // int64 weights with fp32 data: not a valid Conv
+    QCOMPARE(c2->output(0)->type().format, Format::ND);   // FRACTAL_Z needs a rank-4 weight
+    QCOMPARE(mm->output(0)->type().format, Format::ND);   // FRACTAL_NZ needs matrices
+    QCOMPARE(good->output(0)->type().format, Format::NC1HWC0);
+    QCOMPARE(bn->output(0)->type().format, Format::ND);   // its parameters are not constants
+    QCOMPARE(mul->output(0)->type().format, Format::ND);  // a rank-5 broadcast does not line up with the blocks
+    QCOMPARE(add->output(0)->type().format, Format::ND);
+    for (Value* out : g.outputs()) QVERIFY(!isBlockedFormat(out->type().format));
+  }
+
   // ------------------------------------------------------------------ TransData cleanups
   void symmetricTransDataPairsCancel() {
     // x -> TD(ND->5HD) "there" -> TD(5HD->ND) "back" -> Relu -> o1 ;  "there" -> TD(5HD->ND, C=2) -> Relu -> o2

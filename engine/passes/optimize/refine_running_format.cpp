@@ -87,6 +87,8 @@ class FormatRewriter {
     Value* w = n.input(1);
     Value* y = n.output(0);
     if (!fixedSizeTensor(x) || !fixedSizeTensor(w) || !fixedSizeTensor(y)) return false;
+    // Conv's and MatMul's T is one element type for data, weight and result; a file that breaks that is left alone.
+    if (w->type().dtype != x->type().dtype || y->type().dtype != x->type().dtype) return false;
     for (size_t i = 1; i < n.numOutputs(); ++i)
       if (n.output(i)) return false;
     if (!canHold(x, data) || !canHold(w, weight)) return false;

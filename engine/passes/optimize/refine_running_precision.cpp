@@ -39,6 +39,8 @@ class PrecisionRewriter {
   void run() {
     const auto order = g_.topologicalOrder();
     if (!order) return;  // a cycle: the verifier reports it
+    for (Node* n : *order)  // judged before anything changes: mid-pass, a node's inputs are half narrowed
+      if (OpRegistry::global().checkSignature(*n, m_.opsetFor(n->domain()))) invalid_.insert(n);
     for (Node* n : *order) visit(*n);
     castBackForOtherGraphs();
     castBackGraphOutputs();
@@ -96,6 +98,8 @@ class PrecisionRewriter {
 
   // Narrows n's fp32 inputs and outputs; undoes it and returns false when the op's type constraints refuse fp16.
   bool narrow(Node& n) {
+    const int64_t opset = m_.opsetFor(n.domain());
+    if (invalid_.count(&n)) return false;  // already breaks its type rules: leave it be
     const std::vector<Value*> inputs = n.inputs();
     std::vector<Value*> outputs;
     for (size_t i = 0; i < n.numInputs(); ++i)
@@ -107,7 +111,7 @@ class PrecisionRewriter {
         o->setType(std::move(t));
         outputs.push_back(o);
       }
-    if (!OpRegistry::global().checkSignature(n, m_.opsetFor(n.domain()))) {
+    if (!OpRegistry::global().checkSignature(n, opset)) {
       narrowed_.insert(outputs.begin(), outputs.end());
       return true;
     }
@@ -204,6 +208,7 @@ class PrecisionRewriter {
   std::unordered_set<Value*> narrowed_;  // fp32 values this pass turned into fp16
   std::unordered_map<Value*, Value*> fp16Of_, fp32Of_;
   std::vector<Node*> casts_;
+  std::unordered_set<const Node*> invalid_;  // nodes whose type rules the imported model already broke
 };
 
 class RefineRunningPrecision final : public Pass {
