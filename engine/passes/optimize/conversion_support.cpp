@@ -17,6 +17,31 @@ Node* nodeInGraph(Graph& g, Node* n) {
   return n;
 }
 
+void rewireSubgraphUses(Graph& g, const std::vector<Value*>& values,
+                        const std::function<Value*(Value*, Node*)>& convert) {
+  for (Value* v : values) {
+    const std::vector<Use> uses = v->uses();  // rewiring edits the list
+    for (const Use& u : uses)
+      if (u.node->graph() != &g) g.setNodeInput(u.node, u.index, convert(v, nodeInGraph(g, u.node)));
+  }
+}
+
+void replaceGraphOutputs(Graph& g, const std::function<bool(Value*)>& affected,
+                         const std::function<Value*(Value*)>& convert, const std::function<std::string(Value*)>& suffix) {
+  std::vector<Value*> outs = g.outputs();
+  bool changed = false;
+  for (Value*& v : outs) {
+    if (!affected(v)) continue;
+    const std::string name = v->name();
+    Value* replacement = convert(v);
+    v->setName(name + suffix(v));
+    replacement->setName(name);
+    v = replacement;
+    changed = true;
+  }
+  if (changed) g.setOutputs(outs);
+}
+
 Value* ConstantCopies::add(Graph& g, Value* original, Tensor data, Format format, const std::string& suffix) {
   Value* copy = g.addInitializer(original->name() + suffix, std::move(data));
   ValueType t = copy->type();

@@ -52,8 +52,7 @@ class FormatRewriter {
     const auto order = g_.topologicalOrder();
     if (!order) return;  // a cycle: the verifier reports it
     for (Node* n : *order) visit(*n);
-    restoreForOtherGraphs();
-    restoreGraphOutputs();
+    restoreAtBoundaries();
     constants_.retire(g_);
     g_.sortTopologically();
   }
@@ -287,32 +286,15 @@ class FormatRewriter {
     return t->output(0);
   }
 
-  void restoreForOtherGraphs() {
+  // Subgraph captures and graph outputs leave in their logical layout; an output's conversion takes its name.
+  void restoreAtBoundaries() {
     std::vector<Value*> blocked;
     for (const auto& [v, l] : logical_) blocked.push_back(v);
-    for (Value* v : blocked) {
-      const std::vector<Use> uses = v->uses();
-      for (const Use& u : uses) {
-        if (u.node->graph() == &g_) continue;
-        g_.setNodeInput(u.node, u.index, toLogical(v, nodeInGraph(g_, u.node)));
-      }
-    }
-  }
-
-  // Outputs leave in their logical layout; the conversion takes the output's name.
-  void restoreGraphOutputs() {
-    std::vector<Value*> outs = g_.outputs();
-    bool changed = false;
-    for (Value*& v : outs) {
-      if (!logical_.count(v) || v->constant()) continue;
-      const std::string name = v->name();
-      Value* back = toLogical(v, nullptr);
-      v->setName(name + "_" + std::string(formatName(v->type().format)));
-      back->setName(name);
-      v = back;
-      changed = true;
-    }
-    if (changed) g_.setOutputs(outs);
+    rewireSubgraphUses(g_, blocked, [&](Value* v, Node* before) { return toLogical(v, before); });
+    replaceGraphOutputs(
+        g_, [&](Value* v) { return logical_.count(v) > 0 && !v->constant(); },
+        [&](Value* v) { return toLogical(v, nullptr); },
+        [](Value* v) { return "_" + std::string(formatName(v->type().format)); });
   }
 
   Model& m_;

@@ -42,8 +42,7 @@ class PrecisionRewriter {
     for (Node* n : *order)  // judged before anything changes: mid-pass, a node's inputs are half narrowed
       if (OpRegistry::global().checkSignature(*n, m_.opsetFor(n->domain()))) invalid_.insert(n);
     for (Node* n : *order) visit(*n);
-    castBackForOtherGraphs();
-    castBackGraphOutputs();
+    castBackAtBoundaries();
     constants_.retire(g_);
     g_.sortTopologically();
   }
@@ -163,31 +162,14 @@ class PrecisionRewriter {
     return cast->output(0);
   }
 
-  // Nodes inside subgraphs keep fp32: an fp16 value they capture is cast back in the outer graph.
-  void castBackForOtherGraphs() {
-    for (Value* v : std::vector<Value*>(narrowed_.begin(), narrowed_.end())) {
-      const std::vector<Use> uses = v->uses();
-      for (const Use& u : uses) {
-        if (u.node->graph() == &g_) continue;
-        g_.setNodeInput(u.node, u.index, toFp32(v, nodeInGraph(g_, u.node)));
-      }
-    }
-  }
-
-  // Graph outputs keep their declared dtype: the cast back takes the output's name, the fp16 value is renamed.
-  void castBackGraphOutputs() {
-    std::vector<Value*> outs = g_.outputs();
-    bool changed = false;
-    for (Value*& v : outs) {
-      if (!narrowed_.count(v)) continue;
-      const std::string name = v->name();
-      Value* back = toFp32(v, nullptr);
-      v->setName(name + "_fp16");
-      back->setName(name);
-      v = back;
-      changed = true;
-    }
-    if (changed) g_.setOutputs(outs);
+  // Nodes inside subgraphs keep fp32 (an fp16 value they capture is cast back in the outer graph); graph outputs keep
+  // their declared dtype (the cast back takes the output's name, the fp16 value is renamed).
+  void castBackAtBoundaries() {
+    rewireSubgraphUses(g_, std::vector<Value*>(narrowed_.begin(), narrowed_.end()),
+                       [&](Value* v, Node* before) { return toFp32(v, before); });
+    replaceGraphOutputs(
+        g_, [&](Value* v) { return narrowed_.count(v) > 0; }, [&](Value* v) { return toFp32(v, nullptr); },
+        [](Value*) { return std::string("_fp16"); });
     sweepUnusedCasts();
   }
 
