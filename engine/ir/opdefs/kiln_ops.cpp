@@ -80,8 +80,8 @@ void registerKilnOps(OpRegistry& registry) {
   transData.inputNames = {"x"};
   transData.outputNames = {"y"};
   transData.infer = inferTransData;
+  registerNpuFormatOps(registry, transData);
   registry.add(std::move(transData));
-  registerNpuFormatOps(registry);
 }
 
 }  // namespace kiln

@@ -23,15 +23,9 @@ void inferTransDataCast(Node& n) {
 
 }  // namespace
 
-void registerNpuFormatOps(OpRegistry& registry) {
-  OpDef def;
-  def.domain = std::string(kKilnDomain);
+void registerNpuFormatOps(OpRegistry& registry, const OpDef& transData) {
+  OpDef def = transData;
   def.type = "TransDataCast";
-  def.minInputs = def.maxInputs = 1;
-  def.minOutputs = def.maxOutputs = 1;
-  def.unit = ComputeUnit::Vector;
-  def.inputNames = {"x"};
-  def.outputNames = {"y"};
   def.infer = inferTransDataCast;
   registry.add(std::move(def));
 }
