@@ -150,9 +150,11 @@ class OptimizeFormatsTest : public QObject {
                                                  {-1, 5, 20})->toString()),
              QString("batch×5×20"));
     // Blocked axes must be static; FRACTAL_Z needs every extent.
-    QVERIFY(!physicalShape(Shape({Dim::fixed(1), Dim::symbolic("c"), Dim::fixed(4), Dim::fixed(4)}), Format::NC1HWC0, 2));
+    const Shape symbolicC({Dim::fixed(1), Dim::symbolic("c"), Dim::fixed(4), Dim::fixed(4)});
+    QVERIFY(!physicalShape(symbolicC, Format::NC1HWC0, 2));
     QVERIFY(!physicalShape(Shape({Dim::fixed(2), Dim::symbolic("seq")}), Format::FRACTAL_NZ, 2));
-    QVERIFY(!physicalShape(Shape({Dim::symbolic("n"), Dim::fixed(3), Dim::fixed(3), Dim::fixed(3)}), Format::FRACTAL_Z, 2));
+    const Shape symbolicN({Dim::symbolic("n"), Dim::fixed(3), Dim::fixed(3), Dim::fixed(3)});
+    QVERIFY(!physicalShape(symbolicN, Format::FRACTAL_Z, 2));
     // int8 blocks 32 channels.
     QCOMPARE(*physicalShape(Shape::ofStatic({1, 33, 2, 2}), Format::NC1HWC0, 1), Shape::ofStatic({1, 2, 2, 2, 32}));
   }
@@ -227,8 +229,8 @@ class OptimizeFormatsTest : public QObject {
 
   void transDataInferenceKeepsSymbolicBatch() {
     Model m;
-    Value* x = m.graph->addInput(
-        "x", ValueType::tensor(DType::Float16, Shape({Dim::symbolic("batch"), Dim::fixed(3), Dim::fixed(4), Dim::fixed(4)})));
+    const Shape batch({Dim::symbolic("batch"), Dim::fixed(3), Dim::fixed(4), Dim::fixed(4)});
+    Value* x = m.graph->addInput("x", ValueType::tensor(DType::Float16, batch));
     Node* in = m.graph->addNode("TransData", {x}, 1, "in", "kiln");
     in->setAttr("src_format", Attribute(std::string("ND")));
     in->setAttr("dst_format", Attribute(std::string("NC1HWC0")));
@@ -603,7 +605,8 @@ class OptimizeFormatsTest : public QObject {
     std::vector<Node*> inner;
     for (const char* arm : {"then_branch", "else_branch"}) {
       auto body = g.makeSubgraph(arm);
-      inner.push_back(body->addNode(std::string(arm) == "then_branch" ? "Relu" : "Neg", {y}, {std::string(arm) + "_y"}));
+      const std::string op = std::string(arm) == "then_branch" ? "Relu" : "Neg";
+      inner.push_back(body->addNode(op, {y}, {std::string(arm) + "_y"}));
       body->addOutput(inner.back()->output(0));
       branch->setAttr(arm, Attribute(Attribute::GraphPtr(body)));
     }

@@ -28,7 +28,8 @@ int64_t physicalOffset(Format f, const std::vector<int64_t>& i, const std::vecto
     case Format::HWCN: return rowMajor({i[2], i[3], i[1], i[0]}, p);
     case Format::NDHWC: return rowMajor({i[0], i[2], i[3], i[4], i[1]}, p);
     case Format::NC1HWC0: return rowMajor({i[0], i[1] / c0, i[2], i[3], i[1] % c0}, p);
-    case Format::FRACTAL_Z: return rowMajor({(i[1] / c0 * l[2] + i[2]) * l[3] + i[3], i[0] / 16, i[0] % 16, i[1] % c0}, p);
+    case Format::FRACTAL_Z:
+      return rowMajor({(i[1] / c0 * l[2] + i[2]) * l[3] + i[3], i[0] / 16, i[0] % 16, i[1] % c0}, p);
     case Format::FRACTAL_NZ: {
       std::vector<int64_t> q(i.begin(), i.end() - 2);
       const int64_t h = i[i.size() - 2], w = i.back();

@@ -27,7 +27,8 @@ void rewireSubgraphUses(Graph& g, const std::vector<Value*>& values,
 }
 
 void replaceGraphOutputs(Graph& g, const std::function<bool(Value*)>& affected,
-                         const std::function<Value*(Value*)>& convert, const std::function<std::string(Value*)>& suffix) {
+                         const std::function<Value*(Value*)>& convert,
+                         const std::function<std::string(Value*)>& suffix) {
   std::vector<Value*> outs = g.outputs();
   bool changed = false;
   for (Value*& v : outs) {

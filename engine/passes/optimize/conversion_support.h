@@ -26,11 +26,13 @@ Node* nodeInGraph(Graph& g, Node* n);
 
 // Nodes inside subgraphs of g that read one of `values` read convert(value, the node of g holding them) instead: a
 // pass that rewrites only the main graph hands subgraphs the form they were written for.
-void rewireSubgraphUses(Graph& g, const std::vector<Value*>& values, const std::function<Value*(Value*, Node*)>& convert);
+void rewireSubgraphUses(Graph& g, const std::vector<Value*>& values,
+                        const std::function<Value*(Value*, Node*)>& convert);
 // Each graph output v with affected(v) is replaced by convert(v); the replacement takes the output's name (users and
 // exports know the model by it) and v is renamed to name + suffix(v).
 void replaceGraphOutputs(Graph& g, const std::function<bool(Value*)>& affected,
-                         const std::function<Value*(Value*)>& convert, const std::function<std::string(Value*)>& suffix);
+                         const std::function<Value*(Value*)>& convert,
+                         const std::function<std::string(Value*)>& suffix);
 
 // Converted constants: each new initializer remembers the one it stands for. `retire` erases originals nobody uses
 // any more and gives their name to the copy, so weights keep the names users know.

@@ -27,7 +27,8 @@ const Names kElementwise = {
 const Names kPool5HD = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"};
 const Names kNorm5HD = {"BatchNormalization", "InstanceNormalization"};
 
-const Names kWhite = {"Conv", "ConvTranspose", "MatMul", "Gemm", "kiln:FusedConv", "kiln:FusedMatMul", "kiln:Attention"};
+const Names kWhite = {"Conv",           "ConvTranspose",    "MatMul",        "Gemm",
+                      "kiln:FusedConv", "kiln:FusedMatMul", "kiln:Attention"};
 // Black list, and why: exp/log/pow overflow fp16 (max 65504 = e^11.1) or lose the small values they map; reductions
 // and the norm family sum many terms, where fp16's 11-bit mantissa drops the small addends; Softmax is exp plus a sum.
 const Names kBlack = {"Exp", "Log", "Pow", "Softmax", "LogSoftmax", "kiln:BiasSoftmax", "ReduceSum", "ReduceMean",

@@ -37,6 +37,12 @@ bool isScalarConstant(const Value* v) {
   return v && v->constant() && v->constant()->numel() == 1;
 }
 
+// The same elements under other dims (same count): [C] read as [C, 1, 1], a constant padded to rank 4.
+Tensor withDims(const Tensor& t, std::vector<int64_t> dims) {
+  std::string bytes(reinterpret_cast<const char*>(t.data()), t.byteSize());
+  return Tensor::fromBytes(t.dtype(), std::move(dims), std::move(bytes));
+}
+
 // origin_shape of a TransData: the logical extents, -1 where a dim is symbolic (the physical shape keeps it).
 std::vector<int64_t> originExtents(const Shape& s) {
   std::vector<int64_t> out;
@@ -66,7 +72,8 @@ class FormatRewriter {
   void visit(Node& n) {
     const FormatRole role = runsOnAiCore(n, m_.opsetFor(n.domain())) ? formatRole(n) : FormatRole::Logical;
     bool done = false;
-    if (role == FormatRole::Conv5HD) done = anchor(n, Format::NC1HWC0, Format::FRACTAL_Z, "NC1HWC0, weight FRACTAL_Z (conv)");
+    if (role == FormatRole::Conv5HD)
+      done = anchor(n, Format::NC1HWC0, Format::FRACTAL_Z, "NC1HWC0, weight FRACTAL_Z (conv)");
     if (role == FormatRole::MatMulNZ) done = anchor(n, Format::FRACTAL_NZ, Format::FRACTAL_NZ, "FRACTAL_NZ (matmul)");
     if (role == FormatRole::Elementwise || role == FormatRole::Pool5HD || role == FormatRole::Concat ||
         role == FormatRole::Norm5HD)
@@ -106,7 +113,8 @@ class FormatRewriter {
   bool canHold(Value* v, Format f) const {
     if (v->type().format == f) return logical_.count(v) > 0;
     const Shape& shape = logical_.count(v) ? logical_.at(v).shape : v->type().shape;
-    if (!logical_.count(v) && isBlockedFormat(v->type().format)) return false;  // blocked by someone else: unknown origin
+    // Blocked by someone else (an imported layout): its origin shape is unknown.
+    if (!logical_.count(v) && isBlockedFormat(v->type().format)) return false;
     return physicalShape(shape, f, elementBytes(v)).has_value();
   }
 
@@ -199,8 +207,7 @@ class FormatRewriter {
     if (d[1] != out[1].value) return Tensor();
     for (size_t a : {size_t{0}, size_t{2}, size_t{3}})
       if (d[a] != 1 && !(out[a].isStatic() && out[a].value == d[a])) return Tensor();
-    const Tensor asNchw = Tensor::fromBytes(t.dtype(), d, std::string(reinterpret_cast<const char*>(t.data()), t.byteSize()));
-    return transDataTensor(asNchw, Format::ND, Format::NC1HWC0);
+    return transDataTensor(withDims(t, d), Format::ND, Format::NC1HWC0);
   }
 
   // The NC1HWC0 copy of constant p (one per constant, however many nodes read it).
@@ -221,9 +228,7 @@ class FormatRewriter {
       const Tensor* c = p->constant();
       if (!c || c->dims().size() != 1) return false;
       // A norm's [C] is per channel (not numpy's trailing axis): read it as [C, 1, 1].
-      const Tensor perChannel = Tensor::fromBytes(c->dtype(), {c->dims()[0], 1, 1},
-                                                  std::string(reinterpret_cast<const char*>(c->data()), c->byteSize()));
-      Tensor t = constantIn5hd(perChannel, out);
+      Tensor t = constantIn5hd(withDims(*c, {c->dims()[0], 1, 1}), out);
       if (!t.valid()) return false;
       params.emplace_back(i, std::move(t));
     }
@@ -273,7 +278,8 @@ class FormatRewriter {
 
   Value* insertTransData(Value* v, Format src, Format dst, const Shape& logical, const Shape& outShape, Node* before) {
     const std::string to(formatName(dst));
-    Node* t = insertConversion(g_, "TransData", "kiln", v, v->name() + "/TransData_" + to, v->name() + "_" + to, before);
+    Node* t = insertConversion(g_, "TransData", "kiln", v, v->name() + "/TransData_" + to, v->name() + "_" + to,
+                               before);
     t->setAttr("src_format", Attribute(std::string(formatName(src))));
     t->setAttr("dst_format", Attribute(to));
     t->setAttr("origin_shape", Attribute(originExtents(logical)));

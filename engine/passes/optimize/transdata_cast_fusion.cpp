@@ -54,7 +54,8 @@ std::unique_ptr<Pass> makeTransDataCastFusionPass() { return std::make_unique<Tr
 int64_t countTransData(const Model& m) {
   int64_t n = 0;
   m.graph->forEachGraph([&](const Graph& g) {
-    for (const Node* x : g.nodes()) n += x->domain() == "kiln" && (x->opType() == "TransData" || x->opType() == "TransDataCast");
+    for (const Node* x : g.nodes())
+      n += x->domain() == "kiln" && (x->opType() == "TransData" || x->opType() == "TransDataCast");
   });
   return n;
 }
