@@ -1,7 +1,9 @@
 // The precision and format passes over real exports from ../shared/models (skipped when absent): the whole
 // pipeline runs without errors, the verifier stays clean after every pass, every TransData carries the type its
-// inference gives, symbolic dims survive (gpt2_past), and the CNNs need only a handful of layout conversions.
+// inference gives, symbolic dims survive (gpt2_past), the CNNs need only a handful of layout conversions, and the
+// `kiln compile` binary still runs them.
 #include <QFileInfo>
+#include <QProcess>
 #include <QtTest>
 
 #include "io/model_loader.h"
@@ -71,6 +73,26 @@ class OptimizeFormatsCorpusTest : public QObject {
           static_cast<long long>(countTransData(m)), static_cast<long long>(conv5hd), testing::countOps(m, "Conv"));
     if (transData >= 0) QCOMPARE(countTransData(m), int64_t{transData});
     if (fiveHd >= 0) QCOMPARE(conv5hd, int64_t{fiveHd});
+  }
+
+  // `kiln compile` (the real binary) over a CNN and the symbolic-shape GPT-2: exit 0, and the JSON names the passes.
+  void kilnCompileRuns_data() {
+    QTest::addColumn<QString>("file");
+    QTest::newRow("light_resnet50") << "cnn/light_resnet50.onnx";
+    QTest::newRow("gpt2_past") << "transformer/gpt2_past.onnx";
+  }
+  void kilnCompileRuns() {
+    QFETCH(QString, file);
+    const QString path = modelsDir() + "/" + file;
+    if (!QFileInfo::exists(path)) QSKIP(qPrintable(path + " not present"));
+    QProcess kiln;
+    kiln.start(QStringLiteral(KILN_BINARY), {"compile", path, "--json"});
+    QVERIFY(kiln.waitForFinished(120000));
+    QCOMPARE(kiln.exitCode(), 0);
+    const QString out = QString::fromUtf8(kiln.readAllStandardOutput());
+    for (const char* pass : {"RefineRunningPrecision", "CastRemoval", "RefineRunningFormat",
+                             "TransDataSymmetryElimination", "SameTransDataBreadthFusion", "TransDataCastFusion"})
+      QVERIFY2(out.contains(QString("\"%1\"").arg(pass)), pass);
   }
 };
 
