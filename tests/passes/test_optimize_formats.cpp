@@ -33,6 +33,25 @@ using Dims = std::vector<int64_t>;
 
 ValueType tensorOf(DType t, const Dims& dims) { return ValueType::tensor(t, Shape::ofStatic(dims)); }
 
+// An empty model importing the default and Kiln domains.
+std::unique_ptr<Model> npuModel() {
+  auto m = std::make_unique<Model>();
+  m->opsets[""] = 17;
+  m->opsets["kiln"] = 1;
+  return m;
+}
+
+// A hand-made kiln:TransData (origin_shape only when given), typed by its own inference.
+Value* addTransData(Graph& g, Value* v, const std::string& src, const std::string& dst, const Dims& origin,
+                    const std::string& name) {
+  Node* n = g.addNode("TransData", {v}, {name}, name, "kiln");
+  n->setAttr("src_format", Attribute(src));
+  n->setAttr("dst_format", Attribute(dst));
+  if (!origin.empty()) n->setAttr("origin_shape", Attribute(origin));
+  inferTransData(*n);
+  return n->output(0);
+}
+
 Tensor randomFloats(const Dims& dims, uint32_t seed) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;
@@ -629,23 +648,15 @@ class OptimizeFormatsTest : public QObject {
   // ------------------------------------------------------------------ TransData cleanups
   void symmetricTransDataPairsCancel() {
     // x -> TD(ND->5HD) "there" -> TD(5HD->ND) "back" -> Relu -> o1 ;  "there" -> TD(5HD->ND, C=2) -> Relu -> o2
-    Model m;
-    m.opsets[""] = 17;
-    m.opsets["kiln"] = 1;
+    auto owned = npuModel();
+    Model& m = *owned;
     Graph& g = *m.graph;
     Value* x = g.addInput("x", tensorOf(DType::Float16, {1, 3, 4, 4}));
-    auto td = [&](Value* v, const char* src, const char* dst, Dims origin, const std::string& name) {
-      Node* n = g.addNode("TransData", {v}, {name}, name, "kiln");
-      n->setAttr("src_format", Attribute(std::string(src)));
-      n->setAttr("dst_format", Attribute(std::string(dst)));
-      if (!origin.empty()) n->setAttr("origin_shape", Attribute(origin));
-      inferTransData(*n);
-      return n->output(0);
-    };
-    Value* there = td(x, "ND", "NC1HWC0", {}, "there");
-    Node* relu = g.addNode("Relu", {td(there, "NC1HWC0", "ND", {1, 3, 4, 4}, "back")}, {"o1"}, "relu");
+    Value* there = addTransData(g, x, "ND", "NC1HWC0", {}, "there");
+    Node* relu = g.addNode("Relu", {addTransData(g, there, "NC1HWC0", "ND", {1, 3, 4, 4}, "back")}, {"o1"}, "relu");
     // Back with another origin (C=2 of the same padded block) is not the input again: it stays.
-    Node* other = g.addNode("Relu", {td(there, "NC1HWC0", "ND", {1, 2, 4, 4}, "cropped")}, {"o2"}, "relu2");
+    Node* other =
+        g.addNode("Relu", {addTransData(g, there, "NC1HWC0", "ND", {1, 2, 4, 4}, "cropped")}, {"o2"}, "relu2");
     g.addOutput(relu->output(0));
     g.addOutput(other->output(0));
     const PassResult r = runPass(*makeTransDataSymmetryEliminationPass(), m);
@@ -656,18 +667,14 @@ class OptimizeFormatsTest : public QObject {
   }
 
   void sameTransDataFromOneProducerMerge() {
-    Model m;
-    m.opsets[""] = 17;
-    m.opsets["kiln"] = 1;
+    auto owned = npuModel();
+    Model& m = *owned;
     Graph& g = *m.graph;
     Value* x = g.addInput("x", tensorOf(DType::Float16, {1, 3, 4, 4}));
     std::vector<Node*> relus;
     for (int i = 0; i < 4; ++i) {
-      Node* t = g.addNode("TransData", {x}, 1, "td" + std::to_string(i), "kiln");
-      t->setAttr("src_format", Attribute(std::string("ND")));
-      t->setAttr("dst_format", Attribute(std::string(i == 3 ? "FRACTAL_NZ" : "NC1HWC0")));
-      inferTransData(*t);
-      relus.push_back(g.addNode("Relu", {t->output(0)}, 1, "relu" + std::to_string(i)));
+      Value* t = addTransData(g, x, "ND", i == 3 ? "FRACTAL_NZ" : "NC1HWC0", {}, "td" + std::to_string(i));
+      relus.push_back(g.addNode("Relu", {t}, 1, "relu" + std::to_string(i)));
       g.addOutput(relus.back()->output(0));
     }
     const PassResult r = runPass(*makeSameTransDataBreadthFusionPass(), m);
@@ -681,9 +688,8 @@ class OptimizeFormatsTest : public QObject {
 
   void transDataAndCastFuse() {
     // x(fp32) -> Cast(fp16) -> TD(ND->5HD) -> Relu -> TD(5HD->ND) -> Cast(fp32) -> out
-    Model m;
-    m.opsets[""] = 17;
-    m.opsets["kiln"] = 1;
+    auto owned = npuModel();
+    Model& m = *owned;
     Graph& g = *m.graph;
     Value* x = g.addInput("x", tensorOf(DType::Float, {1, 3, 2, 2}));
     auto cast = [&](Value* v, DType to, const std::string& name) {
@@ -695,12 +701,7 @@ class OptimizeFormatsTest : public QObject {
       return c->output(0);
     };
     auto td = [&](Value* v, const char* src, const char* dst, const std::string& name) {
-      Node* n = g.addNode("TransData", {v}, {name}, name, "kiln");
-      n->setAttr("src_format", Attribute(std::string(src)));
-      n->setAttr("dst_format", Attribute(std::string(dst)));
-      n->setAttr("origin_shape", Attribute(Dims{1, 3, 2, 2}));
-      inferTransData(*n);
-      return n->output(0);
+      return addTransData(g, v, src, dst, {1, 3, 2, 2}, name);
     };
     Value* in = td(cast(x, DType::Float16, "x16"), "ND", "NC1HWC0", "x5hd");
     Node* relu = g.addNode("Relu", {in}, {"r"}, "relu");
