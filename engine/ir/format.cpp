@@ -70,3 +70,83 @@ std::optional<std::vector<int64_t>> physicalExtents(const std::vector<int64_t>& 
 }
 
 }  // namespace kiln
+
+namespace kiln {
+
+bool isBlockedFormat(Format f) {
+  return f == Format::NC1HWC0 || f == Format::FRACTAL_Z || f == Format::FRACTAL_NZ;
+}
+
+std::optional<Shape> physicalShape(const Shape& logical, Format to, int elementBytes) {
+  if (!logical.rankKnown()) return std::nullopt;
+  if (auto e = logical.staticExtents()) {
+    auto p = physicalExtents(*e, to, elementBytes);
+    if (!p) return std::nullopt;
+    return Shape::ofStatic(*p);
+  }
+  const auto& d = logical.dims();
+  const int64_t c0 = blockC0(elementBytes);
+  switch (to) {
+    case Format::ND:
+    case Format::NCHW:
+    case Format::NCDHW:
+      return logical;
+    case Format::NC1HWC0:  // only C is blocked: N, H and W may stay symbolic
+      if (d.size() != 4 || !d[1].isStatic()) return std::nullopt;
+      return Shape({d[0], Dim::fixed(ceilDiv(d[1].value, c0)), d[2], d[3], Dim::fixed(c0)});
+    case Format::FRACTAL_NZ: {  // the matrix dims are blocked; batch dims keep their symbols
+      if (d.size() < 2 || !d[d.size() - 2].isStatic() || !d.back().isStatic()) return std::nullopt;
+      std::vector<Dim> out(d.begin(), d.end() - 2);
+      const int64_t h = d[d.size() - 2].value, w = d.back().value;
+      for (int64_t e : {ceilDiv(w, 16), ceilDiv(h, 16), int64_t{16}, int64_t{16}}) out.push_back(Dim::fixed(e));
+      return Shape(std::move(out));
+    }
+    default:  // permuted and fractal weight layouts need every extent
+      return std::nullopt;
+  }
+}
+
+std::optional<Shape> logicalShape(const Shape& physical, Format from, const std::vector<int64_t>& origin) {
+  if (!isBlockedFormat(from)) return physical;
+  if (!physical.rankKnown()) return std::nullopt;
+  const auto& p = physical.dims();
+  auto pick = [&](size_t originIndex, const Dim& fromPhysical) -> std::optional<Dim> {
+    if (originIndex < origin.size() && origin[originIndex] >= 0) return Dim::fixed(origin[originIndex]);
+    if (fromPhysical.isStatic() || fromPhysical.isSymbolic()) return fromPhysical;
+    return std::nullopt;
+  };
+  std::vector<Dim> out;
+  switch (from) {
+    case Format::NC1HWC0: {  // (N, C1, H, W, C0) -> (N, C, H, W); C only from the origin
+      if (p.size() != 5 || origin.size() != 4 || origin[1] < 0) return std::nullopt;
+      for (auto [oi, pi] : {std::pair<size_t, size_t>{0, 0}, {1, 1}, {2, 2}, {3, 3}}) {
+        auto dim = oi == 1 ? std::optional<Dim>(Dim::fixed(origin[1])) : pick(oi, p[pi]);
+        if (!dim) return std::nullopt;
+        out.push_back(*dim);
+      }
+      break;
+    }
+    case Format::FRACTAL_NZ: {  // (..., W1, H1, 16, 16) -> (..., H, W); H and W only from the origin
+      if (p.size() < 4 || origin.size() != p.size() - 2) return std::nullopt;
+      const size_t lead = p.size() - 4;
+      for (size_t i = 0; i < lead; ++i) {
+        auto dim = pick(i, p[i]);
+        if (!dim) return std::nullopt;
+        out.push_back(*dim);
+      }
+      if (origin[lead] < 0 || origin[lead + 1] < 0) return std::nullopt;
+      out.push_back(Dim::fixed(origin[lead]));
+      out.push_back(Dim::fixed(origin[lead + 1]));
+      break;
+    }
+    default:  // FRACTAL_Z folds every axis: the origin must be complete
+      if (origin.size() != 4) return std::nullopt;
+      for (int64_t e : origin) {
+        if (e < 0) return std::nullopt;
+        out.push_back(Dim::fixed(e));
+      }
+  }
+  return Shape(std::move(out));
+}
+
+}  // namespace kiln

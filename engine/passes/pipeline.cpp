@@ -1,11 +1,13 @@
 // The standard pipeline. Stage 1 (prepare) follows GE's order: bind shapes, infer, compute static dimensions and
 // fold constants, drop dead branches and no-ops, simplify, merge duplicates, fold BatchNorm into convolutions,
 // fold again what that exposed, infer again, prune, and finally decide which engine runs each op.
-// Stage 2 (optimize) starts with graph fusion: the built-in rules, then the plugins' rules. Stage 3 joins with its
-// issue.
+// Stage 2 (optimize) starts with graph fusion: the built-in rules, then the plugins' rules; then precision (with
+// redundant casts removed) and formats (TransData inserted, then the TransData cleanups), in GE's order. Stage 3
+// joins with its issue.
 #include "fusion/rules/builtin_rules.h"
 #include "passes/optimize/graph_fusion.h"
 #include "passes/optimize/schedule_passes.h"
+#include "passes/optimize/optimize_passes.h"
 #include "passes/pass_manager.h"
 #include "passes/prepare/batchnorm_fold.h"
 #include "passes/prepare/constant_folding.h"
@@ -32,6 +34,12 @@ void addStandardPasses(PassManager& pm, const Options&, const FusionRuleList& ex
   FusionRuleList rules = builtinFusionRules();
   rules.insert(rules.end(), extraFusionRules.begin(), extraFusionRules.end());
   pm.add(Stage::Optimize, makeGraphFusionPass(std::move(rules)));
+  pm.add(Stage::Optimize, makeRefineRunningPrecisionPass());
+  pm.add(Stage::Optimize, makeCastRemovalPass());
+  pm.add(Stage::Optimize, makeRefineRunningFormatPass());
+  pm.add(Stage::Optimize, makeTransDataSymmetryEliminationPass());
+  pm.add(Stage::Optimize, makeSameTransDataBreadthFusionPass());
+  pm.add(Stage::Optimize, makeTransDataCastFusionPass());
   // UB fusion: chains of vector ops become one kernel whose intermediates stay in the on-chip Unified Buffer. GE
   // runs it per engine subgraph; our rule only ever takes plain AI Core vector ops, so it can run just before
   // placement and the fused kernels are placed and partitioned like any node. Switch: fusion_switch

@@ -5,7 +5,7 @@
 
 #include "ir/graph.h"
 #include "ir/model.h"
-#include "ir/opdefs/op_registry.h"
+#include "passes/optimize/optimize_passes.h"
 #include "passes/pass_manager.h"
 #include "schedule/sync_events.h"
 
@@ -22,10 +22,7 @@ CompileSummary summarizeCompile(const Model& compiled, const RunSummary& run) {
     if (isFusionPass(p.name))
       for (const auto& [k, v] : p.counters)
         if (k != "hbm_bytes_saved" && v > 0) s.fused[k] += v;
-  compiled.graph->forEachGraph([&](const Graph& g) {
-    for (const Node* n : g.nodes())
-      if (n->domain() == kKilnDomain && (n->opType() == "TransData" || n->opType() == "TransDataCast")) ++s.transdata;
-  });
+  s.transdata = countTransData(compiled);
   const std::vector<Node*> order(compiled.graph->nodes().begin(), compiled.graph->nodes().end());
   std::set<int> streams;
   for (const auto& [n, stream] : streamsFromAnnotations(order)) streams.insert(stream);

@@ -104,8 +104,9 @@ class CorpusTest : public QObject {
     PassManager pm;
     Options o;
     addStandardPasses(pm, o);
+    pm.setUntil("GraphFusion");  // rewrites only: the later Stage 2 passes add the Casts and TransData an NPU needs
     const RunSummary s = pm.run(*lm.model, o);
-    QCOMPARE(s.status, RunStatus::Ok);
+    QCOMPARE(s.status, RunStatus::Stopped);
     qInfo("%s: %lld -> %lld nodes (ORT basic %d)", qPrintable(model), static_cast<long long>(s.nodesBefore),
           static_cast<long long>(s.nodesAfter), ortBasic);
     QVERIFY(s.nodesAfter <= ortBasic);

@@ -278,6 +278,7 @@ void registerElementwiseLogicKernels(KernelRegistry& r);
 void registerShapeKernels(KernelRegistry& r);
 void registerMovementKernels(KernelRegistry& r);
 void registerCastKernels(KernelRegistry& r);
+void registerTransDataKernels(KernelRegistry& r);
 void registerReduceKernels(KernelRegistry& r);
 
 }  // namespace kiln::kernels

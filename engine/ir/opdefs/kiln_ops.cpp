@@ -3,36 +3,38 @@
 #include <stdexcept>
 
 #include "ir/graph.h"
+#include "ir/opdefs/npu_format_ops.h"
 #include "ir/opdefs/op_registry.h"
 
 namespace kiln {
-namespace {
 
 // TransData(x) -> y: converts between layouts. Attributes: src_format, dst_format (Format names) and, when
-// converting out of a blocked layout, origin_shape (the logical NCHW/ND extents the padding hides).
+// converting out of a blocked layout, origin_shape (the logical NCHW/ND extents the padding hides; -1 marks a dim
+// the physical shape keeps, e.g. a symbolic batch). Symbolic dims outside the blocked axes survive the conversion.
 void inferTransData(Node& n) {
   const Value* x = n.input(0);
   if (!x || !n.output(0)) throw std::runtime_error("TransData needs one input and one output");
   const auto dst = formatFromName(n.attrString("dst_format", ""));
   if (!dst) throw std::runtime_error("TransData has an unknown dst_format '" + n.attrString("dst_format", "") + "'");
+  const auto src = formatFromName(n.attrString("src_format", std::string(formatName(x->type().format))));
+  if (!src) throw std::runtime_error("TransData has an unknown src_format '" + n.attrString("src_format", "") + "'");
   ValueType out = x->type();
   out.format = *dst;
-  std::vector<int64_t> logical = n.attrInts("origin_shape");
-  if (logical.empty()) {
-    auto e = x->type().shape.staticExtents();
-    if (!e) {  // symbolic dims: layout known, extents not
-      out.shape = Shape::unknownRank();
-      n.output(0)->setType(out);
-      return;
-    }
-    logical = *e;
+  if (!x->type().shape.rankKnown()) {  // layout known, extents not
+    n.output(0)->setType(out);
+    return;
   }
-  auto phys = physicalExtents(logical, *dst, dtypeSize(x->type().dtype));
-  if (!phys) throw std::runtime_error("TransData cannot express a rank-" + std::to_string(logical.size()) +
-                                      " tensor in " + std::string(formatName(*dst)));
-  out.shape = Shape::ofStatic(*phys);
+  const auto logical = logicalShape(x->type().shape, *src, n.attrInts("origin_shape"));
+  if (!logical) throw std::runtime_error("TransData cannot recover the logical shape of " + x->type().shape.toString() +
+                                         " from " + std::string(formatName(*src)));
+  const auto phys = physicalShape(*logical, *dst, dtypeSize(x->type().dtype));
+  if (!phys) throw std::runtime_error("TransData cannot express a " + logical->toString() + " tensor in " +
+                                      std::string(formatName(*dst)));
+  out.shape = *phys;
   n.output(0)->setType(out);
 }
+
+namespace {
 
 // LayerNorm(X [, Scale [, Bias]]) / RmsNorm(X [, Scale]) -> Y, normalising over dims [axis, rank) with `epsilon`:
 // Y has X's type.
@@ -84,6 +86,7 @@ void registerKilnOps(OpRegistry& registry) {
   transData.inputNames = {"x"};
   transData.outputNames = {"y"};
   transData.infer = inferTransData;
+  registerNpuFormatOps(registry, transData);
   registry.add(std::move(transData));
 }
 

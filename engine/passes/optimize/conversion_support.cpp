@@ -1,0 +1,78 @@
+#include "passes/optimize/conversion_support.h"
+
+#include "ir/graph.h"
+
+namespace kiln {
+
+Node* insertConversion(Graph& g, const std::string& op, const std::string& domain, Value* in, const std::string& name,
+                       const std::string& outName, Node* before) {
+  Node* n = g.addNode(op, {in}, {outName}, name, domain, before);
+  n->setAnnotation("engine", "aicore");
+  n->setAnnotation("unit", "vector");
+  return n;
+}
+
+Node* nodeInGraph(Graph& g, Node* n) {
+  while (n->graph() != &g && n->graph()->owner()) n = n->graph()->owner();
+  return n;
+}
+
+void rewireSubgraphUses(Graph& g, const std::vector<Value*>& values,
+                        const std::function<Value*(Value*, Node*)>& convert) {
+  for (Value* v : values) {
+    const std::vector<Use> uses = v->uses();  // rewiring edits the list
+    for (const Use& u : uses)
+      if (u.node->graph() != &g) g.setNodeInput(u.node, u.index, convert(v, nodeInGraph(g, u.node)));
+  }
+}
+
+void replaceGraphOutputs(Graph& g, const std::function<bool(Value*)>& affected,
+                         const std::function<Value*(Value*)>& convert,
+                         const std::function<std::string(Value*)>& suffix) {
+  std::vector<Value*> outs = g.outputs();
+  bool changed = false;
+  for (Value*& v : outs) {
+    if (!affected(v)) continue;
+    const std::string name = v->name();
+    Value* replacement = convert(v);
+    v->setName(name + suffix(v));
+    replacement->setName(name);
+    v = replacement;
+    changed = true;
+  }
+  if (changed) g.setOutputs(outs);
+}
+
+Value* ConstantCopies::add(Graph& g, Value* original, Tensor data, Format format, const std::string& suffix) {
+  Value* copy = g.addInitializer(original->name() + suffix, std::move(data));
+  ValueType t = copy->type();
+  t.format = format;
+  copy->setType(std::move(t));
+  copies_.emplace_back(original, copy);
+  return copy;
+}
+
+void ConstantCopies::retire(Graph& g) {
+  for (auto& [original, copy] : copies_) {
+    if (!original || original->hasUses() || original->isGraphOutput() || original->isGraphInput()) continue;
+    if (!copy->hasUses()) continue;  // the copy itself was replaced again (or undone): it goes below
+    Value* gone = original;  // `original` itself is nulled below
+    const std::string name = gone->name();
+    g.eraseValue(gone);
+    for (auto& other : copies_)
+      if (other.first == gone) other.first = nullptr;
+    copy->setName(name);
+  }
+  for (auto& entry : copies_) {
+    Value* copy = entry.second;
+    if (!copy || copy->hasUses() || copy->isGraphOutput()) continue;
+    for (auto& other : copies_) {
+      if (other.first == copy) other.first = nullptr;
+      if (other.second == copy) other.second = nullptr;
+    }
+    g.eraseValue(copy);
+  }
+  copies_.clear();
+}
+
+}  // namespace kiln
