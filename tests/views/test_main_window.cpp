@@ -137,6 +137,36 @@ class MainWindowTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->inspector()->text().contains("engine"), 30000);
   }
 
+  void stage2DecisionsAreVisible() {
+    HistoryDb db(tmp_.filePath("history.db").toStdString(), HistoryDb::Mode::ReadOnly);
+    HistoryReader r(db);
+    const auto passes = r.passes(w_->currentRun());
+    // RefineRunningFormat adds the layout conversions: the canvas draws them as added nodes.
+    const int format = passNamed(passes, "RefineRunningFormat");
+    QVERIFY(format > 0);
+    w_->navigator()->selectPass(format);
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->canvas()->passView()->toPass == format, 30000);
+    const GraphDiff diff = r.diff(w_->currentRun(), format);
+    QList<int64_t> transData;
+    for (const auto& n : diff.addedNodes)
+      if (n.opType == "TransData" && n.graphOwner == 0) transData << n.id;
+    QVERIFY(!transData.isEmpty());
+    for (int64_t id : transData) w_->canvas()->revealNode(id);
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_), 30000);
+    for (int64_t id : transData) QVERIFY(w_->canvas()->nodesInState(layout::NodeState::Added).contains(id));
+    shot(*w_, "03b_refine_running_format");
+    // After the stream pass, a Conv tells its layout, engine subgraph and stream in the inspector.
+    const int streams = passNamed(passes, "StreamAssignment");
+    QVERIFY(streams > format);
+    w_->navigator()->selectPass(streams);
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->canvas()->passView()->toPass == streams, 30000);
+    w_->findNext("Conv");
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->canvas()->selectedNode() > 0, 30000);
+    const QString text = w_->inspector()->text();
+    for (const char* key : {"stream", "partition", "NC1HWC0"}) QVERIFY2(text.contains(key), qPrintable(text));
+    shot(*w_, "03c_stream_assignment");
+  }
+
   void changeAnOptionAndRerun() {
     const qint64 before = w_->currentRun();
     QVERIFY(w_->optionsForm()->loadFile(QString(KILN_SOURCE_DIR) + "/resources/options/no_folding.json"));
