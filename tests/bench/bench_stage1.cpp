@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_corpus.h"
 #include "history/history_db.h"
 #include "history/history_recorder.h"
 #include "io/model_loader.h"
@@ -106,22 +107,13 @@ int main(int argc, char** argv) {
 
   // 1. Node reduction on the shared corpus.
   std::vector<Row> rows;
-  if (fs::is_directory(models)) {
-    std::vector<fs::path> files;
-    for (const auto& e : fs::recursive_directory_iterator(models))
-      if (e.path().extension() == ".onnx" && e.path().string().find("ort_fusion_suite") == std::string::npos)
-        files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
-      try {
-        LoadedModel lm = loadModel(f.string());
-        rows.push_back(stage1(*lm.model, f.filename().string()));
-      } catch (const std::exception& e) {
-        rows.push_back({f.filename().string(), 0, 0, 0, std::string("load failed: ") + e.what()});
-      }
+  for (const auto& f : benchCorpusModels(models)) {
+    try {
+      LoadedModel lm = loadModel(f.string());
+      rows.push_back(stage1(*lm.model, f.filename().string()));
+    } catch (const std::exception& e) {
+      rows.push_back({f.filename().string(), 0, 0, 0, std::string("load failed: ") + e.what()});
     }
-  } else {
-    std::fprintf(stderr, "note: %s not found; corpus rows skipped\n", models.c_str());
   }
   std::printf("%-44s %8s %8s %9s %8s  %s\n", "model", "before", "after", "ORT basic", "ms", "status");
   Json reduction = Json::array();

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_corpus.h"
 #include "io/model_loader.h"
 #include "passes/pass_manager.h"
 #include "report/compile_summary.h"
@@ -80,17 +81,8 @@ int main(int argc, char** argv) {
   const std::string jsonPath = argc > 1 ? argv[1] : "bench_stage2.json";
   const fs::path models = fs::path(KILN_SHARED_DIR) / "models";
   std::vector<Row> rows;
-  if (fs::is_directory(models)) {
-    std::vector<fs::path> files;
-    for (const auto& e : fs::recursive_directory_iterator(models))
-      if (e.path().extension() == ".onnx" && e.path().string().find("ort_fusion_suite") == std::string::npos)
-        files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files)
-      rows.push_back(measure(f.filename().string(), [f] { return std::move(loadModel(f.string()).model); }));
-  } else {
-    std::fprintf(stderr, "note: %s not found; corpus rows skipped\n", models.c_str());
-  }
+  for (const auto& f : benchCorpusModels(models))
+    rows.push_back(measure(f.filename().string(), [f] { return std::move(loadModel(f.string()).model); }));
   auto sample = [](const std::string& name, int layers, bool weights) {
     return [=] { return buildSample(name, SampleOptions{.layers = layers, .weights = weights, .seed = 1}); };
   };
