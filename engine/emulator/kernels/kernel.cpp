@@ -29,6 +29,7 @@ KernelRegistry& KernelRegistry::global() {
     kernels::registerMovementKernels(r);
     kernels::registerCastKernels(r);
     kernels::registerReduceKernels(r);
+    kernels::registerFusedKernels(r);
     return r;
   }();
   return registry;

@@ -279,5 +279,6 @@ void registerShapeKernels(KernelRegistry& r);
 void registerMovementKernels(KernelRegistry& r);
 void registerCastKernels(KernelRegistry& r);
 void registerReduceKernels(KernelRegistry& r);
+void registerFusedKernels(KernelRegistry& r);  // kiln: fused Vector ops
 
 }  // namespace kiln::kernels

@@ -2,11 +2,22 @@
 
 namespace kiln {
 
+// Priority order: a bigger pattern before the smaller ones it contains (MatMul+Add+GELU before MatMul+Add, Conv+BN
+// before Conv+activation), a rule that builds on another's result after it (Add+LayerNorm after LayerNorm).
+// AttentionFusion goes first when it lands: it needs the Kᵀ Transpose that TransposeMatMulFusion absorbs.
 FusionRuleList builtinFusionRules() {
   return {
+      makeConvBatchNormFusion(),
       makeConvBiasAddFusion(),
+      makeConvActivationFusion(),
+      makeMatMulAddGeluFusion(),
+      makeMatMulBiasAddFusion(),
+      makeTransposeMatMulFusion(),
+      makeGeluFusion(),
       makeLayerNormFusion(),
       makeRmsNormFusion(),
+      makeAddLayerNormFusion(),
+      makeAddRmsNormFusion(),
   };
 }
 

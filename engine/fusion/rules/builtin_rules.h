@@ -9,5 +9,13 @@ FusionRuleList builtinFusionRules();
 std::shared_ptr<FusionRule> makeConvBiasAddFusion();
 std::shared_ptr<FusionRule> makeLayerNormFusion();
 std::shared_ptr<FusionRule> makeRmsNormFusion();
+std::shared_ptr<FusionRule> makeConvBatchNormFusion();
+std::shared_ptr<FusionRule> makeConvActivationFusion();
+std::shared_ptr<FusionRule> makeMatMulAddGeluFusion();
+std::shared_ptr<FusionRule> makeMatMulBiasAddFusion();
+std::shared_ptr<FusionRule> makeTransposeMatMulFusion();
+std::shared_ptr<FusionRule> makeGeluFusion();
+std::shared_ptr<FusionRule> makeAddLayerNormFusion();
+std::shared_ptr<FusionRule> makeAddRmsNormFusion();
 
 }  // namespace kiln

@@ -79,6 +79,7 @@ void registerKilnOps(OpRegistry& registry) {
   transData.outputNames = {"y"};
   transData.infer = inferTransData;
   registry.add(std::move(transData));
+  registerKilnFusedOps(registry);
 }
 
 }  // namespace kiln

@@ -1,0 +1,55 @@
+#include "fusion/rules/gelu_match.h"
+
+#include <cmath>
+
+#include "fusion/pattern.h"
+#include "ir/graph.h"
+
+namespace kiln {
+namespace {
+
+using namespace pattern;
+
+// Exporters round these constants differently (1.4142, 1.4142135, 0.70710677...): 1e-4 relative tells them apart
+// from anything else.
+constexpr double kTol = 1e-4;
+
+// The three factors x, 0.5 and `inner` under two Muls, in each association (commutativity covers the orders).
+std::vector<Op> productOfThree(const Operand& inner) {
+  const Operand x = any("x");
+  const Operand half = scalar(0.5, kTol);
+  return {
+      op("Mul", {from(op("Mul", {x, inner}).commutative()), half}).commutative(),
+      op("Mul", {from(op("Mul", {x, half}).commutative()), inner}).commutative(),
+      op("Mul", {x, from(op("Mul", {inner, half}).commutative())}).commutative(),
+  };
+}
+
+std::vector<Op> erfForms() {
+  const Operand x = any("x");
+  const Operand scaled = fromAny({op("Div", {x, scalar(std::sqrt(2.0), kTol)}),
+                                  op("Mul", {x, scalar(1.0 / std::sqrt(2.0), kTol)}).commutative()});
+  return productOfThree(from(op("Add", {from(op("Erf", {scaled})), scalar(1.0, kTol)}).commutative()));
+}
+
+std::vector<Op> tanhForms() {
+  const Operand x = any("x");
+  const Operand cube =
+      fromAny({op("Pow", {x, scalar(3.0, kTol)}), op("Mul", {x, from(op("Mul", {x, x}))}).commutative()});
+  const Operand poly = from(op("Add", {x, from(op("Mul", {cube, scalar(0.044715, kTol)}).commutative())}).commutative());
+  const Operand arg = from(op("Mul", {poly, scalar(std::sqrt(2.0 / M_PI), kTol)}).commutative());
+  return productOfThree(from(op("Add", {from(op("Tanh", {arg})), scalar(1.0, kTol)}).commutative()));
+}
+
+}  // namespace
+
+std::optional<GeluMatch> matchWrittenOutGelu(Node& anchor) {
+  static const std::vector<Op> kErf = erfForms();
+  static const std::vector<Op> kTanh = tanhForms();
+  for (const auto* forms : {&kErf, &kTanh})
+    for (const Op& p : *forms)
+      if (auto m = match(p, anchor)) return GeluMatch{m->value("x"), m->nodes(), forms == &kTanh};
+  return std::nullopt;
+}
+
+}  // namespace kiln
