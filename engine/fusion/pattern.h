@@ -34,10 +34,10 @@ using ValuePredicate = std::function<bool(const Value&)>;
 
 // One input position of an op pattern.
 struct Operand {
-  std::string bind;                          // name of the value (optional); unifies with earlier bindings
-  ValuePredicate where;                      // extra test on the value (constant, shape, dtype...)
+  std::string bind;                                      // name of the value (optional); unifies with earlier bindings
+  ValuePredicate where;                                  // extra test on the value (constant, shape, dtype...)
   std::vector<std::shared_ptr<const OpSpec>> producers;  // when non-empty: produced by one of these (in the group)
-  bool optional = false;                     // the input may be omitted (null) or absent
+  bool optional = false;                                 // the input may be omitted (null) or absent
 };
 
 // An op pattern: the node's qualified type is one of `types`, it has at least as many inputs as operands listed
@@ -65,7 +65,9 @@ class Op {
 };
 
 inline Op op(std::string type, std::vector<Operand> inputs) { return Op({std::move(type)}, std::move(inputs)); }
-inline Op op(std::vector<std::string> types, std::vector<Operand> inputs) { return Op(std::move(types), std::move(inputs)); }
+inline Op op(std::vector<std::string> types, std::vector<Operand> inputs) {
+  return Op(std::move(types), std::move(inputs));
+}
 
 // Any value (named, optionally tested).
 Operand any(std::string bind = {}, ValuePredicate where = {});

@@ -255,27 +255,22 @@ class FusionTest : public QObject {
   }
 
   void nestedFusionNamesTheOriginalNodes() {
-    // Relu(Add(Conv)) : fuse Conv+Add first, then the fused Conv with the Relu — the record names all three.
+    // Relu(Add(Conv)): ConvBiasAddFusion takes Conv+Add first, then ConvActivationFusion the fused Conv with the
+    // Relu — the record names all three original nodes.
     ConvAdd t({1, 3, 1, 1}, {1, 2, 3}, false);
     Graph& g = *t.m->graph;
     Value* y = t.add->output(0);
     Node* relu = g.addNode("Relu", {y}, {"r"}, "relu");
     g.setOutputs({relu->output(0)});
     const std::vector<int64_t> all{int64_t(t.conv->id()), int64_t(t.add->id()), int64_t(relu->id())};
-    runFusion(*t.m);
-    Node* conv = nullptr;
-    for (Node* n : g.nodes())
-      if (n->opType() == "Conv") conv = n;
-    QVERIFY(conv);
-    FusedNodeSpec spec;
-    spec.opType = "Conv";
-    spec.inputs = conv->inputs();
-    spec.outputs = {relu->output(0)};
-    spec.attrs = {{"activation", Attribute(std::string("Relu"))}};
-    Node* both = fuseNodes({conv, relu}, spec, "Outer");
-    std::vector<int64_t> got = replacedNodeIds(*both);
-    QCOMPARE(got, all);
+    const PassResult r = runFusion(*t.m);
+    QCOMPARE(counter(r, "ConvBiasAddFusion"), 1);
+    QCOMPARE(counter(r, "ConvActivationFusion"), 1);
     QCOMPARE(g.numNodes(), size_t(1));
+    Node* both = *g.nodes().begin();
+    QCOMPARE(both->qualifiedType(), std::string("kiln:FusedConv"));
+    QCOMPARE(both->annotation("fusion.rule"), std::string("ConvActivationFusion"));
+    QCOMPARE(replacedNodeIds(*both), all);
     QVERIFY(both->output(0)->isGraphOutput());
     QCOMPARE(both->output(0)->name(), std::string("r"));
   }

@@ -6,6 +6,7 @@
 // the original on random inputs. (ConvBatchNormFusion's value checks live in tests/passes/test_folding_passes.)
 #include <QtTest>
 #include <cmath>
+#include <numbers>
 
 #include "fusion/fused_node.h"
 #include "fusion/pattern.h"
@@ -59,7 +60,8 @@ int count(const Graph& g, const std::string& qualifiedType) {
 double fuseAndCompare(Model& m, PassResult* result = nullptr) {
   std::map<std::string, Tensor> in;
   unsigned seed = 7;
-  for (const Value* v : m.graph->inputs()) in.emplace(v->name(), testing::randomFloats(*v->type().shape.staticExtents(), seed++));
+  for (const Value* v : m.graph->inputs())
+    in.emplace(v->name(), testing::randomFloats(*v->type().shape.staticExtents(), seed++));
   const auto before = testing::evaluateGraph(*m.graph, in);
   const PassResult r = runFusion(m);
   if (result) *result = r;
@@ -121,13 +123,13 @@ Value* erfGelu(MatMulGraph& t, Value* x, int form) {
                             : t.op("Div", {x, t.c("sqrt2", 1.4142135)}, "scaled");
   Value* e = t.op("Add", {t.c("one", 1.0), t.op("Erf", {scaled}, "erf")}, "e");
   if (form == 1) return t.op("Mul", {t.op("Mul", {t.c("half", 0.5), x}, "hx"), e}, "gelu");  // (0.5·x)·e
-  return t.op("Mul", {t.op("Mul", {x, e}, "xe"), t.c("half", 0.5)}, "gelu");                   // (x·e)·0.5
+  return t.op("Mul", {t.op("Mul", {x, e}, "xe"), t.c("half", 0.5)}, "gelu");                 // (x·e)·0.5
 }
 
 Value* tanhGelu(MatMulGraph& t, Value* x) {
   Value* cube = t.op("Pow", {x, t.c("three", 3.0)}, "cube");
   Value* poly = t.op("Add", {x, t.op("Mul", {t.c("k", 0.044715), cube}, "kc")}, "poly");
-  Value* th = t.op("Tanh", {t.op("Mul", {poly, t.c("s", std::sqrt(2.0 / M_PI))}, "arg")}, "th");
+  Value* th = t.op("Tanh", {t.op("Mul", {poly, t.c("s", std::sqrt(2.0 / std::numbers::pi))}, "arg")}, "th");
   Value* e = t.op("Add", {th, t.c("one", 1.0)}, "e");
   return t.op("Mul", {x, t.op("Mul", {e, t.c("half", 0.5)}, "eh")}, "gelu");  // x·(e·0.5)
 }
@@ -142,8 +144,9 @@ Value* layerNorm(Graph& g, Value* x, bool rms) {
   };
   Value* d = rms ? x : g.addNode("Sub", {x, mean(x, "mean")}, {"d"}, "d")->output(0);
   Value* var = mean(g.addNode("Pow", {d, c("two", filled({}, 2))}, {"sq"}, "sq")->output(0), "var");
-  Value* sd = g.addNode("Sqrt", {g.addNode("Add", {var, c("eps", filled({}, 1e-5))}, {"ve"}, "ve")->output(0)}, {"sd"},
-                        "sd")->output(0);
+  Value* sd =
+      g.addNode("Sqrt", {g.addNode("Add", {var, c("eps", filled({}, 1e-5))}, {"ve"}, "ve")->output(0)}, {"sd"}, "sd")
+          ->output(0);
   Value* n = g.addNode("Div", {d, sd}, {"n"}, "n")->output(0);
   Value* y = g.addNode("Mul", {n, c("gamma", testing::randomFloats({8}, 5))}, {"scaled"}, "scaled")->output(0);
   if (rms) return y;
@@ -217,14 +220,22 @@ class FusionRulesTest : public QObject {
     QTest::addColumn<QString>("activation");
     QTest::addColumn<QList<float>>("params");
     for (const char* a : {"Relu", "Sigmoid", "Tanh", "HardSwish"}) QTest::newRow(a) << a << a << QList<float>{};
-    QTest::newRow("LeakyRelu") << "LeakyRelu" << "LeakyRelu" << QList<float>{0.1f};
-    QTest::newRow("HardSigmoid") << "HardSigmoid" << "HardSigmoid" << QList<float>{0.3f, 0.4f};
-    QTest::newRow("Clip inputs 0..6") << "Clip6" << "Relu6" << QList<float>{};
-    QTest::newRow("Clip attributes -1..1 (opset 6)") << "ClipAttr" << "Clip" << QList<float>{-1, 1};
-    QTest::newRow("SiLU x*Sigmoid(x)") << "SiLU" << "SiLU" << QList<float>{};
-    QTest::newRow("x*HardSigmoid(x)") << "xHardSigmoid" << "HardSwish" << QList<float>{};
-    QTest::newRow("x*Relu6(x+3)/6") << "mobilenetv3" << "HardSwish" << QList<float>{};
-    QTest::newRow("x*(Relu6(x+3)*(1/6))") << "mobilenetv3mul" << "HardSwish" << QList<float>{};
+    QTest::newRow("LeakyRelu") << "LeakyRelu"
+                               << "LeakyRelu" << QList<float>{0.1f};
+    QTest::newRow("HardSigmoid") << "HardSigmoid"
+                                 << "HardSigmoid" << QList<float>{0.3f, 0.4f};
+    QTest::newRow("Clip inputs 0..6") << "Clip6"
+                                      << "Relu6" << QList<float>{};
+    QTest::newRow("Clip attributes -1..1 (opset 6)") << "ClipAttr"
+                                                     << "Clip" << QList<float>{-1, 1};
+    QTest::newRow("SiLU x*Sigmoid(x)") << "SiLU"
+                                       << "SiLU" << QList<float>{};
+    QTest::newRow("x*HardSigmoid(x)") << "xHardSigmoid"
+                                      << "HardSwish" << QList<float>{};
+    QTest::newRow("x*Relu6(x+3)/6") << "mobilenetv3"
+                                    << "HardSwish" << QList<float>{};
+    QTest::newRow("x*(Relu6(x+3)*(1/6))") << "mobilenetv3mul"
+                                          << "HardSwish" << QList<float>{};
   }
   void convActivationFusesEachActivation() {
     QFETCH(QString, form);
@@ -274,8 +285,7 @@ class FusionRulesTest : public QObject {
     QCOMPARE(fused->attrInts("kernel_shape"), (Dims{1, 1}));  // the Conv's attributes come along
     QCOMPARE(fused->numInputs(), size_t(3));
     QCOMPARE(fused->output(0)->name(), std::string("act"));
-    QCOMPARE(fused->output(0)->type().shape, Shape::ofStatic({1, 3, 4, 4}));
-    inferShapes(*t.m);  // the op's own inference agrees
+    inferShapes(*t.m);  // the op's own inference
     QCOMPARE(fused->output(0)->type().shape, Shape::ofStatic({1, 3, 4, 4}));
   }
 
@@ -371,8 +381,10 @@ class FusionRulesTest : public QObject {
     QCOMPARE(fused->attrString("activation", "?"), std::string());
     QCOMPARE(fused->attrInt("trans_a", 1), int64_t(0));
     QCOMPARE(problems(*t.m), QString());
-    if (diff < 0) qInfo("no MatMul kernel yet (issue 7): MatMulBiasAddFusion has no numeric check");
-    else QVERIFY2(diff < 1e-4, qPrintable(QString::number(diff)));
+    if (diff < 0)
+      qInfo("no MatMul kernel yet (issue 7): MatMulBiasAddFusion has no numeric check");
+    else
+      QVERIFY2(diff < 1e-4, qPrintable(QString::number(diff)));
     inferShapes(*t.m);
     QCOMPARE(fused->output(0)->type().shape, Shape::ofStatic({2, 3, 5}));
   }
@@ -408,12 +420,18 @@ class FusionRulesTest : public QObject {
   void matMulAddGeluFusesEveryGeluForm_data() {
     QTest::addColumn<QString>("form");
     QTest::addColumn<QString>("activation");
-    QTest::newRow("erf, Div 1.4142, (x·e)·0.5") << "erf0" << "Gelu";
-    QTest::newRow("erf, Mul 0.7071, (0.5·x)·e") << "erf1" << "Gelu";
-    QTest::newRow("tanh, x·(e·0.5)") << "tanh" << "GeluTanh";
-    QTest::newRow("ONNX Gelu (opset 20), tanh") << "onnx" << "GeluTanh";
-    QTest::newRow("com.microsoft:Gelu") << "msgelu" << "Gelu";
-    QTest::newRow("com.microsoft:FastGelu with its bias") << "fastgelu" << "GeluTanh";
+    QTest::newRow("erf, Div 1.4142, (x·e)·0.5") << "erf0"
+                                                << "Gelu";
+    QTest::newRow("erf, Mul 0.7071, (0.5·x)·e") << "erf1"
+                                                << "Gelu";
+    QTest::newRow("tanh, x·(e·0.5)") << "tanh"
+                                     << "GeluTanh";
+    QTest::newRow("ONNX Gelu (opset 20), tanh") << "onnx"
+                                                << "GeluTanh";
+    QTest::newRow("com.microsoft:Gelu") << "msgelu"
+                                        << "Gelu";
+    QTest::newRow("com.microsoft:FastGelu with its bias") << "fastgelu"
+                                                          << "GeluTanh";
   }
   void matMulAddGeluFusesEveryGeluForm() {
     QFETCH(QString, form);
@@ -477,7 +495,8 @@ class FusionRulesTest : public QObject {
     {  // the 0.5 is 0.6: not GELU
       MatMulGraph t;
       Value* x = t.op("Add", {t.product, t.bias()}, "x");
-      Value* e = t.op("Add", {t.op("Erf", {t.op("Div", {x, t.c("sqrt2", 1.4142135)}, "s")}, "erf"), t.c("one", 1)}, "e");
+      Value* e =
+          t.op("Add", {t.op("Erf", {t.op("Div", {x, t.c("sqrt2", 1.4142135)}, "s")}, "erf"), t.c("one", 1)}, "e");
       t.finish(t.op("Mul", {t.op("Mul", {x, e}, "xe"), t.c("half", 0.6)}, "gelu"));
       const PassResult r = runFusion(*t.m);
       QCOMPARE(counter(r, "MatMulAddGeluFusion"), 0);
@@ -566,7 +585,7 @@ class FusionRulesTest : public QObject {
     QCOMPARE(fused->qualifiedType(), std::string("kiln:FusedMatMul"));
     QCOMPARE(fused->attrInt("trans_a", 0), int64_t(1));
     QCOMPARE(fused->input(0), at);
-    QCOMPARE(fused->numInputs(), size_t(3));  // the bias stayed
+    QCOMPARE(fused->numInputs(), size_t(3));              // the bias stayed
     QCOMPARE(replacedNodeIds(*fused).size(), size_t(2));  // MatMul and Add; the Transpose is not replaced
     QCOMPARE(problems(*t.m), QString());
   }

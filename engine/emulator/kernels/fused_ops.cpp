@@ -2,6 +2,7 @@
 // give the fusion rules a numeric check (the fused graph against the written-out one) and the emulator its
 // functional meaning. Floating types only; computed in double and rounded once into the input's type.
 #include <cmath>
+#include <numbers>
 
 #include "emulator/kernels/kernel_util.h"
 #include "ir/graph.h"
@@ -19,7 +20,7 @@ std::vector<Tensor> gelu(const KernelContext& ctx) {
   const bool tanhForm = ctx.node().attrString("approximate", "none") == "tanh";
   std::vector<double> v = x.toDouble();
   for (double& e : v)
-    e = tanhForm ? 0.5 * e * (1 + std::tanh(std::sqrt(2 / M_PI) * (e + 0.044715 * e * e * e)))
+    e = tanhForm ? 0.5 * e * (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (e + 0.044715 * e * e * e)))
                  : 0.5 * e * (1 + std::erf(e / std::sqrt(2.0)));
   return {inTypeOf(x, v)};
 }

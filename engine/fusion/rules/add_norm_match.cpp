@@ -33,7 +33,8 @@ Node* fuseAddNorm(Node& norm, const std::string& fusedOpType, const std::string&
   while (spec.inputs.size() > 2 && !spec.inputs.back()) spec.inputs.pop_back();
   spec.outputs = {norm.output(0)};
   if (sumEscapes) spec.outputs.push_back(sum);
-  spec.attrs = {{"axis", Attribute(norm.attrInt("axis", -1))}, {"epsilon", Attribute(norm.attrFloat("epsilon", 1e-5f))}};
+  spec.attrs = {{"axis", Attribute(norm.attrInt("axis", -1))},
+                {"epsilon", Attribute(norm.attrFloat("epsilon", 1e-5f))}};
   return fuseNodes({add, &norm}, spec, rule);
 }
 

@@ -6,6 +6,7 @@
 // Activations: Relu, Clip (Relu6 for [0, 6], Relu for [0, inf); bounds from attributes before opset 11, from
 // constant inputs after — computed bounds do not fuse), LeakyRelu [alpha], Sigmoid, HardSigmoid [alpha, beta],
 // HardSwish (also written out as x·HardSigmoid(x) with 1/6, 1/2 or x·Relu6(x + 3)/6), Tanh, SiLU (x·Sigmoid(x)).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -73,7 +74,8 @@ std::optional<Activation> activationOf(const Node& anchor, const Match& m) {
 // The activation's input "s": the conv output "y" itself, or Add(y, z) with z shaped like y.
 std::vector<Op> preActivation() {
   const auto plainConv = [](const Node& n) { return n.attrString("activation", "").empty() && n.numInputs() <= 3; };
-  const Op conv = op(std::vector<std::string>{"Conv", "kiln:FusedConv"}, {any("x"), any("w")}).where(plainConv).bind("conv");
+  const Op conv =
+      op(std::vector<std::string>{"Conv", "kiln:FusedConv"}, {any("x"), any("w")}).where(plainConv).bind("conv");
   const auto sameShape = [](const Value& z) { return z.type().shape.rankKnown(); };
   const auto twoInputs = [](const Node& n) { return n.numInputs() == 2; };  // Sum (opset < 8 exports) takes more
   return {conv, op(std::vector<std::string>{"Add", "Sum"}, {from(conv, "y"), any("z", sameShape)})
@@ -85,7 +87,8 @@ std::vector<Op> preActivation() {
 std::vector<Op> patterns() {
   const Operand pre = fromAny(preActivation(), "s");
   const Operand same = any("s");
-  const auto unaryTypes = std::vector<std::string>{"Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh"};
+  const auto unaryTypes =
+      std::vector<std::string>{"Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh"};
   const Op relu6 = op("Clip", {from(op("Add", {same, scalar(3.0)}).commutative())}).where(isRelu6).bind("hswish");
   const auto hardSigmoid6 = [](const Node& n) {
     return near(n.attrFloat("alpha", 0.2f), 1.0 / 6) && near(n.attrFloat("beta", 0.5f), 0.5);

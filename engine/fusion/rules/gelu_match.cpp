@@ -1,6 +1,7 @@
 #include "fusion/rules/gelu_match.h"
 
 #include <cmath>
+#include <numbers>
 
 #include "fusion/pattern.h"
 #include "ir/graph.h"
@@ -27,8 +28,8 @@ std::vector<Op> productOfThree(const Operand& inner) {
 
 std::vector<Op> erfForms() {
   const Operand x = any("x");
-  const Operand scaled = fromAny({op("Div", {x, scalar(std::sqrt(2.0), kTol)}),
-                                  op("Mul", {x, scalar(1.0 / std::sqrt(2.0), kTol)}).commutative()});
+  const Operand scaled = fromAny(
+      {op("Div", {x, scalar(std::sqrt(2.0), kTol)}), op("Mul", {x, scalar(1.0 / std::sqrt(2.0), kTol)}).commutative()});
   return productOfThree(from(op("Add", {from(op("Erf", {scaled})), scalar(1.0, kTol)}).commutative()));
 }
 
@@ -36,8 +37,9 @@ std::vector<Op> tanhForms() {
   const Operand x = any("x");
   const Operand cube =
       fromAny({op("Pow", {x, scalar(3.0, kTol)}), op("Mul", {x, from(op("Mul", {x, x}))}).commutative()});
-  const Operand poly = from(op("Add", {x, from(op("Mul", {cube, scalar(0.044715, kTol)}).commutative())}).commutative());
-  const Operand arg = from(op("Mul", {poly, scalar(std::sqrt(2.0 / M_PI), kTol)}).commutative());
+  const Operand poly =
+      from(op("Add", {x, from(op("Mul", {cube, scalar(0.044715, kTol)}).commutative())}).commutative());
+  const Operand arg = from(op("Mul", {poly, scalar(std::sqrt(2.0 / std::numbers::pi), kTol)}).commutative());
   return productOfThree(from(op("Add", {from(op("Tanh", {arg})), scalar(1.0, kTol)}).commutative()));
 }
 

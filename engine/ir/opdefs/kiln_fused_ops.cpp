@@ -7,6 +7,7 @@
 //   Gelu(X)                      = GELU with approximate "none" (erf) or "tanh". Vector.
 //   AddLayerNorm(A, B [, Scale [, Bias]]) -> Y [, Sum]   = LayerNorm(A + B) over [axis, rank), and A + B itself when
 //   AddRmsNorm(A, B [, Scale]) -> Y [, Sum]                the residual stream still needs it. Vector.
+#include <algorithm>
 #include <stdexcept>
 
 #include "ir/graph.h"
@@ -20,7 +21,8 @@ Dim broadcastDim(const Dim& a, const Dim& b) {
   if (a == b) return a;
   if (a.isStatic() && a.value == 1) return b;
   if (b.isStatic() && b.value == 1) return a;
-  if (a.isStatic() && b.isStatic()) throw std::runtime_error("dims " + a.toString() + " and " + b.toString() + " do not broadcast");
+  if (a.isStatic() && b.isStatic())
+    throw std::runtime_error("dims " + a.toString() + " and " + b.toString() + " do not broadcast");
   return Dim::unknown();
 }
 
