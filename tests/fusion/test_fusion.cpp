@@ -15,20 +15,19 @@
 #include "passes/optimize/graph_fusion.h"
 #include "passes/options.h"
 #include "samples/sample_models.h"
-#include "support/pass_test_support.h"
+#include "support/fusion_test_support.h"
 
 using namespace kiln;
 using kiln::testing::counter;
+using kiln::testing::f32;
+using kiln::testing::floats;
+using kiln::testing::runFusion;
 using kiln::testing::problems;
 
 namespace {
 
 using Dims = std::vector<int64_t>;
 
-ValueType f32(const Dims& dims) { return ValueType::tensor(DType::Float, Shape::ofStatic(dims)); }
-Tensor floats(Dims dims, const std::vector<double>& v) {
-  return convertTensor(Tensor::fromVector(DType::Double, std::move(dims), v), DType::Float);
-}
 
 // x[1,2,4,4] -> Conv(W[3,2,1,1], optional bias) -> Add(c) -> y (a graph output)
 struct ConvAdd {
@@ -47,10 +46,6 @@ struct ConvAdd {
     inferShapes(*m);
   }
 };
-
-PassResult runFusion(Model& m, const Options& options = Options()) {
-  return testing::runPass(*makeGraphFusionPass(builtinFusionRules()), m, options);
-}
 
 // x[2,4,8] -> written-out LayerNorm over `axes` (Pow or Mul form) [-> Mul(gamma[8]) -> Add(beta[8])] -> y
 struct LayerNormGraph {

@@ -17,20 +17,19 @@
 #include "passes/optimize/graph_fusion.h"
 #include "passes/options.h"
 #include "support/evaluate_graph.h"
-#include "support/pass_test_support.h"
+#include "support/fusion_test_support.h"
 
 using namespace kiln;
 using kiln::testing::counter;
+using kiln::testing::f32;
+using kiln::testing::floats;
+using kiln::testing::runFusion;
 using kiln::testing::problems;
 
 namespace {
 
 using Dims = std::vector<int64_t>;
 
-ValueType f32(const Dims& dims) { return ValueType::tensor(DType::Float, Shape::ofStatic(dims)); }
-Tensor floats(Dims dims, const std::vector<double>& v) {
-  return convertTensor(Tensor::fromVector(DType::Double, std::move(dims), v), DType::Float);
-}
 Tensor filled(Dims dims, double x) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;
@@ -41,10 +40,6 @@ std::unique_ptr<Model> newModel(int64_t opset = 17) {
   auto m = std::make_unique<Model>();
   m->opsets[""] = opset;
   return m;
-}
-
-PassResult runFusion(Model& m, const Options& options = Options()) {
-  return testing::runPass(*makeGraphFusionPass(builtinFusionRules()), m, options);
 }
 
 Node* only(const Graph& g) { return g.numNodes() == 1 ? *g.nodes().begin() : nullptr; }
