@@ -1,6 +1,7 @@
 // The standard pipeline. Stage 1 (prepare) follows GE's order: bind shapes, infer, compute static dimensions and
-// fold constants, drop dead branches and no-ops, simplify, merge duplicates, fold BatchNorm into convolutions,
-// fold again what that exposed, infer again, prune, and finally decide which engine runs each op.
+// fold constants, drop dead branches and no-ops, simplify, merge duplicates, fold BatchNorm into Gemms (Conv+BN is
+// a Stage 2 fusion, ConvBatchNormFusion, as in GE), fold again what that exposed, infer again, prune, and finally
+// decide which engine runs each op.
 // Stage 2 (optimize) starts with graph fusion: the built-in rules, then the plugins' rules; then precision (with
 // redundant casts removed) and formats (TransData inserted, then the TransData cleanups), in GE's order. Stage 3
 // joins with its issue.

@@ -15,20 +15,19 @@
 #include "passes/optimize/graph_fusion.h"
 #include "passes/options.h"
 #include "samples/sample_models.h"
-#include "support/pass_test_support.h"
+#include "support/fusion_test_support.h"
 
 using namespace kiln;
 using kiln::testing::counter;
+using kiln::testing::f32;
+using kiln::testing::floats;
+using kiln::testing::runFusion;
 using kiln::testing::problems;
 
 namespace {
 
 using Dims = std::vector<int64_t>;
 
-ValueType f32(const Dims& dims) { return ValueType::tensor(DType::Float, Shape::ofStatic(dims)); }
-Tensor floats(Dims dims, const std::vector<double>& v) {
-  return convertTensor(Tensor::fromVector(DType::Double, std::move(dims), v), DType::Float);
-}
 
 // x[1,2,4,4] -> Conv(W[3,2,1,1], optional bias) -> Add(c) -> y (a graph output)
 struct ConvAdd {
@@ -47,10 +46,6 @@ struct ConvAdd {
     inferShapes(*m);
   }
 };
-
-PassResult runFusion(Model& m, const Options& options = Options()) {
-  return testing::runPass(*makeGraphFusionPass(builtinFusionRules()), m, options);
-}
 
 // x[2,4,8] -> written-out LayerNorm over `axes` (Pow or Mul form) [-> Mul(gamma[8]) -> Add(beta[8])] -> y
 struct LayerNormGraph {
@@ -255,27 +250,22 @@ class FusionTest : public QObject {
   }
 
   void nestedFusionNamesTheOriginalNodes() {
-    // Relu(Add(Conv)) : fuse Conv+Add first, then the fused Conv with the Relu — the record names all three.
+    // Relu(Add(Conv)): ConvBiasAddFusion takes Conv+Add first, then ConvActivationFusion the fused Conv with the
+    // Relu — the record names all three original nodes.
     ConvAdd t({1, 3, 1, 1}, {1, 2, 3}, false);
     Graph& g = *t.m->graph;
     Value* y = t.add->output(0);
     Node* relu = g.addNode("Relu", {y}, {"r"}, "relu");
     g.setOutputs({relu->output(0)});
     const std::vector<int64_t> all{int64_t(t.conv->id()), int64_t(t.add->id()), int64_t(relu->id())};
-    runFusion(*t.m);
-    Node* conv = nullptr;
-    for (Node* n : g.nodes())
-      if (n->opType() == "Conv") conv = n;
-    QVERIFY(conv);
-    FusedNodeSpec spec;
-    spec.opType = "Conv";
-    spec.inputs = conv->inputs();
-    spec.outputs = {relu->output(0)};
-    spec.attrs = {{"activation", Attribute(std::string("Relu"))}};
-    Node* both = fuseNodes({conv, relu}, spec, "Outer");
-    std::vector<int64_t> got = replacedNodeIds(*both);
-    QCOMPARE(got, all);
+    const PassResult r = runFusion(*t.m);
+    QCOMPARE(counter(r, "ConvBiasAddFusion"), 1);
+    QCOMPARE(counter(r, "ConvActivationFusion"), 1);
     QCOMPARE(g.numNodes(), size_t(1));
+    Node* both = *g.nodes().begin();
+    QCOMPARE(both->qualifiedType(), std::string("kiln:FusedConv"));
+    QCOMPARE(both->annotation("fusion.rule"), std::string("ConvActivationFusion"));
+    QCOMPARE(replacedNodeIds(*both), all);
     QVERIFY(both->output(0)->isGraphOutput());
     QCOMPARE(both->output(0)->name(), std::string("r"));
   }

@@ -80,7 +80,7 @@ class MainWindowTest : public QObject {
     HistoryDb db(tmp_.filePath("history.db").toStdString(), HistoryDb::Mode::ReadOnly);
     HistoryReader r(db);
     const auto passes = r.passes(w_->currentRun());
-    const int bn = passNamed(passes, "BatchNormFold");
+    const int bn = passNamed(passes, "GraphFusion");
     QVERIFY(bn > 0);
     w_->navigator()->selectPass(bn);
     QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->canvas()->passView()->toPass == bn, 30000);
@@ -94,19 +94,22 @@ class MainWindowTest : public QObject {
       if (n.graphOwner == 0) want << n.id;
     std::sort(want.begin(), want.end());
     QCOMPARE(w_->canvas()->nodesInState(layout::NodeState::Removed), want);
-    // BatchNormFold rewires each Conv to folded weights: those Convs are the changed ones.
+    // GraphFusion replaces Conv+BatchNorm(+activation) groups by new fused nodes: those are drawn as added.
+    QList<int64_t> added;
+    for (const auto& n : diff.addedNodes)
+      if (n.graphOwner == 0) added << n.id;
+    std::sort(added.begin(), added.end());
+    QVERIFY(!added.isEmpty());
+    QCOMPARE(w_->canvas()->nodesInState(layout::NodeState::Added), added);
     QList<int64_t> changed;
     for (const auto& c : diff.changedNodes)
       if (c.after.graphOwner == 0) changed << c.after.id;
-    std::sort(changed.begin(), changed.end());
     for (int64_t id : w_->canvas()->nodesInState(layout::NodeState::Changed)) QVERIFY(changed.contains(id));
-    QVERIFY(!w_->canvas()->nodesInState(layout::NodeState::Changed).isEmpty());
-    QVERIFY(w_->canvas()->nodesInState(layout::NodeState::Added).isEmpty());
-    shot(*w_, "02_batchnorm_fold_diff");
+    shot(*w_, "02_graph_fusion_diff");
     // Keyboard: N selects a changed node, ↓ moves the selection to the item below it.
     QTest::keyClick(w_->canvas(), Qt::Key_N);
     const int64_t first = w_->canvas()->selectedNode();
-    QVERIFY(want.contains(first) || changed.contains(first));
+    QVERIFY(want.contains(first) || changed.contains(first) || added.contains(first));
     QGraphicsItem* before = w_->canvas()->scene()->selectedItems().value(0);
     QVERIFY(before);
     QTest::keyClick(w_->canvas(), Qt::Key_Down);

@@ -30,6 +30,7 @@ KernelRegistry& KernelRegistry::global() {
     kernels::registerCastKernels(r);
     kernels::registerReduceKernels(r);
     kernels::registerTransDataKernels(r);
+    kernels::registerFusedKernels(r);
     return r;
   }();
   return registry;

@@ -280,5 +280,6 @@ void registerMovementKernels(KernelRegistry& r);
 void registerCastKernels(KernelRegistry& r);
 void registerTransDataKernels(KernelRegistry& r);
 void registerReduceKernels(KernelRegistry& r);
+void registerFusedKernels(KernelRegistry& r);  // kiln: fused Vector ops
 
 }  // namespace kiln::kernels

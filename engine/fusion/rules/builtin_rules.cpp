@@ -2,14 +2,25 @@
 
 namespace kiln {
 
+// Priority order: a bigger pattern before the smaller ones it contains (MatMul+Add+GELU before MatMul+Add, Conv+BN
+// before Conv+activation), a rule that builds on another's result after it (Add+LayerNorm after LayerNorm).
+// AttentionFusion goes first: it needs the Kᵀ Transpose that TransposeMatMulFusion absorbs.
 FusionRuleList builtinFusionRules() {
   return {
       makeAttentionFusion(),  // first: smaller rules would take its MatMuls and Transposes apart
       makeSoftmaxDropoutFusion(),
       makeBiasSoftmaxFusion(),
+      makeConvBatchNormFusion(),
       makeConvBiasAddFusion(),
+      makeConvActivationFusion(),
+      makeMatMulAddGeluFusion(),
+      makeMatMulBiasAddFusion(),
+      makeTransposeMatMulFusion(),
+      makeGeluFusion(),
       makeLayerNormFusion(),
       makeRmsNormFusion(),
+      makeAddLayerNormFusion(),
+      makeAddRmsNormFusion(),
   };
 }
 

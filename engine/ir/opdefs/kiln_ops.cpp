@@ -88,6 +88,7 @@ void registerKilnOps(OpRegistry& registry) {
   transData.infer = inferTransData;
   registerNpuFormatOps(registry, transData);
   registry.add(std::move(transData));
+  registerKilnFusedOps(registry);
 }
 
 }  // namespace kiln

@@ -72,5 +72,7 @@ ComputeUnit defaultComputeUnit(std::string_view domain, std::string_view type);
 OpCost estimateCost(const Node& n);
 // Registers Kiln's own ops (TransData, ...). Called once by OpRegistry's constructor.
 void registerKilnOps(OpRegistry& registry);
+// The fused ops of the built-in fusion rules (kiln_fused_ops.cpp); called by registerKilnOps.
+void registerKilnFusedOps(OpRegistry& registry);
 
 }  // namespace kiln

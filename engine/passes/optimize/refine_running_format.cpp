@@ -102,7 +102,18 @@ class FormatRewriter {
     if (!yPhys) return false;
     g_.setNodeInput(&n, 0, toFormat(x, data, &n));
     g_.setNodeInput(&n, 1, toFormat(n.input(1), weight, &n));
-    readLogical(n, 2);
+    // A later input of the result's own shape and type is a residual added to it (FusedConv's Z): the kernel reads
+    // it block for block with the result, so it comes in `data` too. Bias and the rest stay logical.
+    const Shape& yShape = y->type().shape;
+    for (size_t i = 2; i < n.numInputs(); ++i) {
+      Value* v = n.input(i);
+      if (!v) continue;
+      const Shape& shape = logical_.count(v) ? logical_.at(v).shape : v->type().shape;
+      if (shape == yShape && v->type().dtype == y->type().dtype && canHold(v, data))
+        g_.setNodeInput(&n, i, toFormat(v, data, &n));
+      else if (logical_.count(v))
+        g_.setNodeInput(&n, i, toLogical(v, &n));
+    }
     makeBlocked(y, data, *yPhys);
     n.setAnnotation("format", why);
     r_.add(data == Format::NC1HWC0 ? "nodes_5hd" : "nodes_nz");

@@ -1,79 +1,22 @@
 #include "passes/prepare/batchnorm_fold.h"
 
-#include <cmath>
 #include <optional>
 
-#include "emulator/kernels/kernel.h"
 #include "ir/graph.h"
+#include "passes/prepare/batchnorm_math.h"
 #include "passes/prepare/fold_support.h"
 
 namespace kiln {
 namespace {
 
-// What BN does per channel in inference: y = scale * x + shift.
-struct Affine {
-  std::vector<double> scale, shift;
-};
-
-// New constant inputs for the producer.
-struct Folded {
-  Tensor weights, bias;
-};
-
-// Training-mode BN normalises with the batch's own statistics: only the running-statistics form can be folded.
-bool isInferenceForm(const Node& bn) {
-  if (bn.attrInt("training_mode", 0) != 0) return false;
-  if (bn.attr("is_test") && bn.attrInt("is_test", 0) == 0) return false;  // opset <= 6 training flag
-  if (bn.attr("spatial") && bn.attrInt("spatial", 1) == 0) return false;  // per-element statistics (opset < 9)
-  for (size_t i = 1; i < bn.numOutputs(); ++i)
-    if (const Value* o = bn.output(i); o && (o->hasUses() || o->isGraphOutput())) return false;
-  return true;
-}
-
-std::optional<Affine> bnAffine(const Node& bn, int64_t channels) {
-  std::vector<double> p[4];  // scale (gamma), B (beta), mean, var
-  for (size_t i = 0; i < 4; ++i) {
-    const Tensor* t = constantData(bn.input(i + 1));
-    if (!t || !isFloating(t->dtype()) || t->numel() != channels) return std::nullopt;
-    p[i] = t->toDouble();
-  }
-  const double eps = bn.attrFloat("epsilon", 1e-5f);
-  Affine a;
-  for (size_t c = 0; c < static_cast<size_t>(channels); ++c) {
-    const double s = p[0][c] / std::sqrt(p[3][c] + eps);
-    a.scale.push_back(s);
-    a.shift.push_back(p[1][c] - s * p[2][c]);
-  }
-  return a;
-}
-
-// Values computed in double, stored in the weights' own type (rounded once).
-Tensor inType(DType t, std::vector<int64_t> dims, const std::vector<double>& values) {
-  return convertTensor(Tensor::fromVector(DType::Double, std::move(dims), values), t);
-}
-
-// Conv weights are [M, C/group, k...] whatever the group: output channel m owns the m-th slab of dim 0.
-std::optional<Folded> foldConv(const Tensor& w, const Tensor* bias, const Node& bn) {
-  if (w.dims().size() < 3 || w.dims()[0] <= 0) return std::nullopt;
-  const int64_t m = w.dims()[0];
-  const auto a = bnAffine(bn, m);
-  if (!a || (bias && bias->numel() != m)) return std::nullopt;
-  const int64_t perChannel = w.numel() / m;
-  std::vector<double> wv = w.toDouble();
-  for (size_t i = 0; i < wv.size(); ++i) wv[i] *= a->scale[i / static_cast<size_t>(perChannel)];
-  std::vector<double> bv = bias ? bias->toDouble() : std::vector<double>(static_cast<size_t>(m), 0.0);
-  for (size_t c = 0; c < bv.size(); ++c) bv[c] = a->scale[c] * bv[c] + a->shift[c];
-  return Folded{inType(w.dtype(), w.dims(), wv), inType(w.dtype(), {m}, bv)};
-}
-
 // Gemm: Y = alpha * A' B' + beta * C with B' = transB ? B^T : B, so output feature n is column n of B'.
 // The new C absorbs beta (the node's beta becomes 1): C'[r][n] = s[n] * beta * C[r][n] + shift[n].
-std::optional<Folded> foldGemm(const Node& gemm, const Tensor& w, const Tensor* c, const Node& bn) {
+std::optional<FoldedWeights> foldGemm(const Node& gemm, const Tensor& w, const Tensor* c, const Node& bn) {
   if (w.dims().size() != 2) return std::nullopt;
   const bool transB = gemm.attrInt("transB", 0) != 0;
   const int64_t n = transB ? w.dims()[0] : w.dims()[1];
   const int64_t k = transB ? w.dims()[1] : w.dims()[0];
-  const auto a = bnAffine(bn, n);
+  const auto a = batchNormAffine(bn, n);
   if (!a) return std::nullopt;
   std::vector<double> wv = w.toDouble();
   for (int64_t i = 0; i < k; ++i)
@@ -98,7 +41,7 @@ std::optional<Folded> foldGemm(const Node& gemm, const Tensor& w, const Tensor* 
       const double old = c ? cv[static_cast<size_t>(r * cols + (cols == 1 ? 0 : j))] : 0.0;
       out.push_back(a->scale[static_cast<size_t>(j)] * beta * old + a->shift[static_cast<size_t>(j)]);
     }
-  return Folded{inType(w.dtype(), w.dims(), wv), inType(w.dtype(), cDims, out)};
+  return FoldedWeights{tensorInType(w.dtype(), w.dims(), wv), tensorInType(w.dtype(), cDims, out)};
 }
 
 class BatchNormFold final : public NodePass {
@@ -107,22 +50,21 @@ class BatchNormFold final : public NodePass {
 
  protected:
   bool visit(Node& bn, PassContext&, NodeWorklist& work, PassResult& result) override {
-    if (bn.opType() != "BatchNormalization" || !isOnnxDomain(bn) || !isInferenceForm(bn)) return false;
+    if (bn.opType() != "BatchNormalization" || !isOnnxDomain(bn) || !isInferenceBatchNorm(bn)) return false;
     Value* x = bn.input(0);
     Value* y = bn.output(0);
     // The producer's output must feed only this BN: other readers still need the unnormalised values.
     if (!x || !y || x->uses().size() != 1 || x->isGraphOutput()) return false;
     Node* producer = x->producer();
-    if (!producer || producer->graph() != bn.graph() || !isOnnxDomain(*producer) || producer->output(0) != x)
+    if (!producer || producer->graph() != bn.graph() || !isOnnxDomain(*producer) || producer->output(0) != x ||
+        producer->opType() != "Gemm")
       return false;
-    const bool isConv = producer->opType() == "Conv";
-    if (!isConv && producer->opType() != "Gemm") return false;
     Value* wValue = producer->input(1);
     Value* bValue = producer->input(2);
     const Tensor* w = constantData(wValue);
     const Tensor* b = bValue ? constantData(bValue) : nullptr;
     if (!w || !isFloating(w->dtype()) || (bValue && (!b || b->dtype() != w->dtype()))) return false;
-    const std::optional<Folded> f = isConv ? foldConv(*w, b, bn) : foldGemm(*producer, *w, b, bn);
+    const std::optional<FoldedWeights> f = foldGemm(*producer, *w, b, bn);
     if (!f || !f->weights.valid() || !f->bias.valid()) return false;
 
     Graph& g = *bn.graph();
@@ -134,7 +76,7 @@ class BatchNormFold final : public NodePass {
       g.setNodeInput(producer, 2, newBias);
     else
       g.appendNodeInput(producer, newBias);
-    if (!isConv) producer->setAttr("beta", Attribute(1.0f));
+    producer->setAttr("beta", Attribute(1.0f));
 
     const std::string yName = y->name();
     const bool yIsGraphOutput = y->isGraphOutput();

@@ -1,0 +1,55 @@
+#include "passes/prepare/batchnorm_math.h"
+
+#include <cmath>
+
+#include "emulator/kernels/kernel.h"
+#include "ir/graph.h"
+#include "passes/prepare/fold_support.h"
+
+namespace kiln {
+
+bool isInferenceBatchNorm(const Node& bn) {
+  if (bn.attrInt("training_mode", 0) != 0) return false;
+  if (bn.attr("is_test") && bn.attrInt("is_test", 0) == 0) return false;  // opset <= 6 training flag
+  if (bn.attr("spatial") && bn.attrInt("spatial", 1) == 0) return false;  // per-element statistics (opset < 9)
+  if (bn.numInputs() < 5) return false;
+  for (size_t i = 1; i < bn.numOutputs(); ++i)
+    if (const Value* o = bn.output(i); o && (o->hasUses() || o->isGraphOutput())) return false;
+  return true;
+}
+
+std::optional<BatchNormAffine> batchNormAffine(const Node& bn, int64_t channels) {
+  std::vector<double> p[4];  // scale (gamma), B (beta), mean, var
+  for (size_t i = 0; i < 4; ++i) {
+    const Tensor* t = constantData(bn.input(i + 1));
+    if (!t || !isFloating(t->dtype()) || t->numel() != channels) return std::nullopt;
+    p[i] = t->toDouble();
+  }
+  const double eps = bn.attrFloat("epsilon", 1e-5f);
+  BatchNormAffine a;
+  for (size_t c = 0; c < static_cast<size_t>(channels); ++c) {
+    const double s = p[0][c] / std::sqrt(p[3][c] + eps);
+    a.scale.push_back(s);
+    a.shift.push_back(p[1][c] - s * p[2][c]);
+  }
+  return a;
+}
+
+Tensor tensorInType(DType t, std::vector<int64_t> dims, const std::vector<double>& values) {
+  return convertTensor(Tensor::fromVector(DType::Double, std::move(dims), values), t);
+}
+
+std::optional<FoldedWeights> foldBatchNormIntoConv(const Tensor& w, const Tensor* bias, const Node& bn) {
+  if (w.dims().size() < 3 || w.dims()[0] <= 0) return std::nullopt;
+  const int64_t m = w.dims()[0];
+  const auto a = batchNormAffine(bn, m);
+  if (!a || (bias && bias->numel() != m)) return std::nullopt;
+  const int64_t perChannel = w.numel() / m;
+  std::vector<double> wv = w.toDouble();
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] *= a->scale[i / static_cast<size_t>(perChannel)];
+  std::vector<double> bv = bias ? bias->toDouble() : std::vector<double>(static_cast<size_t>(m), 0.0);
+  for (size_t c = 0; c < bv.size(); ++c) bv[c] = a->scale[c] * bv[c] + a->shift[c];
+  return FoldedWeights{tensorInType(w.dtype(), w.dims(), wv), tensorInType(w.dtype(), {m}, bv)};
+}
+
+}  // namespace kiln
