@@ -3,6 +3,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "io/om/om_reader.h"
 #include "io/onnx/onnx_reader.h"
 #include "ir/verifier.h"
 
@@ -22,8 +23,12 @@ ModelFormat detectModelFormat(const std::string& path) {
 LoadedModel loadModel(const std::string& path) {
   LoadedModel out;
   switch (detectModelFormat(path)) {
-    case ModelFormat::AscendOm:
-      throw LoadError(path, "Ascend .om models cannot be opened yet: the .om reader is not part of this build");
+    case ModelFormat::AscendOm: {
+      om::OmImport imp = om::readOmFile(path);
+      out.model = std::move(imp.model);
+      out.warnings = std::move(imp.warnings);
+      break;
+    }
     case ModelFormat::Onnx:
     case ModelFormat::Unknown: {
       OnnxImport imp = readOnnxFile(path);

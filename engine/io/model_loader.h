@@ -1,5 +1,6 @@
 #pragma once
-// Opens any model file Kiln reads (ONNX today; .om and GE dumps as their readers land), runs type/shape inference
+// Opens any model file Kiln reads (ONNX, Ascend .om — found by its "IMOD" magic whatever the extension; GE dumps
+// as their reader lands), runs type/shape inference
 // and the verifier. The single entry point the CLI, the GUI and batch mode use.
 #include <memory>
 #include <string>

@@ -35,14 +35,19 @@ ModelSummary summarizeModel(const Model& m, const InferenceReport& inference,
     if (g.parent()) ++s.subgraphs;
     s.nodes += static_cast<int64_t>(g.numNodes());
     for (const Value* v : g.initializers()) addTensor(v->name(), *v->constant());
+    for (const Value* v : g.values())
+      if (v->type().isTensor()) ++s.formats[std::string(formatName(v->type().format))];
     for (const Node* n : g.nodes()) {
       ++ops[n->qualifiedType()];
       ++s.computeUnits[std::string(computeUnitName(OpRegistry::global().unitOf(*n, m.opsetFor(n->domain()))))];
-      if (n->opType() == "Constant" && n->domain().empty())
+      // A constant node (ONNX Constant, GE's Const): no inputs, its tensor in `value`.
+      if (n->numInputs() == 0)
         if (const Attribute* a = n->attr("value"))
           if (const Tensor* t = a->get<Tensor>()) addTensor(n->output(0) ? n->output(0)->name() : n->name(), *t);
     }
   });
+  if (s.formats.size() == 1 && s.formats.count("ND")) s.formats.clear();  // nothing to say about plain layouts
+  s.metadata = m.metadata;
   s.ops.assign(ops.begin(), ops.end());
   std::stable_sort(s.ops.begin(), s.ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   std::stable_sort(tensors.begin(), tensors.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
@@ -100,6 +105,12 @@ Json ModelSummary::toJson() const {
   Json units = Json::object();
   for (const auto& [u, c] : computeUnits) units.set(u, c);
   j.set("compute_units", units);
+  Json formatsJ = Json::object();
+  for (const auto& [f, c] : formats) formatsJ.set(f, c);
+  j.set("formats", formatsJ);
+  Json metaJ = Json::object();
+  for (const auto& [k, v] : metadata) metaJ.set(k, v);
+  j.set("metadata", metaJ);
   Json unsupported = Json::object();
   for (const auto& [op, c] : unsupportedOps) unsupported.set(op, c);
   j.set("unsupported_ops", unsupported);
@@ -131,8 +142,21 @@ std::string ModelSummary::toText() const {
   std::string unitsLine;
   for (const auto& [u, c] : computeUnits) unitsLine += (unitsLine.empty() ? "" : ", ") + u + " " + withThousands(c);
   row("Units", unitsLine.empty() ? "-" : unitsLine);
+  if (!formats.empty()) {
+    std::string formatsLine;
+    for (const auto& [f, c] : formats) formatsLine += (formatsLine.empty() ? "" : ", ") + f + " " + withThousands(c);
+    row("Formats", formatsLine);
+  }
   row("Parameters", withThousands(parameters) + " (" + formatBytes(static_cast<double>(parameterBytes)) + ") in " +
                         withThousands(parameterTensors) + " tensors");
+
+  if (!metadata.empty()) {
+    os << "\nMetadata\n";
+    size_t kw = 0;
+    for (const auto& [k, v] : metadata) kw = std::max(kw, displayWidth(k));
+    for (const auto& [k, v] : metadata)  // values can be long (ONNX metadata_props): one line each
+      os << "  " << padRight(k, kw + 2) << (v.size() > 100 ? v.substr(0, 97) + "..." : v) << "\n";
+  }
 
   os << "\nOp histogram\n";
   size_t ow = 0;

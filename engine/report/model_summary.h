@@ -30,6 +30,8 @@ struct ModelSummary {
   std::vector<TensorEntry> largestTensors;
   std::map<std::string, int64_t> unsupportedOps;
   std::map<std::string, int64_t> computeUnits;  // unit -> node count
+  std::map<std::string, int64_t> formats;       // layout -> tensor values in it (shown when any is not ND)
+  std::vector<std::pair<std::string, std::string>> metadata;  // the model's metadata entries
   std::vector<std::string> warnings;
 
   Json toJson() const;

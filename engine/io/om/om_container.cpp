@@ -141,6 +141,16 @@ std::optional<std::string> readTable(std::span<const uint8_t> file, uint64_t at,
   return std::nullopt;
 }
 
+bool backToBack(const OmModelPartitions& t) {
+  const uint64_t entry = t.wideTable ? kWideEntry : kTinyEntry;
+  uint64_t next = t.tableOffset + (t.wideTable ? 8 : 4) + t.partitions.size() * entry;
+  for (const auto& p : t.partitions) {
+    if (p.offset != next) return false;
+    next += p.size;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string partitionTypeName(uint32_t type) {
@@ -235,7 +245,10 @@ OmContainer parseOmContainer(std::span<const uint8_t> file, const std::string& d
       // Be robust to writers that did not follow the rule: accept the other form when every entry fits the file.
       OmModelPartitions other;
       uint64_t otherEnd = 0;
-      if (!readTable(file, at, !ruleWide, other, otherEnd)) {
+      // Only a table whose partitions lie back to back in table order from its end is taken: a misread table of the
+      // other form would rarely look like that.
+      if (!readTable(file, at, !ruleWide, other, otherEnd) && backToBack(other) &&
+          (m + 1 < models || otherEnd == file.size())) {
         c.warnings.push_back("model " + std::to_string(m) + ": partition table is in " + (ruleWide ? "tiny" : "wide") +
                              " form, the header implies " + (ruleWide ? "wide" : "tiny"));
         parts = std::move(other);

@@ -1,0 +1,470 @@
+// Ascend .om container and reader: files built here with writeOmContainer and Kiln's own protos (v2 wide, v1 tiny,
+// several models), round trips of the container and of MODEL_INOUT_INFO, and every kind of bad file the reader must
+// refuse with a clear one-line error (each its own test). Ends with `kiln inspect` on a corrupt .om (exit 2).
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cstring>
+#include <fstream>
+
+#include "io/model_loader.h"
+#include "io/om/ge_ir.pb.h"
+#include "io/om/om_container.h"
+#include "io/om/om_reader.h"
+#include "io/om/task.pb.h"
+
+using namespace kiln;
+using namespace kiln::om;
+
+namespace {
+
+void setShape(ge::proto::TensorDescriptor* d, std::initializer_list<int64_t> dims) {
+  for (int64_t x : dims) d->mutable_shape()->add_dim(x);
+}
+
+ge::proto::TensorDescriptor* desc(google::protobuf::RepeatedPtrField<ge::proto::TensorDescriptor>* list,
+                                  ge::proto::DataType dt, std::initializer_list<int64_t> dims, const char* layout) {
+  auto* d = list->Add();
+  d->set_dtype(dt);
+  setShape(d, dims);
+  d->set_layout(layout);
+  return d;
+}
+
+// Data x -> Conv2D(x, w) -> NetOutput, with w a Const whose 4 fp16 values sit at offset 8 of WEIGHTS_DATA, and a
+// control edge w -> NetOutput. Ops are listed out of order (NetOutput first) on purpose.
+struct Sample {
+  ge::proto::ModelDef md;
+  domi::ModelTaskDef tasks;
+  std::string weights;
+  ge::proto::OpDef* op(const std::string& name) {
+    for (auto& o : *md.mutable_graph(0)->mutable_op())
+      if (o.name() == name) return &o;
+    return nullptr;
+  }
+};
+
+Sample sample() {
+  Sample s;
+  s.md.set_name("tiny");
+  s.md.set_version(2);
+  (*s.md.mutable_attr())["memory_size"].set_i(4096);
+  (*s.md.mutable_attr())["soc_version"].set_s("Ascend310");
+  auto* g = s.md.add_graph();
+  g->set_name("tiny_0");
+
+  auto* out = g->add_op();
+  out->set_name("out");
+  out->set_type("NetOutput");
+  out->set_id(3);
+  out->add_input("conv:0");
+  out->add_input("w:-1");
+  desc(out->mutable_input_desc(), ge::proto::DT_FLOAT16, {1, 1, 4, 4, 16}, "NC1HWC0");
+
+  auto* x = g->add_op();
+  x->set_name("x");
+  x->set_type("Data");
+  x->set_id(0);
+  x->add_input("");
+  desc(x->mutable_input_desc(), ge::proto::DT_FLOAT, {1, 3, 4, 4}, "NCHW");
+  desc(x->mutable_output_desc(), ge::proto::DT_FLOAT, {1, 3, 4, 4}, "NCHW");
+
+  auto* w = g->add_op();
+  w->set_name("w");
+  w->set_type("Const");
+  w->set_id(1);
+  auto* wd = desc(w->mutable_output_desc(), ge::proto::DT_FLOAT16, {2, 2}, "FRACTAL_Z");
+  (*wd->mutable_attr())["origin_format"].set_s("HWCN");
+  auto* value = (*w->mutable_attr())["value"].mutable_t()->mutable_desc();
+  *value = *wd;
+  value->set_data_offset(8);
+  value->set_weight_size(8);
+
+  auto* conv = g->add_op();
+  conv->set_name("conv");
+  conv->set_type("Conv2D");
+  conv->set_id(2);
+  conv->set_stream_id(1);
+  conv->add_input("x:0");
+  conv->add_input("w:0");
+  conv->add_input_i(0);
+  conv->add_input_i(512);
+  conv->add_output_i(1024);
+  conv->add_workspace_bytes(64);
+  (*conv->mutable_attr())["strides"].mutable_list()->add_i(1);
+  (*conv->mutable_attr())["data_format"].set_s("NCHW");
+  auto* cd = desc(conv->mutable_output_desc(), ge::proto::DT_FLOAT16, {1, 1, 4, 4, 16}, "NC1HWC0");
+  (*cd->mutable_attr())["origin_format"].set_s("NCHW");
+  auto* os = (*cd->mutable_attr())["origin_shape"].mutable_list();
+  for (int64_t d : {1, 3, 4, 4}) os->add_i(d);
+
+  s.weights.assign(16, '\0');
+  const uint16_t half[4] = {0x3c00, 0x4000, 0x4200, 0x4400};  // 1, 2, 3, 4
+  std::memcpy(s.weights.data() + 8, half, 8);
+
+  s.tasks.set_memory_size(4096);
+  s.tasks.set_stream_num(2);
+  auto* k = s.tasks.add_task();
+  k->set_type(0);
+  k->set_stream_id(1);
+  k->mutable_kernel()->set_block_dim(8);
+  k->mutable_kernel()->set_kernel_name("te_conv2d_kernel0");
+  k->mutable_kernel()->mutable_context()->set_op_index(2);
+  s.tasks.add_task()->set_type(19);
+  return s;
+}
+
+std::vector<OmPartitionPayload> partitions(const Sample& s) {
+  return {{0, s.md.SerializeAsString()}, {1, s.weights}, {2, s.tasks.SerializeAsString()}};
+}
+
+OmHeader header() {
+  OmHeader h;
+  h.name = "tiny";
+  h.platformVersion = "Ascend310";
+  return h;
+}
+
+std::string fileOf(const Sample& s, OmLayout layout = OmLayout::V2Wide) {
+  return writeOmContainer(header(), {partitions(s)}, layout);
+}
+
+OmImport load(std::string bytes) { return readOmBytes(std::make_shared<OwnedStorage>(std::move(bytes)), "test.om"); }
+
+void put32(std::string& b, size_t at, uint32_t v) { std::memcpy(b.data() + at, &v, 4); }
+void put64(std::string& b, size_t at, uint64_t v) { std::memcpy(b.data() + at, &v, 8); }
+
+// The load must fail with a LoadError naming the file and containing `expected`.
+QString failure(std::string bytes) {
+  try {
+    load(std::move(bytes));
+  } catch (const LoadError& e) {
+    if (e.file() != "test.om") return "wrong file in error: " + QString::fromStdString(e.file());
+    return QString::fromStdString(e.what());
+  }
+  return "(loaded without error)";
+}
+
+#define EXPECT_REFUSED(bytes, expected)                                                                      \
+  do {                                                                                                       \
+    const QString msg = failure(bytes);                                                                      \
+    qInfo("%s", qPrintable(msg));                                                                            \
+    QVERIFY2(msg.contains(QStringLiteral(expected)), qPrintable("expected '" expected "' in: " + msg));     \
+  } while (0)
+
+const Node* nodeNamed(const Graph& g, const std::string& name) {
+  for (const Node* n : g.nodes())
+    if (n->name() == name) return n;
+  return nullptr;
+}
+
+std::string meta(const Model& m, const std::string& key) {
+  for (const auto& [k, v] : m.metadata)
+    if (k == key) return v;
+  return {};
+}
+
+}  // namespace
+
+class OmReaderTest : public QObject {
+  Q_OBJECT
+ private:
+  QTemporaryDir tmp_;
+
+  void checkSampleGraph(const OmImport& imp) {
+    const Graph& g = *imp.model->graph;
+    QCOMPARE(g.numNodes(), size_t{4});
+    QCOMPARE(g.name(), std::string("tiny_0"));
+    // Topologically sorted although the file listed NetOutput first.
+    QVERIFY((*g.nodes().begin())->opType() != "NetOutput");
+    for (const Node* n : g.nodes()) QCOMPARE(n->domain(), std::string(kGeDomain));
+    QCOMPARE(g.inputs().size(), size_t{1});
+    QCOMPARE(g.inputs()[0]->name(), std::string("x"));
+    QCOMPARE(g.inputs()[0]->type().toString(), std::string("fp32[1×3×4×4] NCHW"));
+
+    const Node* conv = nodeNamed(g, "conv");
+    QVERIFY(conv);
+    QCOMPARE(conv->opType(), std::string("Conv2D"));
+    QCOMPARE(conv->numInputs(), size_t{2});
+    QCOMPARE(conv->input(0)->producer()->name(), std::string("x"));
+    QCOMPARE(conv->input(1)->name(), std::string("w:0"));
+    QCOMPARE(conv->output(0)->type().format, Format::NC1HWC0);
+    QCOMPARE(conv->output(0)->type().dtype, DType::Float16);
+    QCOMPARE(conv->annotation("om.stream_id"), std::string("1"));
+    QCOMPARE(conv->annotation("om.input_offsets"), std::string("0,512"));
+    QCOMPARE(conv->annotation("om.output_offsets"), std::string("1024"));
+    QCOMPARE(conv->annotation("om.workspace_bytes"), std::string("64"));
+    QCOMPARE(conv->annotation("om.block_dim"), std::string("8"));
+    QCOMPARE(conv->annotation("om.kernel_name"), std::string("te_conv2d_kernel0"));
+    QCOMPARE(conv->annotation("om.output0.origin_format"), std::string("NCHW"));
+    QCOMPARE(conv->annotation("om.output0.origin_shape"), std::string("1,3,4,4"));
+    QCOMPARE(conv->attrString("data_format", ""), std::string("NCHW"));
+    QCOMPARE(conv->attrInts("strides"), std::vector<int64_t>{1});
+
+    const Node* w = nodeNamed(g, "w");
+    QVERIFY(w && w->attr("value"));
+    const Tensor* t = w->attr("value")->get<Tensor>();
+    QVERIFY(t);
+    QCOMPARE(t->dims(), (std::vector<int64_t>{2, 2}));
+    QCOMPARE(t->toDouble(), (std::vector<double>{1, 2, 3, 4}));
+    QCOMPARE(w->output(0)->type().format, Format::FRACTAL_Z);
+
+    const Node* out = nodeNamed(g, "out");
+    QCOMPARE(out->annotation("om.control_inputs"), std::string("w"));
+    QCOMPARE(out->numInputs(), size_t{1});
+    QCOMPARE(g.outputs().size(), size_t{1});
+    QCOMPARE(g.outputs()[0]->name(), std::string("out:0"));
+    QCOMPARE(g.outputs()[0]->type().format, Format::NC1HWC0);
+
+    QCOMPARE(meta(*imp.model, "om.memory_size"), std::string("4096"));
+    QCOMPARE(meta(*imp.model, "om.stream_num"), std::string("2"));  // from TASK_INFO: the model attrs lack it
+    QCOMPARE(imp.info.socVersion, std::string("Ascend310"));
+    QCOMPARE(imp.info.memorySize, uint64_t{4096});
+    QCOMPARE(imp.info.tasks.size(), size_t{2});
+    QCOMPARE(imp.info.tasks[0].opName, std::string("conv"));
+    QCOMPARE(imp.info.tasks[0].blockDim, 8u);
+    QCOMPARE(taskTypeName(imp.info.tasks[1].type), std::string("END_GRAPH"));
+    QCOMPARE(imp.info.weightsBytes, uint64_t{16});
+  }
+
+ private slots:
+  void v2WideSingleModel() {
+    const OmImport imp = load(fileOf(sample()));
+    const OmContainer& c = imp.info.container;
+    QVERIFY(!c.header.isV1());
+    QCOMPARE(c.header.name, std::string("tiny"));
+    QCOMPARE(c.header.platformVersion, std::string("Ascend310"));
+    QCOMPARE(c.models.size(), size_t{1});
+    QVERIFY(c.models[0].wideTable);
+    QVERIFY(imp.warnings.empty());
+    checkSampleGraph(imp);
+  }
+
+  void v1TinyTable() {
+    const std::string bytes = fileOf(sample(), OmLayout::V1Tiny);
+    const OmImport imp = load(bytes);
+    QVERIFY(imp.info.container.header.isV1());
+    QCOMPARE(imp.info.container.header.length, static_cast<uint32_t>(bytes.size() - 256));
+    QVERIFY(!imp.info.container.models[0].wideTable);
+    QCOMPARE(imp.info.container.header.platformVersion, std::string("Ascend310"));
+    QVERIFY2(imp.warnings.empty(), imp.warnings.empty() ? "" : imp.warnings[0].c_str());
+    checkSampleGraph(imp);
+  }
+
+  void multiModel() {
+    Sample second = sample();
+    second.md.mutable_graph(0)->set_name("second_0");
+    const std::string bytes = writeOmContainer(header(), {partitions(sample()), partitions(second)});
+    const OmImport imp = load(bytes);
+    const OmContainer& c = imp.info.container;
+    QCOMPARE(c.header.modelNum, 2u);
+    QCOMPARE(c.models.size(), size_t{2});
+    QVERIFY(c.models[1].tableOffset > c.models[0].tableOffset);
+    const auto span = std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    const auto md2 = partitionBytes(span, *c.models[1].find(PartitionType::ModelDef));
+    ge::proto::ModelDef parsed;
+    QVERIFY(parsed.ParseFromArray(md2.data(), static_cast<int>(md2.size())));
+    QCOMPARE(parsed.graph(0).name(), std::string("second_0"));
+    QCOMPARE(imp.model->graph->name(), std::string("tiny_0"));  // the root model's graph
+    QVERIFY(!imp.warnings.empty() && imp.warnings[0].find("2 models") != std::string::npos);
+  }
+
+  void containerRoundTrip() {
+    OmHeader h = header();
+    h.modelType = 1;
+    h.ops = 7;
+    h.isUnknownModel = 1;
+    const std::vector<OmPartitionPayload> parts = {{8, "abc"}, {0, "model-bytes"}, {1, std::string(100, 'w')}, {2, ""}};
+    for (OmLayout layout : {OmLayout::V2Wide, OmLayout::V1Tiny}) {
+      const std::string bytes = writeOmContainer(h, {parts}, layout);
+      const auto span = std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+      const OmContainer c = parseOmContainer(span, "rt.om");
+      QVERIFY(c.warnings.empty());
+      QCOMPARE(c.header.name, h.name);
+      QCOMPARE(c.header.ops, 7u);
+      QCOMPARE(c.header.modelType, uint8_t{1});
+      QCOMPARE(c.header.isUnknownModel, static_cast<uint8_t>(layout == OmLayout::V2Wide ? 1 : 0));  // v1 has no such field
+      QCOMPARE(c.models[0].partitions.size(), parts.size());
+      for (size_t i = 0; i < parts.size(); ++i) {
+        QCOMPARE(c.models[0].partitions[i].type, parts[i].type);
+        const auto b = partitionBytes(span, c.models[0].partitions[i]);
+        QCOMPARE(std::string(reinterpret_cast<const char*>(b.data()), b.size()), parts[i].bytes);
+      }
+      // Writing what was read gives the same bytes.
+      std::vector<OmPartitionPayload> again;
+      for (const auto& p : c.models[0].partitions) {
+        const auto b = partitionBytes(span, p);
+        again.push_back({p.type, std::string(reinterpret_cast<const char*>(b.data()), b.size())});
+      }
+      QCOMPARE(writeOmContainer(c.header, {again}, layout), bytes);
+    }
+  }
+
+  void inOutInfoRoundTrip() {
+    OmInOutInfo info;
+    info.inputs.push_back({7056 * 4, 1, 0, "s", {1, 42, 42, 1}, {}, {{1, 1}, {42, 42}}});
+    info.inputs.push_back({8, 2, 9, "ids", {-1}, {1}, {}});
+    info.outputs.push_back({4, 2, 3, "out_a:0", {1}, {}, {}});
+    info.others.push_back({2, std::string("\x01\x00\x00\x00", 4)});
+    const std::string bytes = writeInOutInfo(info);
+    const auto parsed = parseInOutInfo(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), "io");
+    QVERIFY(parsed == info);
+    QCOMPARE(inOutDataTypeName(parsed.inputs[1].dataType), std::string("int64"));
+    // And through a whole file: the reader exposes it.
+    Sample s = sample();
+    auto parts = partitions(s);
+    parts.insert(parts.begin(), OmPartitionPayload{8, bytes});
+    const OmImport imp = load(writeOmContainer(header(), {parts}));
+    QVERIFY(imp.info.inOut && *imp.info.inOut == info);
+  }
+
+  void inOutInfoTruncatedIsRefused() {
+    OmInOutInfo info;
+    info.inputs.push_back({4, 0, 0, "x", {1, 2, 3}, {}, {}});
+    std::string bytes = writeInOutInfo(info);
+    put32(bytes, 8, 1000000000);  // tensor count
+    try {
+      parseInOutInfo(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), "io.om");
+      QFAIL("expected a refusal");
+    } catch (const LoadError& e) {
+      QVERIFY2(std::string(e.what()).find("1000000000 tensors") != std::string::npos, e.what());
+    }
+  }
+
+  void loaderFindsOmByMagicWhateverTheExtension() {
+    const QString path = tmp_.filePath("model.bin");
+    std::ofstream(path.toStdString(), std::ios::binary) << fileOf(sample());
+    QCOMPARE(detectModelFormat(path.toStdString()), ModelFormat::AscendOm);
+    const LoadedModel lm = loadModel(path.toStdString());
+    QCOMPARE(lm.model->graph->numNodes(), size_t{4});
+    for (const auto& w : lm.warnings) qInfo("warning: %s", w.c_str());
+  }
+
+  // --- bad input, one test each ---------------------------------------------------------------------------------
+
+  void wrongMagic() {
+    std::string b = fileOf(sample());
+    b[0] = 'X';
+    EXPECT_REFUSED(b, "magic");
+  }
+
+  void truncatedHeader() { EXPECT_REFUSED(fileOf(sample()).substr(0, 100), "truncated .om header"); }
+
+  void lengthDisagreesWithFileSize() {
+    std::string b = fileOf(sample());
+    b.pop_back();
+    EXPECT_REFUSED(b, "bytes follow the header");
+  }
+
+  void partitionPastEndOfFile() {
+    std::string b = fileOf(sample());
+    put64(b, 256 + 8 + 24 * 1 + 16, 1u << 20);  // WEIGHTS_DATA size
+    EXPECT_REFUSED(b, "lies past the end of the file");
+  }
+
+  void partitionCountInTheBillions() {
+    std::string b = fileOf(sample());
+    put32(b, 256, 3000000000u);
+    EXPECT_REFUSED(b, "declares 3000000000 partitions");
+  }
+
+  void modelCountInTheBillions() {
+    std::string b = fileOf(sample());
+    put32(b, 156, 4000000000u);
+    EXPECT_REFUSED(b, "declares 4000000000 models");
+  }
+
+  void overlappingPartitions() {
+    std::string b = fileOf(sample());
+    put64(b, 256 + 8 + 24 * 1 + 8, 0);  // WEIGHTS_DATA starts where MODEL_DEF does
+    EXPECT_REFUSED(b, "overlap");
+  }
+
+  void overflowingOffset() {
+    std::string b = fileOf(sample());
+    put64(b, 256 + 8 + 24 * 2 + 8, UINT64_MAX - 4);  // offset + size wraps around
+    EXPECT_REFUSED(b, "lies past the end of the file");
+  }
+
+  void encrypted() {
+    OmHeader h = header();
+    h.isEncrypt = 1;
+    EXPECT_REFUSED(writeOmContainer(h, {partitions(sample())}), "encrypted");
+  }
+
+  void garbageModelDef() {
+    auto parts = partitions(sample());
+    parts[0].bytes = std::string("\xff\xff\xff\xff\x0f garbage", 13);
+    EXPECT_REFUSED(writeOmContainer(header(), {parts}), "not a valid ge.proto.ModelDef");
+  }
+
+  void noModelDef() {
+    auto parts = partitions(sample());
+    parts.erase(parts.begin());
+    EXPECT_REFUSED(writeOmContainer(header(), {parts}), "no MODEL_DEF");
+  }
+
+  void negativeDims() {
+    Sample s = sample();
+    s.op("conv")->mutable_output_desc(0)->mutable_shape()->set_dim(2, -5);
+    EXPECT_REFUSED(fileOf(s), "invalid dimension -5");
+  }
+
+  void negativeConstDims() {
+    Sample s = sample();
+    auto* d = (*s.op("w")->mutable_attr())["value"].mutable_t()->mutable_desc();
+    d->mutable_shape()->set_dim(0, -1);
+    EXPECT_REFUSED(fileOf(s), "a constant's shape must be static");
+  }
+
+  void constDataOffsetPastTheWeights() {
+    Sample s = sample();
+    (*s.op("w")->mutable_attr())["value"].mutable_t()->mutable_desc()->set_data_offset(12);
+    EXPECT_REFUSED(fileOf(s), "past the end of WEIGHTS_DATA");
+  }
+
+  void inputNamesMissingOp() {
+    Sample s = sample();
+    s.op("conv")->set_input(1, "nope:0");
+    EXPECT_REFUSED(fileOf(s), "names 'nope', which is not an op of the graph");
+  }
+
+  void inputIndexOutOfRange() {
+    Sample s = sample();
+    s.op("conv")->set_input(0, "x:3");
+    EXPECT_REFUSED(fileOf(s), "reads output 3 of 'x', which has 1 outputs");
+  }
+
+  void malformedInputReference() {
+    Sample s = sample();
+    s.op("conv")->set_input(0, "x:zero");
+    EXPECT_REFUSED(fileOf(s), "no valid output index");
+  }
+
+  void cliInspectCorruptOmExits2() {
+    const QString path = tmp_.filePath("corrupt_model.om");
+    std::string b = fileOf(sample());
+    put64(b, 256 + 8 + 24 * 1 + 16, 1u << 20);
+    std::ofstream(path.toStdString(), std::ios::binary) << b;
+    QProcess p;
+    p.start(QStringLiteral(KILN_BINARY), {"inspect", path});
+    QVERIFY(p.waitForFinished(60000));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    qInfo("%s", qPrintable(err.trimmed()));
+    QCOMPARE(p.exitCode(), 2);
+    QVERIFY2(err.contains("corrupt_model.om") && err.contains("past the end"), qPrintable(err));
+
+    // And a good one prints its ops and formats.
+    const QString good = tmp_.filePath("good.om");
+    std::ofstream(good.toStdString(), std::ios::binary) << fileOf(sample());
+    p.start(QStringLiteral(KILN_BINARY), {"inspect", good});
+    QVERIFY(p.waitForFinished(60000));
+    const QString out = QString::fromUtf8(p.readAllStandardOutput());
+    QCOMPARE(p.exitCode(), 0);
+    QVERIFY2(out.contains("ge:Conv2D") && out.contains("NC1HWC0") && out.contains("om.memory_size"), qPrintable(out));
+  }
+};
+
+QTEST_GUILESS_MAIN(OmReaderTest)
+#include "test_om_reader.moc"
