@@ -165,6 +165,19 @@ std::string meta(const Model& m, const std::string& key) {
   return {};
 }
 
+struct KilnRun {
+  int code = -1;
+  QString out, err;
+};
+
+KilnRun kilnInspect(const QString& path) {
+  QProcess p;
+  p.start(QStringLiteral(KILN_BINARY), {"inspect", path});
+  if (!p.waitForFinished(60000)) return {};
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+          QString::fromUtf8(p.readAllStandardError())};
+}
+
 }  // namespace
 
 class OmReaderTest : public QObject {
@@ -447,21 +460,17 @@ class OmReaderTest : public QObject {
     std::string b = fileOf(sample());
     put64(b, 256 + 8 + 24 * 1 + 16, 1u << 20);
     std::ofstream(path.toStdString(), std::ios::binary) << b;
-    QProcess p;
-    p.start(QStringLiteral(KILN_BINARY), {"inspect", path});
-    QVERIFY(p.waitForFinished(60000));
-    const QString err = QString::fromUtf8(p.readAllStandardError());
-    qInfo("%s", qPrintable(err.trimmed()));
-    QCOMPARE(p.exitCode(), 2);
-    QVERIFY2(err.contains("corrupt_model.om") && err.contains("past the end"), qPrintable(err));
+    const KilnRun bad = kilnInspect(path);
+    qInfo("%s", qPrintable(bad.err.trimmed()));
+    QCOMPARE(bad.code, 2);
+    QVERIFY2(bad.err.contains("corrupt_model.om") && bad.err.contains("past the end"), qPrintable(bad.err));
 
     // And a good one prints its ops and formats.
     const QString good = tmp_.filePath("good.om");
     std::ofstream(good.toStdString(), std::ios::binary) << fileOf(sample());
-    p.start(QStringLiteral(KILN_BINARY), {"inspect", good});
-    QVERIFY(p.waitForFinished(60000));
-    const QString out = QString::fromUtf8(p.readAllStandardOutput());
-    QCOMPARE(p.exitCode(), 0);
+    const KilnRun ok = kilnInspect(good);
+    const QString& out = ok.out;
+    QCOMPARE(ok.code, 0);
     QVERIFY2(out.contains("ge:Conv2D") && out.contains("NC1HWC0") && out.contains("om.memory_size"), qPrintable(out));
   }
 };
