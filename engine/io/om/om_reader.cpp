@@ -2,6 +2,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/stubs/logging.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -52,6 +53,9 @@ bool parseBounded(Message& msg, std::span<const uint8_t> bytes) {
   google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
   google::protobuf::io::CodedInputStream coded(&raw);
   coded.SetTotalBytesLimit(static_cast<int>(bytes.size()));
+  // A bad file is reported as a LoadError; libprotobuf's own log lines (invalid UTF-8 in a proto3 string...) would
+  // only repeat it on stderr.
+  google::protobuf::LogSilencer quiet;
   return msg.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
 }
 
