@@ -38,6 +38,19 @@ ComputeUnit defaultComputeUnit(std::string_view domain, std::string_view type) {
       {"SequenceMap", ComputeUnit::AiCpu}, {"CumSum", ComputeUnit::AiCpu}, {"Range", ComputeUnit::AiCpu},
       {"ConstantOfShape", ComputeUnit::AiCpu}, {"EyeLike", ComputeUnit::AiCpu}, {"Det", ComputeUnit::AiCpu},
   };
+  // GE's own op names, as the .om reader imports them (domain "ge"): its matrix ops run on the cube, the graph's
+  // bookkeeping ops (inputs, constants, the output node) on the host, the rest are AI Core vector kernels.
+  static const std::unordered_map<std::string_view, ComputeUnit> geTable = {
+      {"Conv2D", ComputeUnit::Cube}, {"Conv2DBackpropInput", ComputeUnit::Cube}, {"Conv3D", ComputeUnit::Cube},
+      {"DepthwiseConv2D", ComputeUnit::Cube}, {"MatMul", ComputeUnit::Cube}, {"MatMulV2", ComputeUnit::Cube},
+      {"BatchMatMul", ComputeUnit::Cube}, {"BatchMatMulV2", ComputeUnit::Cube}, {"FullyConnection", ComputeUnit::Cube},
+      {"Data", ComputeUnit::Host}, {"Const", ComputeUnit::Host}, {"Constant", ComputeUnit::Host},
+      {"NetOutput", ComputeUnit::Host}, {"Variable", ComputeUnit::Host},
+  };
+  if (domain == "ge") {
+    auto it = geTable.find(type);
+    return it == geTable.end() ? ComputeUnit::Vector : it->second;
+  }
   if (!domain.empty() && domain != "ai.onnx") {
     if (domain == kKilnDomain) return ComputeUnit::Vector;
     return ComputeUnit::AiCpu;  // unknown domains: assume the general-purpose CPU path
