@@ -14,6 +14,10 @@
 //   - control edges ("src:-1") are not IR edges (the IR has none): they are listed in the "om.control_inputs"
 //     annotation;
 //   - GraphDefs named by OpDef.subgraph_name become subgraphs held by the op's graph-list attribute "subgraphs";
+//   - op attributes (sorted by name) map onto Kiln's kinds: bool -> int 0/1, data type -> its GE code, a tensor
+//     descriptor -> a type; lossy on purpose (this is for display, not for writing the file back): a tensor-valued
+//     attribute other than a Const's `value` keeps only its type, bytes above 4 KiB become "<N bytes>", a function
+//     its name, list_list_int one "a,b,c" string per row;
 //   - per-op facts (om.id, om.stream_id, om.input_offsets, om.output_offsets, om.workspace, om.workspace_bytes,
 //     om.task, om.block_dim, om.kernel_name, om.output<i>.origin_format / origin_shape / layout) are annotations;
 //     model facts (om.memory_size, om.weight_size, om.stream_num, om.event_num, om.soc_version...) are metadata.
