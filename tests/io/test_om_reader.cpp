@@ -1,6 +1,9 @@
 // Ascend .om container and reader: files built here with writeOmContainer and Kiln's own protos (v2 wide, v1 tiny,
 // several models), round trips of the container and of MODEL_INOUT_INFO, and every kind of bad file the reader must
 // refuse with a clear one-line error (each its own test). Ends with `kiln inspect` on a corrupt .om (exit 2).
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -116,8 +119,20 @@ Sample sample() {
   return s;
 }
 
+// Map fields in a fixed order, so the same sample gives the same bytes in every run (the mutation test replays).
+std::string serialize(const google::protobuf::Message& m) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    m.SerializeToCodedStream(&coded);
+  }
+  return out;
+}
+
 std::vector<OmPartitionPayload> partitions(const Sample& s) {
-  return {{0, s.md.SerializeAsString()}, {1, s.weights}, {2, s.tasks.SerializeAsString()}};
+  return {{0, serialize(s.md)}, {1, s.weights}, {2, serialize(s.tasks)}};
 }
 
 OmHeader header() {
