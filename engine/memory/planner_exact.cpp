@@ -13,6 +13,7 @@
 // best heuristic arena, each under a slice of the budget.
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <numeric>
 #include <unordered_set>
 
@@ -50,13 +51,19 @@ class Search {
       lo_.push_back(static_cast<size_t>(std::lower_bound(times.begin(), times.end(), b.lower) - times.begin()));
       hi_.push_back(static_cast<size_t>(std::lower_bound(times.begin(), times.end(), b.upper) - times.begin()));
     }
-    // Static preference among buffers at the same offset: long-lived and large first, they shape the skyline.
+    // Static preference among buffers at the same offset: those in the most loaded sections first (they have the
+    // least freedom), then long-lived, then large ones.
+    std::vector<int64_t> delta(sections_ + 1, 0), load(sections_, 0), total(n_, 0);
+    for (size_t i = 0; i < n_; ++i) delta[lo_[i]] += buffers[i].size, delta[hi_[i]] -= buffers[i].size;
+    for (size_t s = 0, live = 0; s < sections_; ++s) load[s] = int64_t(live += size_t(delta[s]));
+    for (size_t i = 0; i < n_; ++i) total[i] = *std::max_element(load.begin() + long(lo_[i]), load.begin() + long(hi_[i]));
     std::vector<int32_t> byPreference(n_);
     std::iota(byPreference.begin(), byPreference.end(), 0);
     std::stable_sort(byPreference.begin(), byPreference.end(), [&](int32_t a, int32_t b) {
       const Buffer &x = buf_[static_cast<size_t>(a)], &y = buf_[static_cast<size_t>(b)];
+      if (total[size_t(a)] != total[size_t(b)]) return total[size_t(a)] > total[size_t(b)];
       if (x.upper - x.lower != y.upper - y.lower) return x.upper - x.lower > y.upper - y.lower;
-      return x.size > y.size;
+      return x.size * (x.upper - x.lower) > y.size * (y.upper - y.lower);
     });
     rank_.resize(n_);
     for (size_t r = 0; r < n_; ++r) rank_[static_cast<size_t>(byPreference[r])] = static_cast<int32_t>(r);
@@ -93,8 +100,12 @@ class Search {
     for (size_t i = 0; i < n_; ++i)
       for (size_t s = lo_[i]; s < hi_[i]; ++s) rem_[s] += buf_[i].size;
     placedHash_ = 0;
+    openConflicts_.resize(n_);
+    for (size_t i = 0; i < n_; ++i) openConflicts_[i] = conflicts_[i].size();
     children_.assign(n_ + 1, {});
-    if (dfs(0, 0, -1)) {
+    nodes_ = 0;
+    const bool found = dfs(0, 0, -1);
+    if (found) {
       offsets = offset_;
       return Outcome::Found;
     }
@@ -117,6 +128,7 @@ class Search {
       if (floor_[s] < end) undo.floors.emplace_back(s, floor_[s]), floor_[s] = end;
     }
     const int64_t above = alignUp(end, align_);
+    for (int32_t q : conflicts_[b]) --openConflicts_[size_t(q)];
     for (int32_t q : conflicts_[b])
       if (!placed_[size_t(q)] && cand_[size_t(q)] < above)
         undo.cand.emplace_back(q, cand_[size_t(q)]), cand_[size_t(q)] = above;
@@ -126,6 +138,7 @@ class Search {
     for (auto it = undo.cand.rbegin(); it != undo.cand.rend(); ++it) cand_[size_t(it->first)] = it->second;
     for (auto it = undo.floors.rbegin(); it != undo.floors.rend(); ++it) floor_[it->first] = it->second;
     for (size_t s = lo_[b]; s < hi_[b]; ++s) rem_[s] += buf_[b].size;
+    for (int32_t q : conflicts_[b]) ++openConflicts_[size_t(q)];
     placedHash_ ^= zobrist_[b];
     placed_[b] = 0;
     undo.cand.clear();
@@ -136,25 +149,35 @@ class Search {
     if (depth == n_) return true;
     if ((++nodes_ & 1023) == 0 && Clock::now() > deadline_) timedOut_ = true;
     if (timedOut_) return false;
-    uint64_t state = mix(placedHash_ ^ mix(uint64_t(watermark)));
-    for (size_t s = 0; s < sections_; ++s) {
-      if (rem_[s] == 0) continue;
-      if (std::max(floor_[s], watermark) + rem_[s] > capacity_) return false;
-      state = mix(state ^ (uint64_t(floor_[s]) * 0x9e3779b97f4a7c15ull + s));
-    }
-    if (failed_.count(state)) return false;
+    // The lowest offset anything can still take in each section: max(floor, watermark) at best, but really the
+    // lowest that an unplaced buffer covering it can take (each one's floor is the highest of its sections).
+    std::vector<int64_t>& lowest = lowest_;
+    lowest.assign(sections_, std::numeric_limits<int64_t>::max());
     std::vector<int32_t>& children = children_[depth];
     children.clear();
     for (size_t b = 0; b < n_; ++b) {
       if (placed_[b]) continue;
-      if (std::max(cand_[b], watermark) + buf_[b].size > capacity_) return false;
-      if (cand_[b] < watermark) continue;
-      // Same offset as the previous placement and independent of it: only in increasing index order.
-      if (cand_[b] == watermark && last >= 0 && int32_t(b) < last && offset_[size_t(last)] == watermark &&
+      const int64_t at = std::max(cand_[b], watermark);
+      if (at + buf_[b].size > capacity_) return false;
+      for (size_t s = lo_[b]; s < hi_[b]; ++s) lowest[s] = std::min(lowest[s], at);
+      if (cand_[b] < watermark) {
+        // Below the watermark it can only rest on a buffer placed later: none left means a dead end.
+        if (openConflicts_[b] == 0) return false;
+        continue;
+      }
+      // Same offset as the previous placement and independent of it: only in preference order.
+      if (cand_[b] == watermark && last >= 0 && rank_[b] < rank_[size_t(last)] && offset_[size_t(last)] == watermark &&
           (hi_[b] <= lo_[size_t(last)] || hi_[size_t(last)] <= lo_[b]))
         continue;
       children.push_back(int32_t(b));
     }
+    uint64_t state = mix(placedHash_ ^ mix(uint64_t(watermark)));
+    for (size_t s = 0; s < sections_; ++s) {
+      if (rem_[s] == 0) continue;
+      if (lowest[s] + rem_[s] > capacity_) return false;
+      state = mix(state ^ (uint64_t(floor_[s]) * 0x9e3779b97f4a7c15ull + s));
+    }
+    if (failed_.count(state)) return false;
     std::sort(children.begin(), children.end(), [&](int32_t a, int32_t b) {
       if (cand_[size_t(a)] != cand_[size_t(b)]) return cand_[size_t(a)] < cand_[size_t(b)];
       return rank_[size_t(a)] < rank_[size_t(b)];
@@ -179,8 +202,9 @@ class Search {
   std::vector<int32_t> rank_;
   std::vector<uint64_t> zobrist_;
   std::vector<std::vector<int32_t>> conflicts_, children_;
-  std::vector<int64_t> cand_, offset_, floor_, rem_;
+  std::vector<int64_t> cand_, offset_, floor_, rem_, lowest_;
   std::vector<char> placed_;
+  std::vector<size_t> openConflicts_;  // unplaced buffers sharing time with each buffer
   uint64_t placedHash_ = 0, nodes_ = 0;
   int64_t capacity_ = 0;
   Clock::time_point deadline_;
