@@ -9,7 +9,8 @@
 // every overlapping buffer: scanning the k overlapping buffers in offset order costs O(k log k) per placement,
 // which on 30k-buffer traces with thousands live at once is seconds.
 #include <algorithm>
-#include <map>
+#include <iterator>
+#include <utility>
 
 #include "memory/planners.h"
 
@@ -23,35 +24,38 @@ int64_t arenaOf(const std::vector<Buffer>& buffers, const std::vector<int64_t>& 
 
 namespace {
 
-// A union of [offset, end) intervals as disjoint, non-touching blocks (start -> end).
+// A union of [offset, end) intervals as disjoint, non-touching blocks sorted by offset. A flat vector: merging
+// keeps the sets short, and short sorted vectors beat tree nodes on both lookups and inserts.
 class BlockSet {
  public:
   bool empty() const { return blocks_.empty(); }
 
   void add(int64_t begin, int64_t end) {
-    auto it = blocks_.upper_bound(begin);
-    if (it != blocks_.begin() && std::prev(it)->second >= begin) {
-      --it;
-      begin = it->first;
-      end = std::max(end, it->second);
+    // First block that could touch [begin, end): the one before the first block starting after `begin`.
+    auto it = std::upper_bound(blocks_.begin(), blocks_.end(), begin, startsAfter);
+    if (it != blocks_.begin() && std::prev(it)->second >= begin) --it;
+    auto last = it;
+    while (last != blocks_.end() && last->first <= end) ++last;
+    if (it == last) {
+      blocks_.insert(it, {begin, end});
+      return;
     }
-    while (it != blocks_.end() && it->first <= end) {
-      end = std::max(end, it->second);
-      it = blocks_.erase(it);
-    }
-    blocks_.emplace_hint(it, begin, end);
+    it->first = std::min(it->first, begin);
+    it->second = std::max(std::prev(last)->second, end);
+    blocks_.erase(it + 1, last);
   }
 
   // The end of a block meeting [at, at + size), or -1 when that range is free here.
   int64_t blockingEnd(int64_t at, int64_t size) const {
-    auto it = blocks_.upper_bound(at);
+    auto it = std::upper_bound(blocks_.begin(), blocks_.end(), at, startsAfter);
     if (it != blocks_.begin() && std::prev(it)->second > at) return std::prev(it)->second;
     if (it != blocks_.end() && it->first < at + size) return it->second;
     return -1;
   }
 
  private:
-  std::map<int64_t, int64_t> blocks_;
+  static bool startsAfter(int64_t v, const std::pair<int64_t, int64_t>& block) { return v < block.first; }
+  std::vector<std::pair<int64_t, int64_t>> blocks_;
 };
 
 class Skyline {

@@ -1,7 +1,7 @@
 // Greedy placement under several orderings, keeping the smallest arena. No single ordering wins on every workload:
 // size first suits traces dominated by a few huge buffers, contention first (buffers live at the busiest moment)
 // suits the many-small-buffers traces, start time suits long chains of short-lived activations. Each run is one
-// first-fit pass, so best_of costs a fixed multiple (8) of greedy_size.
+// first-fit pass, so best_of costs at most a fixed multiple (8) of greedy_size.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -61,6 +61,7 @@ std::vector<int64_t> conflictCounts(const std::vector<Buffer>& buffers) {
 
 Placement planBestOf(const std::vector<Buffer>& buffers, int64_t alignment) {
   const std::vector<int64_t> peak = peakLoadSeen(buffers), conflicts = conflictCounts(buffers);
+  const int64_t bound = lowerBound(buffers);
   auto length = [&](size_t i) { return double(buffers[i].upper - buffers[i].lower); };
   auto size = [&](size_t i) { return double(buffers[i].size); };
   auto start = [&](size_t i) { return -double(buffers[i].lower); };  // earlier first
@@ -73,15 +74,16 @@ Placement planBestOf(const std::vector<Buffer>& buffers, int64_t alignment) {
     const char* name;
     std::function<std::pair<double, double>(size_t)> key;
   };
+  // The size-class orders first: they win most often, and a run that reaches the lower bound ends the search.
   const std::vector<Ordering> orderings = {
+      {"size class 2x, start", [&](size_t i) { return std::pair(sizeClass(i, 1), start(i)); }},
+      {"size class 4x, start", [&](size_t i) { return std::pair(sizeClass(i, 2), start(i)); }},
+      {"size class 8x, start", [&](size_t i) { return std::pair(sizeClass(i, 3), start(i)); }},
       {"size", [&](size_t i) { return std::pair(size(i), length(i)); }},
       {"contention", [&](size_t i) { return std::pair(double(peak[i]), size(i)); }},
       {"area", [&](size_t i) { return std::pair(size(i) * length(i), 0.0); }},
       {"conflicts", [&](size_t i) { return std::pair(double(conflicts[i]), size(i)); }},
       {"start", [&](size_t i) { return std::pair(start(i), size(i)); }},
-      {"size class 2x, start", [&](size_t i) { return std::pair(sizeClass(i, 1), start(i)); }},
-      {"size class 4x, start", [&](size_t i) { return std::pair(sizeClass(i, 2), start(i)); }},
-      {"size class 8x, start", [&](size_t i) { return std::pair(sizeClass(i, 3), start(i)); }},
   };
   Placement best;
   best.arena = -1;
@@ -101,6 +103,7 @@ Placement planBestOf(const std::vector<Buffer>& buffers, int64_t alignment) {
       best = std::move(p);
       best.detail = o.name;
     }
+    if (best.arena <= bound) break;
   }
   return best;
 }

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "bench_json.h"
 #include "memory/memory_plan.h"
 #include "memory/trace_csv.h"
-#include "util/json.h"
 
 using namespace kiln;
 using namespace kiln::memory;
@@ -57,8 +57,8 @@ int main(int argc, char** argv) {
   Json out = Json::array();
   const PlanOptions defaults;
   for (const auto& [name, buffers] : instances) {
-    for (const std::string& planner : {"none", "greedy_size", "best_of", "exact"}) {
-      if (planner == std::string("exact") && buffers.size() > defaults.defaultExactMaxBuffers) continue;
+    for (const std::string planner : {"none", "greedy_size", "best_of", "exact"}) {
+      if (planner == "exact" && buffers.size() > defaults.defaultExactMaxBuffers) continue;
       PlanOptions o;
       o.planner = planner;
       const Plan p = planMemory(buffers, o);
@@ -85,14 +85,5 @@ int main(int argc, char** argv) {
   }
   std::printf("\ntargets: best_of <= 1.01 x lower bound on somas_*/iopddl_*; exact fits the capacity in minimalloc_*"
               " names within 10 s; best_of on 20k buffers <= 1 s\n");
-  std::FILE* f = std::fopen(jsonPath.c_str(), "w");
-  if (!f) {
-    std::fprintf(stderr, "cannot write %s\n", jsonPath.c_str());
-    return 1;
-  }
-  const std::string text = out.dump(2);
-  std::fwrite(text.data(), 1, text.size(), f);
-  std::fclose(f);
-  std::printf("JSON written to %s\n", jsonPath.c_str());
-  return 0;
+  return writeBenchJson(out, jsonPath);
 }

@@ -6,24 +6,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "support/kiln_process.h"
+
 namespace {
-
-struct Run {
-  int code = -1;
-  QString out, err;
-};
-
-Run kiln(const QStringList& args) {
-  QProcess p;
-  p.start(QStringLiteral(KILN_BINARY), args);
-  if (!p.waitForFinished(60000)) {
-    p.kill();
-    p.waitForFinished();
-    return {-2, {}, "timed out"};
-  }
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-          QString::fromUtf8(p.readAllStandardError())};
-}
 
 QString write(const QTemporaryDir& dir, const QString& name, const QByteArray& text) {
   const QString path = dir.filePath(name);
@@ -43,7 +28,7 @@ class PlanCliTest : public QObject {
  private slots:
   void jsonReport() {
     const QString trace = write(tmp_, "ok.csv", "id,lower,upper,size\n0,0,4,2\n1,0,2,3\n2,0,2,1\n3,2,4,4\n");
-    const Run r = kiln({"plan", trace, "--json"});
+    const KilnRun r = runKiln({"plan", trace, "--json"});
     QCOMPARE(r.code, 0);
     QJsonParseError err;
     const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8(), &err).object();
@@ -55,13 +40,13 @@ class PlanCliTest : public QObject {
     QCOMPARE(o["arena_bytes"].toInt(), 6);
     QCOMPARE(o["ratio"].toDouble(), 1.0);
 
-    const Run none = kiln({"plan", trace, "--planner", "none", "--alignment", "8", "--json"});
+    const KilnRun none = runKiln({"plan", trace, "--planner", "none", "--alignment", "8", "--json"});
     QCOMPARE(none.code, 0);
     const QJsonObject n = QJsonDocument::fromJson(none.out.toUtf8()).object();
     QCOMPARE(n["planner"].toString(), QString("none"));
     QCOMPARE(n["arena_bytes"].toInt(), 28);  // 0, 8, 16, 24 + 4
 
-    const Run text = kiln({"plan", trace, "--planner", "exact"});
+    const KilnRun text = runKiln({"plan", trace, "--planner", "exact"});
     QCOMPARE(text.code, 0);
     for (const char* word : {"buffers", "arena", "lower bound", "ratio", "planner", "time"})
       QVERIFY2(text.out.contains(word), word);
@@ -69,17 +54,17 @@ class PlanCliTest : public QObject {
 
   void badInputExitsWithTwo() {
     const QString bad = write(tmp_, "bad.csv", "id,lower,upper,size\n0,0,4,2\n1,5,3,1\n");
-    const Run r = kiln({"plan", bad});
+    const KilnRun r = runKiln({"plan", bad});
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains(bad) && r.err.contains("line 3"), qPrintable(r.err));
-    const Run missing = kiln({"plan", tmp_.filePath("missing.csv")});
+    const KilnRun missing = runKiln({"plan", tmp_.filePath("missing.csv")});
     QCOMPARE(missing.code, 2);
     QVERIFY2(missing.err.contains("missing.csv"), qPrintable(missing.err));
     const QString ok = write(tmp_, "fine.csv", "0,0,1,1\n");
-    QCOMPARE(kiln({"plan", ok, "--planner", "quantum"}).code, 2);
-    QCOMPARE(kiln({"plan", ok, "--alignment", "0"}).code, 2);
-    QCOMPARE(kiln({"plan"}).code, 2);
-    QVERIFY(kiln({"help"}).out.contains("plan TRACE.csv"));
+    QCOMPARE(runKiln({"plan", ok, "--planner", "quantum"}).code, 2);
+    QCOMPARE(runKiln({"plan", ok, "--alignment", "0"}).code, 2);
+    QCOMPARE(runKiln({"plan"}).code, 2);
+    QVERIFY(runKiln({"help"}).out.contains("plan TRACE.csv"));
   }
 };
 
