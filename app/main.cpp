@@ -27,6 +27,10 @@ void printUsage(std::ostream& os) {
         "                                        --history records every pass in an SQLite database\n"
         "  history list DB | show DB RUN [--pass N] [--diff] | diff DB RUN A B   [--json]\n"
         "                                        read a history: runs, passes, the graph after a pass, diffs\n"
+        "  plan TRACE.csv [--planner P] [--alignment N] [--budget-ms MS] [--json]\n"
+        "                                        plan a memory trace (id,lower,upper,size rows): arena, lower\n"
+        "                                        bound, ratio; planners none, greedy_size, best_of, exact\n"
+        "                                        (default: best_of, then exact on small traces)\n"
         "  help                                  this text\n\n"
         "exit codes: 0 ok, 1 a check failed, 2 bad input or arguments\n";
 }
@@ -42,7 +46,7 @@ int main(int argc, char** argv) {
   // No command, or a file that exists: the workbench (which refuses cleanly without a display).
   std::error_code ec;
   const bool isCommand = !args.empty() && (args[0] == "inspect" || args[0] == "sample" || args[0] == "compile" ||
-                                         args[0] == "history");
+                                         args[0] == "history" || args[0] == "plan");
   if (args.empty() || (!isCommand && args.size() == 1 && std::filesystem::is_regular_file(args[0], ec))) {
     if (args.empty() && !kiln::app::displayAvailable()) {
       printUsage(std::cerr);
@@ -57,6 +61,7 @@ int main(int argc, char** argv) {
     if (command == "sample") return kiln::cli::runSample(rest);
     if (command == "compile") return kiln::cli::runCompile(rest);
     if (command == "history") return kiln::cli::runHistory(rest);
+    if (command == "plan") return kiln::cli::runPlan(rest);
     std::cerr << "kiln: unknown command '" << command << "'\n\n";
     printUsage(std::cerr);
     return 2;

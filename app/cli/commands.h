@@ -12,5 +12,6 @@ int runInspect(const Argv& args);
 int runSample(const Argv& args);
 int runCompile(const Argv& args);
 int runHistory(const Argv& args);
+int runPlan(const Argv& args);
 
 }  // namespace kiln::cli

@@ -23,6 +23,15 @@ struct Plan {
   int64_t lowerBound = 0;       // the largest total size live at one time: no plan can be smaller
   int64_t alignment = 1;        // every offset is a multiple of it
   double ms = 0;                // planning time
+  std::string detail;           // how: the winning ordering of best_of, "optimal" / "budget exhausted" for exact
+};
+
+// Everything planMemory takes; the short overload below fills the defaults.
+struct PlanOptions {
+  std::string planner;             // as for planMemory
+  int64_t alignment = 1;
+  double exactBudgetMs = 10000;    // the exact search's time budget ("exact"; the default planner uses at most 2 s)
+  size_t defaultExactMaxBuffers = 1000;  // the default planner tries exact only up to this many buffers
 };
 
 // Plans `buffers` with the named planner ("none", "greedy_size", "best_of", "exact"; "" = the default: best_of,
@@ -30,6 +39,10 @@ struct Plan {
 // callers pass sizes already rounded by their rule). Throws std::invalid_argument for an unknown planner name or a
 // malformed buffer (upper <= lower, size <= 0).
 Plan planMemory(const std::vector<Buffer>& buffers, const std::string& planner = {}, int64_t alignment = 1);
+Plan planMemory(const std::vector<Buffer>& buffers, const PlanOptions& options);
+
+// The planner names planMemory accepts ("" excluded).
+const std::vector<std::string>& plannerNames();
 
 // The largest total size live at any one time.
 int64_t lowerBound(const std::vector<Buffer>& buffers);

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "bench_corpus.h"
+#include "bench_json.h"
 #include "io/model_loader.h"
 #include "passes/pass_manager.h"
 #include "report/compile_summary.h"
 #include "samples/sample_models.h"
-#include "util/json.h"
 
 using namespace kiln;
 namespace fs = std::filesystem;
@@ -115,14 +115,5 @@ int main(int argc, char** argv) {
     out.push(j);
   }
   std::printf("\ntarget: Stage 2 <= 200 ms for llama --layers 32; us/node flat from 8 to 32 layers = linear cost\n");
-  std::FILE* f = std::fopen(jsonPath.c_str(), "w");
-  if (!f) {
-    std::fprintf(stderr, "cannot write %s\n", jsonPath.c_str());
-    return 1;
-  }
-  const std::string text = out.dump(2);
-  std::fwrite(text.data(), 1, text.size(), f);
-  std::fclose(f);
-  std::printf("JSON written to %s\n", jsonPath.c_str());
-  return 0;
+  return writeBenchJson(out, jsonPath);
 }

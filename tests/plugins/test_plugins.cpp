@@ -13,28 +13,11 @@
 #include "io/onnx/onnx_writer.h"
 #include "ir/graph.h"
 #include "ir/model.h"
+#include "support/kiln_process.h"
 
 using namespace kiln;
 
 namespace {
-
-struct Run {
-  int code = -1;
-  QString out, err;
-};
-
-Run runKiln(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
-  QProcess p;
-  p.setProcessEnvironment(env);
-  p.start(QStringLiteral(KILN_BINARY), args);
-  if (!p.waitForFinished(60000)) {
-    p.kill();
-    p.waitForFinished();
-    return {-2, {}, "timed out"};
-  }
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-          QString::fromUtf8(p.readAllStandardError())};
-}
 
 // y = x * HardSigmoid(x; alpha 1/6, beta 0.5) + 1  — HardSwish written out, as older exporters emit it.
 void writeHardSwishModel(const QString& path) {
@@ -75,7 +58,7 @@ class PluginTest : public QObject {
 
   void examplePluginTakesPart() {
     const QString db = tmp_.filePath("h.db");
-    const Run r = runKiln({"compile", model_, "--plugin", KILN_EXAMPLE_PLUGIN, "--json", "--history", db});
+    const KilnRun r = runKiln({"compile", model_, "--plugin", KILN_EXAMPLE_PLUGIN, "--json", "--history", db});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     const QJsonObject run = QJsonDocument::fromJson(r.out.toUtf8()).object();
     // The pass (prepare stage), the fusion rule (optimize stage) with its counter, and the op it creates.
@@ -85,7 +68,7 @@ class PluginTest : public QObject {
     QCOMPARE(fusion["nodes_before"].toInt() - fusion["nodes_after"].toInt(), 1);
     QVERIFY2(!r.err.contains("warning"), qPrintable(r.err));
     // The history shows the fused node with the rule and the original ids it replaced.
-    const Run show = runKiln({"history", "show", db, QString::number(run["run"].toInt()), "--pass",
+    const KilnRun show = runKiln({"history", "show", db, QString::number(run["run"].toInt()), "--pass",
                            QString::number(run["passes"].toArray().size()), "--json"});
     QVERIFY2(show.code == 0, qPrintable(show.err));
     QVERIFY2(show.out.contains("HardSwishXFusion"), qPrintable(show.out.left(2000)));
@@ -93,7 +76,7 @@ class PluginTest : public QObject {
   }
 
   void fusionSwitchTurnsThePluginRuleOff() {
-    const Run r = runKiln({"compile", model_, "--plugin", KILN_EXAMPLE_PLUGIN, "--json", "--set",
+    const KilnRun r = runKiln({"compile", model_, "--plugin", KILN_EXAMPLE_PLUGIN, "--json", "--set",
                         "fusion_switch=HardSwishXFusion:off"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     const QJsonObject run = QJsonDocument::fromJson(r.out.toUtf8()).object();
@@ -104,7 +87,7 @@ class PluginTest : public QObject {
   void foundThroughEnvironment() {
     auto env = QProcessEnvironment::systemEnvironment();
     env.insert("KILN_PLUGIN_PATH", QFileInfo(KILN_EXAMPLE_PLUGIN).absolutePath());  // a folder of *.so
-    const Run r = runKiln({"compile", model_, "--json"}, env);
+    const KilnRun r = runKiln({"compile", model_, "--json"}, env);
     QVERIFY2(r.code == 0, qPrintable(r.err));
     const QJsonObject run = QJsonDocument::fromJson(r.out.toUtf8()).object();
     QCOMPARE(pass(run, "GraphFusion")["counters"].toObject()["HardSwishXFusion"].toInt(), 1);
@@ -125,7 +108,7 @@ class PluginTest : public QObject {
     QFETCH(QString, path);
     QFETCH(QString, reason);
     if (path.isEmpty()) path = model_;  // an ONNX file is no shared library
-    const Run r = runKiln({"compile", model_, "--plugin", path, "--json"});
+    const KilnRun r = runKiln({"compile", model_, "--plugin", path, "--json"});
     QVERIFY2(r.code == 0, qPrintable(r.err));  // Kiln carries on without it
     QVERIFY2(r.err.contains("plugin " + path) && r.err.contains(reason), qPrintable(r.err));
     const QJsonObject run = QJsonDocument::fromJson(r.out.toUtf8()).object();
