@@ -1,5 +1,5 @@
-// kiln compile MODEL [--options F] [--set k=v]... [--history DB] [--until PASS|STAGE] [--dump-dir D] [-o OUT.om]
-//              [--json]
+// kiln compile MODEL [--options F] [--set k=v]... [--history DB] [--until PASS|STAGE]
+//              [--dump-dir D [--dump-format onnx|ge_proto]] [-o OUT.om] [--json]
 // Runs the compiler pipeline, printing a per-pass table and what it produced (fusions, TransData, streams, events,
 // memory, tasks) (or all of it as JSON), optionally recording every pass in a history database, dumping the graph
 // after each pass as ONNX, and writing the compiled model as an Ascend offline model (.om).
@@ -33,10 +33,10 @@ Options optionsFromArgs(const Args& args) {
 
 int runCompile(const Argv& argv) {
   const Args args =
-      parseArgs(argv, {{"--json"}, {"--options", "--set", "--history", "--until", "--dump-dir", "--plugin", "-o"}});
+      parseArgs(argv, {{"--json"}, {"--options", "--set", "--history", "--until", "--dump-dir", "--dump-format", "--plugin", "-o"}});
   if (args.positional.size() != 1)
     throw UsageError("usage: kiln compile MODEL [--options F] [--set k=v] [--history DB] [--until PASS|STAGE] "
-                     "[--dump-dir D] [-o OUT.om] [--json]");
+                     "[--dump-dir D [--dump-format onnx|ge_proto]] [-o OUT.om] [--json]");
   if (args.value("-o") && args.value("--until"))
     throw UsageError("kiln compile: -o writes a fully compiled model; it cannot be combined with --until");
   const Options options = optionsFromArgs(args);
@@ -62,8 +62,11 @@ int runCompile(const Argv& argv) {
     pm.addObserver(recorder.get());
   }
   std::unique_ptr<DumpObserver> dump;
+  const std::string dumpFormat = args.value("--dump-format").value_or("onnx");
+  if (dumpFormat != "onnx" && dumpFormat != "ge_proto")
+    throw UsageError("kiln compile: --dump-format is onnx or ge_proto, not '" + dumpFormat + "'");
   if (auto dir = args.value("--dump-dir")) {
-    dump = std::make_unique<DumpObserver>(*dir);
+    dump = std::make_unique<DumpObserver>(*dir, dumpFormat == "onnx" ? DumpFormat::Onnx : DumpFormat::GeProto);
     pm.addObserver(dump.get());
   }
   RunSummary s;

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
+
+#include <google/protobuf/text_format.h>
 
 #include "io/om/ge_ir.pb.h"
 #include "io/om/ge_types.h"
@@ -146,26 +149,37 @@ std::string geOpType(const std::string& qualifiedType, size_t inputRank) {
   return it == kNames.end() ? "" : it->second;
 }
 
-std::string buildOmFile(const Model& compiled, const Options& options) {
-  const Graph& g = *compiled.graph;
-  for (const Node* n : g.nodes())
-    for (const auto& [name, attr] : n->attributes())
-      if (attr.get<Attribute::GraphPtr>() || attr.get<std::vector<Attribute::GraphPtr>>())
-        throw std::runtime_error("op '" + n->name() + "' (" + n->opType() +
-                                 ") holds subgraphs: control flow is not written to .om files yet");
-  const memory::Lifetimes life = memory::computeLifetimes(g);
-  Addresses addr = assignAddresses(g, life);
-  const std::vector<Task> tasks = buildTaskList(g, aiCoreCount(options.getString("soc_version")));
+namespace {
 
+// The op list GE would record: Data per graph input, Const per weight, one op per node, NetOutput. With `addr`
+// (a compiled model) every slot carries its device offset and Const ops their data_offset; without (a dump of an
+// intermediate graph) offsets are left out, as in GE's dumps before memory assignment.
+struct ModelDefBuild {
   ge::proto::ModelDef model;
-  model.set_name(compiled.graph->name().empty() ? "kiln_model" : compiled.graph->name());
+  std::unordered_map<const Node*, int64_t> opIndex;
+  std::unordered_map<const Node*, std::string> opName;
+};
+
+ModelDefBuild buildModelDef(const Model& compiled, const memory::Lifetimes& life, const Addresses* addr) {
+  const Graph& g = *compiled.graph;
+  ModelDefBuild b;
+  ge::proto::ModelDef& model = b.model;
+  model.set_name(g.name().empty() ? "kiln_model" : g.name());
   model.set_version(1);
   ge::proto::GraphDef& graph = *model.add_graph();
   graph.set_name(model.name());
+  auto bytesOf = [&](const Value* v) {
+    const memory::TensorLifetime* t = life.find(v);
+    return t ? t->bytes : 0;
+  };
+  auto offsetOf = [&](const Value* v) -> int64_t {
+    if (!addr || !v) return -1;
+    auto it = addr->offset.find(v);
+    return it == addr->offset.end() ? -1 : it->second;
+  };
 
   // Op names: unique, as GE's "src:idx" references need.
   std::set<std::string> used;
-  std::unordered_map<const Node*, std::string> opName;
   std::unordered_map<const Value*, std::string> ref;  // "op:idx" of every value
   auto uniqueName = [&](std::string want, const std::string& fallback) {
     if (want.empty()) want = fallback;
@@ -175,18 +189,20 @@ std::string buildOmFile(const Model& compiled, const Options& options) {
     return name;
   };
   int64_t nextId = 0;
+  auto markWeight = [&](ge::proto::TensorDescriptor& d, const Value* v) {
+    if (!addr) return;
+    d.set_data_offset(offsetOf(v));
+    d.set_weight_size(bytesOf(v));
+  };
   auto dataOrConst = [&](const Value* v, bool isInput) {
     ge::proto::OpDef& op = *graph.add_op();
     op.set_name(uniqueName(v->name(), isInput ? "input" : "const"));
     op.set_type(isInput ? "Data" : "Const");
     op.set_id(nextId++);
     ge::proto::TensorDescriptor& d = *op.add_output_desc();
-    describe(d, *v, addr.bytes[v]);
-    op.add_output_i(addr.offset[v]);
-    if (!isInput) {
-      d.set_data_offset(addr.offset[v]);
-      d.set_weight_size(addr.bytes[v]);
-    }
+    describe(d, *v, bytesOf(v));
+    if (addr) op.add_output_i(offsetOf(v));
+    if (!isInput) markWeight(d, v);
     ref[v] = op.name() + ":0";
     return &op;
   };
@@ -198,7 +214,6 @@ std::string buildOmFile(const Model& compiled, const Options& options) {
   for (const memory::TensorLifetime& t : life.tensors)
     if (t.kind == memory::TensorKind::Weight && !t.value->producer()) dataOrConst(t.value, false);
 
-  std::unordered_map<const Node*, int64_t> opIndex;
   for (const Node* n : g.nodes()) {
     ge::proto::OpDef& op = *graph.add_op();
     op.set_name(uniqueName(n->name(), n->opType() + "_" + std::to_string(n->id())));
@@ -206,29 +221,27 @@ std::string buildOmFile(const Model& compiled, const Options& options) {
     const std::string ge = geOpType(n->qualifiedType(), rank);
     op.set_type(ge.empty() ? n->opType() : ge);
     op.set_id(nextId);
-    opIndex[n] = nextId++;
-    opName[n] = op.name();
+    b.opIndex[n] = nextId++;
+    b.opName[n] = op.name();
     const std::string stream = n->annotation("stream");
     op.set_stream_id(stream.empty() ? 0 : std::stoll(stream));
     for (const Value* v : n->inputs()) {
-      op.add_input(v ? ref.at(v) : "");
-      op.add_input_i(v ? addr.offset[v] : -1);
+      auto r = v ? ref.find(v) : ref.end();
+      op.add_input(r == ref.end() ? "" : r->second);
+      if (addr) op.add_input_i(offsetOf(v));
       ge::proto::TensorDescriptor& d = *op.add_input_desc();
-      if (v) describe(d, *v, addr.bytes[v]);
+      if (v) describe(d, *v, bytesOf(v));
       op.add_is_input_const(v && life.find(v) && life.find(v)->kind == memory::TensorKind::Weight);
     }
     for (size_t i = 0; i < n->numOutputs(); ++i) {
       const Value* v = n->output(i);
       ge::proto::TensorDescriptor& d = *op.add_output_desc();
       if (v) {
-        describe(d, *v, addr.bytes[v]);
+        describe(d, *v, bytesOf(v));
         ref[v] = op.name() + ":" + std::to_string(i);
-        if (n->opType() == "Constant") {  // its data went into WEIGHTS_DATA like an initializer's
-          d.set_data_offset(addr.offset[v]);
-          d.set_weight_size(addr.bytes[v]);
-        }
+        if (n->opType() == "Constant") markWeight(d, v);  // its data went into WEIGHTS_DATA like an initializer's
       }
-      op.add_output_i(v ? addr.offset[v] : -1);
+      if (addr) op.add_output_i(offsetOf(v));
     }
     copyAttributes(*n, op);
   }
@@ -237,11 +250,50 @@ std::string buildOmFile(const Model& compiled, const Options& options) {
   out.set_type("NetOutput");
   out.set_id(nextId++);
   for (const Value* v : g.outputs()) {
-    out.add_input(ref.at(v));
-    out.add_input_i(addr.offset[v]);
-    describe(*out.add_input_desc(), *v, addr.bytes[v]);
-    graph.add_output(ref.at(v));
+    auto r = ref.find(v);
+    const std::string src = r == ref.end() ? "" : r->second;
+    out.add_input(src);
+    if (addr) out.add_input_i(offsetOf(v));
+    describe(*out.add_input_desc(), *v, bytesOf(v));
+    graph.add_output(src);
   }
+  return b;
+}
+
+void rejectSubgraphs(const Graph& g) {
+  for (const Node* n : g.nodes())
+    for (const auto& [name, attr] : n->attributes())
+      if (attr.get<Attribute::GraphPtr>() || attr.get<std::vector<Attribute::GraphPtr>>())
+        throw std::runtime_error("op '" + n->name() + "' (" + n->opType() +
+                                 ") holds subgraphs: control flow is not written as GE graphs yet");
+}
+
+}  // namespace
+
+std::string modelDefText(const Model& m) {
+  const Graph& g = *m.graph;
+  rejectSubgraphs(g);
+  const memory::Lifetimes life = memory::computeLifetimes(g);
+  // After MemoryAssignment every node carries its offsets: the dump shows them, as GE's post-build dumps do.
+  const bool assigned = std::all_of(g.nodes().begin(), g.nodes().end(),
+                                    [](const Node* n) { return !n->annotation("mem.out").empty(); });
+  std::optional<Addresses> addr;
+  if (assigned && g.numNodes() > 0 && life.unsized == 0) addr = assignAddresses(g, life);
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(buildModelDef(m, life, addr ? &*addr : nullptr).model, &text);
+  return text;
+}
+
+std::string buildOmFile(const Model& compiled, const Options& options) {
+  const Graph& g = *compiled.graph;
+  rejectSubgraphs(g);
+  const memory::Lifetimes life = memory::computeLifetimes(g);
+  Addresses addr = assignAddresses(g, life);
+  const std::vector<Task> tasks = buildTaskList(g, aiCoreCount(options.getString("soc_version")));
+  ModelDefBuild b = buildModelDef(compiled, life, &addr);
+  ge::proto::ModelDef& model = b.model;
+  const auto& opIndex = b.opIndex;
+  const auto& opName = b.opName;
 
   // Tasks.
   domi::ModelTaskDef taskDef;
@@ -301,7 +353,7 @@ std::string buildOmFile(const Model& compiled, const Options& options) {
   parts.push_back({uint32_t(PartitionType::TaskInfo), taskDef.SerializeAsString()});
   OmHeader header;
   header.name = model.name().substr(0, 31);
-  header.ops = uint32_t(graph.op_size());
+  header.ops = uint32_t(model.graph(0).op_size());
   header.platformVersion = options.getString("soc_version").substr(0, 19);
   return writeOmContainer(header, {parts});
 }

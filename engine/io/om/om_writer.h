@@ -25,6 +25,10 @@ std::string buildOmFile(const Model& compiled, const Options& options);
 // Writes it; throws std::runtime_error naming the path when it cannot be written.
 void writeOmFile(const Model& compiled, const Options& options, const std::string& path);
 
+// A graph at any point of the pipeline as GE dumps it: ge.proto.ModelDef in protobuf text format (the
+// ge_proto_*.txt files of DUMP_GE_GRAPH), without weights and, before Stage 3, without memory offsets.
+std::string modelDefText(const Model& m);
+
 // GE's names for Kiln's op types, "" when Kiln keeps its own.
 std::string geOpType(const std::string& qualifiedType, size_t inputRank);
 
