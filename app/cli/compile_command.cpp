@@ -1,13 +1,15 @@
-// kiln compile MODEL [--options F] [--set k=v]... [--history DB] [--until PASS|STAGE] [--dump-dir D] [--json]
-// Runs the compiler pipeline, printing a per-pass table and what it produced (fusions, TransData, streams, events)
-// (or all of it as JSON), optionally recording every pass in a history
-// database and dumping the graph after each pass as ONNX.
+// kiln compile MODEL [--options F] [--set k=v]... [--history DB] [--until PASS|STAGE]
+//              [--dump-dir D [--dump-format onnx|ge_proto]] [-o OUT.om] [--json]
+// Runs the compiler pipeline, printing a per-pass table and what it produced (fusions, TransData, streams, events,
+// memory, tasks) (or all of it as JSON), optionally recording every pass in a history database, dumping the graph
+// after each pass as ONNX, and writing the compiled model as an Ascend offline model (.om).
 #include <iostream>
 #include <sstream>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "io/model_loader.h"
+#include "io/om/om_writer.h"
 #include "history/history_recorder.h"
 #include "passes/pass_manager.h"
 #include "plugin/plugin_loader.h"
@@ -31,10 +33,12 @@ Options optionsFromArgs(const Args& args) {
 
 int runCompile(const Argv& argv) {
   const Args args =
-      parseArgs(argv, {{"--json"}, {"--options", "--set", "--history", "--until", "--dump-dir", "--plugin"}});
+      parseArgs(argv, {{"--json"}, {"--options", "--set", "--history", "--until", "--dump-dir", "--dump-format", "--plugin", "-o"}});
   if (args.positional.size() != 1)
     throw UsageError("usage: kiln compile MODEL [--options F] [--set k=v] [--history DB] [--until PASS|STAGE] "
-                     "[--dump-dir D] [--json]");
+                     "[--dump-dir D [--dump-format onnx|ge_proto]] [-o OUT.om] [--json]");
+  if (args.value("-o") && args.value("--until"))
+    throw UsageError("kiln compile: -o writes a fully compiled model; it cannot be combined with --until");
   const Options options = optionsFromArgs(args);
   LoadedModel loaded = loadModel(args.positional[0]);
   Model& model = *loaded.model;
@@ -58,8 +62,11 @@ int runCompile(const Argv& argv) {
     pm.addObserver(recorder.get());
   }
   std::unique_ptr<DumpObserver> dump;
+  const std::string dumpFormat = args.value("--dump-format").value_or("onnx");
+  if (dumpFormat != "onnx" && dumpFormat != "ge_proto")
+    throw UsageError("kiln compile: --dump-format is onnx or ge_proto, not '" + dumpFormat + "'");
   if (auto dir = args.value("--dump-dir")) {
-    dump = std::make_unique<DumpObserver>(*dir);
+    dump = std::make_unique<DumpObserver>(*dir, dumpFormat == "onnx" ? DumpFormat::Onnx : DumpFormat::GeProto);
     pm.addObserver(dump.get());
   }
   RunSummary s;
@@ -90,6 +97,15 @@ int runCompile(const Argv& argv) {
   if (s.status == RunStatus::Failed) {
     std::cerr << "kiln compile: " << args.positional[0] << ": pass " << s.error << "\n";
     return 1;
+  }
+  if (auto out = args.value("-o")) {
+    try {
+      om::writeOmFile(model, options, *out);
+    } catch (const std::exception& e) {
+      std::cerr << "kiln compile: cannot write " << *out << ": " << e.what() << "\n";
+      return 2;
+    }
+    if (!json) std::cout << "wrote " << *out << "\n";
   }
   return 0;
 }

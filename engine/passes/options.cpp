@@ -95,6 +95,11 @@ const std::vector<OptionSpec>& Options::schema() {
       {"fusion_switch", T::FusionSwitch, Json::object(), {}, INT64_MIN, INT64_MAX,
        "fusion rules on/off: \"Rule:off;...\" lines or ATC's {\"Switch\":{\"GraphFusion\":{...}}}"},
       boolean("disable_reuse_memory", false, "every tensor gets its own memory (no reuse)"),
+      choice("memory.planner", "auto", {"auto", "none", "greedy_size", "best_of", "exact"},
+             "how the arena is packed: auto (best_of, then exact when small), none (no reuse), greedy_size, "
+             "best_of (several orderings, the smallest), exact (complete search under a time budget)"),
+      boolean("model_sink", true,
+              "the device runs the whole task list (ATC offline models); off: the host launches every task"),
       boolean("enable_single_stream", false, "run everything on one stream"),
       text("multi_stream_parallel_mode", "", "\"\" (by dependency), \"cv\" (cube/vector split) or \"LoadBalance:N\""),
       text("stream_max_parallel_num", "",

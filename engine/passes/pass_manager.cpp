@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <ostream>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "io/om/om_writer.h"
 #include "io/onnx/onnx_writer.h"
 #include "ir/model.h"
 #include "ir/verifier.h"
@@ -266,8 +268,17 @@ void TimingTableObserver::runFinished(const RunSummary& s, const Model&) {
 
 void DumpObserver::dump(int index, const std::string& name, const Model& m) {
   char file[64];
-  std::snprintf(file, sizeof file, "ge_onnx_%08d_graph_0_", index);
-  writeOnnxFile(m, dir_ + "/" + file + name + ".onnx");
+  if (format_ == DumpFormat::Onnx) {
+    std::snprintf(file, sizeof file, "ge_onnx_%08d_graph_0_", index);
+    writeOnnxFile(m, dir_ + "/" + file + name + ".onnx");
+    return;
+  }
+  std::snprintf(file, sizeof file, "ge_proto_%08d_graph_0_", index);
+  const std::string path = dir_ + "/" + file + name + ".txt";
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  const std::string text = om::modelDefText(m);
+  if (!out.write(text.data(), std::streamsize(text.size())) || !out.flush())
+    throw std::runtime_error("cannot write " + path);
 }
 
 void DumpObserver::runStarted(const Model& m, const Options&) {

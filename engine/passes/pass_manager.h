@@ -100,17 +100,21 @@ class TimingTableObserver final : public PassObserver {
   std::ostream& out_;
 };
 
-// Writes the graph after each pass as ONNX into a folder, numbered like GE's dumps:
-// ge_onnx_00000003_graph_0_ConstantFolding.onnx (00000000 is the imported graph).
+// Writes the graph after each pass into a folder, numbered like GE's dumps (00000000 is the imported graph):
+// as ONNX, ge_onnx_00000003_graph_0_ConstantFolding.onnx, or as GE's own ModelDef in protobuf text format,
+// ge_proto_00000003_graph_0_ConstantFolding.txt (io/om/om_writer.h).
+enum class DumpFormat { Onnx, GeProto };
 class DumpObserver final : public PassObserver {
  public:
-  explicit DumpObserver(std::string dir) : dir_(std::move(dir)) {}
+  explicit DumpObserver(std::string dir, DumpFormat format = DumpFormat::Onnx)
+      : dir_(std::move(dir)), format_(format) {}
   void runStarted(const Model& m, const Options&) override;
   void afterPass(const PassRecord& r, const Model& m) override;
 
  private:
   void dump(int index, const std::string& name, const Model& m);
   std::string dir_;
+  DumpFormat format_;
 };
 
 }  // namespace kiln

@@ -3,9 +3,10 @@
 // a Stage 2 fusion, ConvBatchNormFusion, as in GE), fold again what that exposed, infer again, prune, and finally
 // decide which engine runs each op.
 // Stage 2 (optimize) starts with graph fusion: the built-in rules, then the plugins' rules; then precision (with
-// redundant casts removed) and formats (TransData inserted, then the TransData cleanups), in GE's order. Stage 3
-// joins with its issue.
+// redundant casts removed) and formats (TransData inserted, then the TransData cleanups), in GE's order, then UB
+// fusion and scheduling. Stage 3 (compile) is GE's build: assign memory, then generate the task list.
 #include "fusion/rules/builtin_rules.h"
+#include "passes/compile/compile_passes.h"
 #include "passes/optimize/graph_fusion.h"
 #include "passes/optimize/schedule_passes.h"
 #include "passes/optimize/optimize_passes.h"
@@ -53,6 +54,9 @@ void addStandardPasses(PassManager& pm, const Options&, const FusionRuleList& ex
   pm.add(Stage::Optimize, makeStreamAssignmentPass());
   pm.add(Stage::Optimize, makeEventInsertionPass());
   pm.add(Stage::Optimize, makeRedundantEventRemovalPass());
+
+  pm.add(Stage::Compile, makeMemoryAssignmentPass());
+  pm.add(Stage::Compile, makeTaskGenerationPass());
 }
 
 }  // namespace kiln

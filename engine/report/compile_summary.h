@@ -1,6 +1,7 @@
 #pragma once
 // What a compile produced, in the numbers users compare between option sets: fusions by rule, TransData nodes,
-// streams and events. `kiln compile` prints it after the pass table and adds it to its JSON.
+// streams and events, and (when the run reached Stage 3) the arena, its lower bound, memory without reuse, weights
+// and the device tasks. `kiln compile` prints it after the pass table and adds it to its JSON.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -16,10 +17,14 @@ struct CompileSummary {
   std::map<std::string, int64_t> fused;  // rule -> times it fired (graph fusion and UB fusion)
   int64_t transdata = 0;                 // layout conversions left in the graph (incl. fused TransData+Cast)
   int64_t streams = 0, events = 0;
+  bool built = false;  // the run reached MemoryAssignment and TaskGeneration: the numbers below are set
+  int64_t arenaBytes = 0, lowerBoundBytes = 0, noReuseBytes = 0, weightBytes = 0, unsizedTensors = 0;
+  int64_t tasks = 0;
 };
 
 CompileSummary summarizeCompile(const Model& compiled, const RunSummary& run);
-// {"fused": {...}, "transdata": N, "streams": N, "events": N}
+// {"fused": {...}, "transdata": N, "streams": N, "events": N} and, when built, "arena_bytes", "lower_bound_bytes",
+// "no_reuse_bytes", "weight_bytes", "unsized_tensors", "tasks"
 Json compileSummaryToJson(const CompileSummary& s);
 // "fused: LayerNormFusion 25, ...; transdata 3; streams 9; events 53"
 std::string compileSummaryLine(const CompileSummary& s);

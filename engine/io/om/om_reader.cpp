@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "io/om/ge_ir.pb.h"
+#include "io/om/ge_types.h"
 #include "io/om/task.pb.h"
 
 namespace kiln::om {
@@ -24,27 +25,6 @@ std::string joinInts(const google::protobuf::RepeatedField<int64_t>& v) {
   std::string s;
   for (int64_t x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
   return s;
-}
-
-std::optional<DType> dtypeFromGe(int code) {
-  switch (code) {
-    case ge::proto::DT_UNDEFINED: return DType::Undefined;
-    case ge::proto::DT_FLOAT: return DType::Float;
-    case ge::proto::DT_FLOAT16: return DType::Float16;
-    case ge::proto::DT_INT8: return DType::Int8;
-    case ge::proto::DT_UINT8: return DType::UInt8;
-    case ge::proto::DT_INT16: return DType::Int16;
-    case ge::proto::DT_UINT16: return DType::UInt16;
-    case ge::proto::DT_INT32: return DType::Int32;
-    case ge::proto::DT_INT64: return DType::Int64;
-    case ge::proto::DT_UINT32: return DType::UInt32;
-    case ge::proto::DT_UINT64: return DType::UInt64;
-    case ge::proto::DT_BOOL: return DType::Bool;
-    case ge::proto::DT_DOUBLE: return DType::Double;
-    case ge::proto::DT_STRING: return DType::String;
-    case ge::proto::DT_BF16: return DType::BFloat16;
-    default: return std::nullopt;
-  }
 }
 
 template <typename Message>
@@ -110,7 +90,7 @@ class Builder {
 
   // The value type a descriptor records; `layoutOut` receives the layout string when Kiln has no Format for it.
   ValueType typeOf(const ge::proto::TensorDescriptor& d, const std::string& where, std::string* layoutOut) {
-    const auto dt = dtypeFromGe(d.dtype());
+    const auto dt = dtypeFromGeProto(d.dtype());
     if (!dt) warn(where + ": unknown GE data type " + std::to_string(d.dtype()) + ", shown as undefined");
     Format f = Format::ND;
     if (!d.layout().empty()) {
@@ -226,7 +206,7 @@ class Builder {
     const ge::proto::TensorDescriptor* desc =
         t && t->has_desc() ? &t->desc() : (op.output_desc_size() ? &op.output_desc(0) : nullptr);
     if (!desc) return std::nullopt;
-    const auto dt = dtypeFromGe(desc->dtype());
+    const auto dt = dtypeFromGeProto(desc->dtype());
     const Shape shape = shapeOf(*desc, where + " weights");
     const auto extents = shape.staticExtents();
     if (!extents) fail(where + ": a constant's shape must be static, got " + shape.toString());

@@ -1,0 +1,368 @@
+#include "io/om/om_writer.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <unordered_map>
+
+#include <google/protobuf/text_format.h>
+
+#include "io/om/ge_ir.pb.h"
+#include "io/om/ge_types.h"
+#include "io/om/om_container.h"
+#include "io/om/task.pb.h"
+#include "ir/graph.h"
+#include "ir/model.h"
+#include "memory/lifetimes.h"
+#include "passes/options.h"
+#include "schedule/task_list.h"
+
+namespace kiln::om {
+namespace {
+
+int64_t alignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+std::vector<int64_t> dimsOf(const ValueType& t) {
+  std::vector<int64_t> d;
+  for (const Dim& x : t.shape.dims()) d.push_back(x.isStatic() ? x.value : -1);
+  return d;
+}
+
+void describe(ge::proto::TensorDescriptor& d, const Value& v, int64_t bytes) {
+  d.set_name(v.name());
+  d.set_dtype(static_cast<ge::proto::DataType>(geProtoDataType(v.type().dtype)));
+  for (int64_t x : dimsOf(v.type())) d.mutable_shape()->add_dim(x);
+  d.set_layout(std::string(formatName(v.type().format)));
+  d.set_size(bytes);
+  d.set_real_dim_cnt(int64_t(v.type().shape.rank()));
+}
+
+ge::proto::AttrDef stringAttr(const std::string& s) {
+  ge::proto::AttrDef a;
+  a.set_s(s);
+  return a;
+}
+
+ge::proto::AttrDef intAttr(int64_t i) {
+  ge::proto::AttrDef a;
+  a.set_i(i);
+  return a;
+}
+
+// ONNX attributes that have an AttrDef form (numbers, strings and their lists); tensors and graphs are left out.
+void copyAttributes(const Node& n, ge::proto::OpDef& op) {
+  auto& attrs = *op.mutable_attr();
+  for (const NamedAttribute& a : n.attributes()) {
+    ge::proto::AttrDef d;
+    if (const auto* i = a.value.get<int64_t>()) d.set_i(*i);
+    else if (const auto* f = a.value.get<float>()) d.set_f(*f);
+    else if (const auto* s = a.value.get<std::string>()) d.set_s(*s);
+    else if (const auto* is = a.value.get<std::vector<int64_t>>()) {
+      for (int64_t x : *is) d.mutable_list()->add_i(x);
+      d.mutable_list()->set_val_type(ge::proto::AttrDef::ListValue::VT_LIST_INT);
+    } else if (const auto* fs = a.value.get<std::vector<float>>()) {
+      for (float x : *fs) d.mutable_list()->add_f(x);
+      d.mutable_list()->set_val_type(ge::proto::AttrDef::ListValue::VT_LIST_FLOAT);
+    } else if (const auto* ss = a.value.get<std::vector<std::string>>()) {
+      for (const auto& x : *ss) d.mutable_list()->add_s(x);
+      d.mutable_list()->set_val_type(ge::proto::AttrDef::ListValue::VT_LIST_STRING);
+    } else {
+      continue;
+    }
+    attrs[a.name] = std::move(d);
+  }
+  attrs["_kiln.op_type"] = stringAttr(n.qualifiedType());
+  for (const auto& [k, v] : n.annotations()) attrs["_kiln." + k] = stringAttr(v);
+}
+
+// Where every tensor lives on the device (see the header) and the weight blob.
+struct Addresses {
+  std::unordered_map<const Value*, int64_t> offset;
+  std::unordered_map<const Value*, int64_t> bytes;
+  int64_t arenaBytes = 0, memorySize = 0;
+  std::string weights;
+};
+
+Addresses assignAddresses(const Graph& g, const memory::Lifetimes& life) {
+  Addresses a;
+  // The arena: offsets the MemoryAssignment pass wrote on the producers.
+  for (const Node* n : g.nodes()) {
+    const std::string mem = n->annotation("mem.out");
+    if (mem.empty()) throw std::runtime_error("node '" + n->name() + "' has no memory offsets: compile the model "
+                                              "through Stage 3 (MemoryAssignment) before writing an .om");
+    size_t pos = 0;
+    for (size_t i = 0; i < n->numOutputs(); ++i) {
+      const size_t comma = mem.find(',', pos);
+      const std::string item = mem.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      pos = comma == std::string::npos ? mem.size() : comma + 1;
+      const Value* v = n->output(i);
+      const memory::TensorLifetime* t = v ? life.find(v) : nullptr;
+      if (!t || t->kind != memory::TensorKind::Arena) continue;
+      a.offset[v] = std::stoll(item);
+      a.bytes[v] = t->bytes;
+      a.arenaBytes = std::max(a.arenaBytes, a.offset[v] + t->bytes);
+    }
+  }
+  int64_t cursor = alignUp(a.arenaBytes, memory::kArenaAlignment);
+  auto place = [&](const Value* v) {
+    const memory::TensorLifetime* t = life.find(v);
+    if (!v || a.offset.count(v) || !t) return;
+    if (t->kind == memory::TensorKind::Unsized || !v->type().shape.isStatic())
+      throw std::runtime_error("tensor '" + v->name() + "' has no static size (" + v->type().shape.toString() +
+                               "): bind the input shapes (input_shape) before writing an .om");
+    if (t->kind == memory::TensorKind::Weight) {
+      const Attribute* value = v->producer() ? v->producer()->attr("value") : nullptr;
+      const Tensor* data = v->constant() ? v->constant() : value ? value->get<Tensor>() : nullptr;
+      const int64_t at = alignUp(int64_t(a.weights.size()), memory::kArenaAlignment);
+      a.weights.resize(size_t(at), '\0');
+      if (data && data->data()) a.weights.append(reinterpret_cast<const char*>(data->data()), data->byteSize());
+      a.offset[v] = at;
+    } else {
+      cursor = alignUp(cursor, memory::kZeroCopyAlignment);
+      a.offset[v] = cursor;
+      cursor += t->bytes;
+    }
+    a.bytes[v] = t->bytes;
+  };
+  for (const Value* v : g.inputs()) place(v);
+  for (const Value* v : g.outputs()) place(v);
+  for (const memory::TensorLifetime& t : life.tensors) place(t.value);
+  a.memorySize = cursor;
+  return a;
+}
+
+}  // namespace
+
+std::string geOpType(const std::string& qualifiedType, size_t inputRank) {
+  static const std::map<std::string, std::string> kNames = {
+      {"Conv", "Conv2D"},           {"ConvTranspose", "Conv2DTranspose"}, {"Softmax", "SoftmaxV2"},
+      {"kiln:FusedConv", "Conv2D"}, {"kiln:TransData", "TransData"},      {"kiln:TransDataCast", "TransData"},
+      {"Gemm", "MatMulV2"},         {"kiln:LayerNorm", "LayerNorm"},      {"kiln:Attention", "FlashAttentionScore"},
+      {"Constant", "Const"},
+  };
+  if (qualifiedType == "MatMul" || qualifiedType == "kiln:FusedMatMul")
+    return inputRank > 2 ? "BatchMatMulV2" : "MatMulV2";
+  auto it = kNames.find(qualifiedType);
+  return it == kNames.end() ? "" : it->second;
+}
+
+namespace {
+
+// The op list GE would record: Data per graph input, Const per weight, one op per node, NetOutput. With `addr`
+// (a compiled model) every slot carries its device offset and Const ops their data_offset; without (a dump of an
+// intermediate graph) offsets are left out, as in GE's dumps before memory assignment.
+struct ModelDefBuild {
+  ge::proto::ModelDef model;
+  std::unordered_map<const Node*, int64_t> opIndex;
+  std::unordered_map<const Node*, std::string> opName;
+};
+
+ModelDefBuild buildModelDef(const Model& compiled, const memory::Lifetimes& life, const Addresses* addr) {
+  const Graph& g = *compiled.graph;
+  ModelDefBuild b;
+  ge::proto::ModelDef& model = b.model;
+  model.set_name(g.name().empty() ? "kiln_model" : g.name());
+  model.set_version(1);
+  ge::proto::GraphDef& graph = *model.add_graph();
+  graph.set_name(model.name());
+  auto bytesOf = [&](const Value* v) {
+    const memory::TensorLifetime* t = life.find(v);
+    return t ? t->bytes : 0;
+  };
+  auto offsetOf = [&](const Value* v) -> int64_t {
+    if (!addr || !v) return -1;
+    auto it = addr->offset.find(v);
+    return it == addr->offset.end() ? -1 : it->second;
+  };
+
+  // Op names: unique, as GE's "src:idx" references need.
+  std::set<std::string> used;
+  std::unordered_map<const Value*, std::string> ref;  // "op:idx" of every value
+  auto uniqueName = [&](std::string want, const std::string& fallback) {
+    if (want.empty()) want = fallback;
+    std::string name = want;
+    for (int k = 1; used.count(name); ++k) name = want + "_" + std::to_string(k);
+    used.insert(name);
+    return name;
+  };
+  int64_t nextId = 0;
+  auto markWeight = [&](ge::proto::TensorDescriptor& d, const Value* v) {
+    if (!addr) return;
+    d.set_data_offset(offsetOf(v));
+    d.set_weight_size(bytesOf(v));
+  };
+  auto dataOrConst = [&](const Value* v, bool isInput) {
+    ge::proto::OpDef& op = *graph.add_op();
+    op.set_name(uniqueName(v->name(), isInput ? "input" : "const"));
+    op.set_type(isInput ? "Data" : "Const");
+    op.set_id(nextId++);
+    ge::proto::TensorDescriptor& d = *op.add_output_desc();
+    describe(d, *v, bytesOf(v));
+    if (addr) op.add_output_i(offsetOf(v));
+    if (!isInput) markWeight(d, v);
+    ref[v] = op.name() + ":0";
+    return &op;
+  };
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    ge::proto::OpDef* op = dataOrConst(g.inputs()[i], true);
+    (*op->mutable_attr())["index"] = intAttr(int64_t(i));
+    graph.add_input(op->name() + ":0");
+  }
+  for (const memory::TensorLifetime& t : life.tensors)
+    if (t.kind == memory::TensorKind::Weight && !t.value->producer()) dataOrConst(t.value, false);
+
+  for (const Node* n : g.nodes()) {
+    ge::proto::OpDef& op = *graph.add_op();
+    op.set_name(uniqueName(n->name(), n->opType() + "_" + std::to_string(n->id())));
+    const size_t rank = n->numInputs() > 0 && n->input(0) ? n->input(0)->type().shape.rank() : 0;
+    const std::string ge = geOpType(n->qualifiedType(), rank);
+    op.set_type(ge.empty() ? n->opType() : ge);
+    op.set_id(nextId);
+    b.opIndex[n] = nextId++;
+    b.opName[n] = op.name();
+    const std::string stream = n->annotation("stream");
+    op.set_stream_id(stream.empty() ? 0 : std::stoll(stream));
+    for (const Value* v : n->inputs()) {
+      auto r = v ? ref.find(v) : ref.end();
+      op.add_input(r == ref.end() ? "" : r->second);
+      if (addr) op.add_input_i(offsetOf(v));
+      ge::proto::TensorDescriptor& d = *op.add_input_desc();
+      if (v) describe(d, *v, bytesOf(v));
+      op.add_is_input_const(v && life.find(v) && life.find(v)->kind == memory::TensorKind::Weight);
+    }
+    for (size_t i = 0; i < n->numOutputs(); ++i) {
+      const Value* v = n->output(i);
+      ge::proto::TensorDescriptor& d = *op.add_output_desc();
+      if (v) {
+        describe(d, *v, bytesOf(v));
+        ref[v] = op.name() + ":" + std::to_string(i);
+        if (n->opType() == "Constant") markWeight(d, v);  // its data went into WEIGHTS_DATA like an initializer's
+      }
+      if (addr) op.add_output_i(offsetOf(v));
+    }
+    copyAttributes(*n, op);
+  }
+  ge::proto::OpDef& out = *graph.add_op();
+  out.set_name(uniqueName("NetOutput", "NetOutput"));
+  out.set_type("NetOutput");
+  out.set_id(nextId++);
+  for (const Value* v : g.outputs()) {
+    auto r = ref.find(v);
+    const std::string src = r == ref.end() ? "" : r->second;
+    out.add_input(src);
+    if (addr) out.add_input_i(offsetOf(v));
+    describe(*out.add_input_desc(), *v, bytesOf(v));
+    graph.add_output(src);
+  }
+  return b;
+}
+
+void rejectSubgraphs(const Graph& g) {
+  for (const Node* n : g.nodes())
+    for (const auto& [name, attr] : n->attributes())
+      if (attr.get<Attribute::GraphPtr>() || attr.get<std::vector<Attribute::GraphPtr>>())
+        throw std::runtime_error("op '" + n->name() + "' (" + n->opType() +
+                                 ") holds subgraphs: control flow is not written as GE graphs yet");
+}
+
+}  // namespace
+
+std::string modelDefText(const Model& m) {
+  const Graph& g = *m.graph;
+  rejectSubgraphs(g);
+  const memory::Lifetimes life = memory::computeLifetimes(g);
+  // After MemoryAssignment every node carries its offsets: the dump shows them, as GE's post-build dumps do.
+  const bool assigned = std::all_of(g.nodes().begin(), g.nodes().end(),
+                                    [](const Node* n) { return !n->annotation("mem.out").empty(); });
+  std::optional<Addresses> addr;
+  if (assigned && g.numNodes() > 0 && life.unsized == 0) addr = assignAddresses(g, life);
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(buildModelDef(m, life, addr ? &*addr : nullptr).model, &text);
+  return text;
+}
+
+std::string buildOmFile(const Model& compiled, const Options& options) {
+  const Graph& g = *compiled.graph;
+  rejectSubgraphs(g);
+  const memory::Lifetimes life = memory::computeLifetimes(g);
+  Addresses addr = assignAddresses(g, life);
+  const std::vector<Task> tasks = buildTaskList(g, aiCoreCount(options.getString("soc_version")));
+  ModelDefBuild b = buildModelDef(compiled, life, &addr);
+  ge::proto::ModelDef& model = b.model;
+  const auto& opIndex = b.opIndex;
+  const auto& opName = b.opName;
+
+  // Tasks.
+  domi::ModelTaskDef taskDef;
+  taskDef.set_version("1");
+  std::set<int> streams;
+  int events = 0;
+  for (const Task& t : tasks) {
+    domi::TaskDef& d = *taskDef.add_task();
+    d.set_id(uint32_t(t.id));
+    d.set_type(uint32_t(t.type));
+    d.set_stream_id(uint32_t(t.stream));
+    streams.insert(t.stream);
+    if (t.event >= 0) {
+      d.set_event_id(uint32_t(t.event));
+      events = std::max(events, t.event + 1);
+    }
+    if (t.type == TaskType::Kernel) {
+      domi::KernelDef& k = *d.mutable_kernel();
+      k.set_block_dim(uint32_t(t.blockDim));
+      k.set_kernel_name(opName.at(t.node));
+      k.mutable_context()->set_op_index(uint32_t(opIndex.at(t.node)));
+    }
+    if (t.type == TaskType::KernelEx) d.mutable_kernel_ex();
+    if (t.type == TaskType::MemcpyAsync) d.mutable_memcpy_async();
+  }
+  taskDef.set_memory_size(uint64_t(addr.memorySize));
+  taskDef.set_weight_size(addr.weights.size());
+  taskDef.set_stream_num(uint32_t(streams.size()));
+  taskDef.set_event_num(uint32_t(events));
+
+  auto& attrs = *model.mutable_attr();
+  attrs["memory_size"] = intAttr(addr.memorySize);
+  attrs["weight_size"] = intAttr(int64_t(addr.weights.size()));
+  attrs["stream_num"] = intAttr(int64_t(streams.size()));
+  attrs["event_num"] = intAttr(events);
+  attrs["label_num"] = intAttr(0);
+  attrs["soc_version"] = stringAttr(options.getString("soc_version"));
+  attrs["_kiln.arena_bytes"] = intAttr(addr.arenaBytes);
+
+  OmInOutInfo io;
+  auto info = [&](const Value* v) {
+    OmTensorInfo t;
+    t.size = uint64_t(addr.bytes[v]);
+    t.format = geCppFormat(v->type().format);
+    t.dataType = geCppDataType(v->type().dtype);
+    t.name = v->name();
+    t.dims = dimsOf(v->type());
+    return t;
+  };
+  for (const Value* v : g.inputs()) io.inputs.push_back(info(v));
+  for (const Value* v : g.outputs()) io.outputs.push_back(info(v));
+
+  std::vector<OmPartitionPayload> parts;
+  parts.push_back({uint32_t(PartitionType::ModelInOutInfo), writeInOutInfo(io)});
+  parts.push_back({uint32_t(PartitionType::ModelDef), model.SerializeAsString()});
+  if (!addr.weights.empty()) parts.push_back({uint32_t(PartitionType::WeightsData), std::move(addr.weights)});
+  parts.push_back({uint32_t(PartitionType::TaskInfo), taskDef.SerializeAsString()});
+  OmHeader header;
+  header.name = model.name().substr(0, 31);
+  header.ops = uint32_t(model.graph(0).op_size());
+  header.platformVersion = options.getString("soc_version").substr(0, 19);
+  return writeOmContainer(header, {parts});
+}
+
+void writeOmFile(const Model& compiled, const Options& options, const std::string& path) {
+  const std::string bytes = buildOmFile(compiled, options);
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f || !f.write(bytes.data(), std::streamsize(bytes.size())) || !f.flush())
+    throw std::runtime_error("cannot write " + path);
+}
+
+}  // namespace kiln::om

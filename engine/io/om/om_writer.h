@@ -1,0 +1,35 @@
+#pragma once
+// Writes a compiled model as an Ascend offline model (.om): the real container (v2 header, wide partition table)
+// holding MODEL_INOUT_INFO, MODEL_DEF (ge.proto.ModelDef), WEIGHTS_DATA and TASK_INFO (domi.ModelTaskDef).
+// The model must have been through Stage 3: offsets come from the "mem.in"/"mem.out" annotations, streams from
+// "stream", the task list from the annotated graph (schedule/task_list.h).
+//
+// Device addresses as the .om records them: the arena (feature maps) from offset 0; graph inputs and outputs
+// (zero-copy, the caller's buffers) after it, 32-byte aligned; memory_size covers both. Weights are offsets into
+// WEIGHTS_DATA (512-byte aligned), recorded as a Const op's data_offset and as its readers' input_i.
+// Op types are GE's where Kiln's op has a GE counterpart (Conv → Conv2D, MatMul → MatMulV2, Softmax → SoftmaxV2,
+// kiln:TransData → TransData...); otherwise the ONNX name. The Kiln op type and every annotation travel as
+// "_kiln.*" string attributes, so a Kiln reader can show them again.
+#include <string>
+
+namespace kiln {
+struct Model;
+class Options;
+}  // namespace kiln
+
+namespace kiln::om {
+
+// The whole file as bytes. Throws std::runtime_error when the model has not been compiled (no Stage 3
+// annotations) or cannot be represented (a subgraph-holding op, an unsized tensor).
+std::string buildOmFile(const Model& compiled, const Options& options);
+// Writes it; throws std::runtime_error naming the path when it cannot be written.
+void writeOmFile(const Model& compiled, const Options& options, const std::string& path);
+
+// A graph at any point of the pipeline as GE dumps it: ge.proto.ModelDef in protobuf text format (the
+// ge_proto_*.txt files of DUMP_GE_GRAPH), without weights and, before Stage 3, without memory offsets.
+std::string modelDefText(const Model& m);
+
+// GE's names for Kiln's op types, "" when Kiln keeps its own.
+std::string geOpType(const std::string& qualifiedType, size_t inputRank);
+
+}  // namespace kiln::om

@@ -1,0 +1,203 @@
+#include "memory/lifetimes.h"
+
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <numeric>
+#include <unordered_map>
+
+#include "ir/graph.h"
+#include "schedule/sync_events.h"
+
+namespace kiln::memory {
+namespace {
+
+std::optional<int64_t> staticBytes(const Value& v) {
+  const auto numel = v.type().shape.numel();
+  const int64_t element = dtypeSize(v.type().dtype);
+  if (!numel || element <= 0) return std::nullopt;
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(*numel, element, &bytes) || bytes > (int64_t{1} << 56)) return std::nullopt;
+  return bytes;
+}
+
+bool isWeight(const Value& v) {
+  if (v.constant()) return true;
+  const Node* p = v.producer();
+  return p && p->opType() == "Constant" && p->domain().empty();
+}
+
+// Who is known to have finished before each step runs: clock[step][s] = the last step of stream s that has
+// happened before `step` (-1: none), through stream order and the events.
+class HappensBefore {
+ public:
+  explicit HappensBefore(const std::vector<Node*>& order) {
+    const auto streamOf = streamsFromAnnotations(order);
+    std::map<int, int> dense;  // stream id -> 0..S-1
+    for (Node* n : order) {
+      auto it = streamOf.find(n);
+      dense.emplace(it == streamOf.end() ? 0 : it->second, 0);
+    }
+    int next = 0;
+    for (auto& [id, d] : dense) d = next++;
+    streams_ = next;
+    stepsOn_.resize(static_cast<size_t>(streams_));
+    std::unordered_map<const Node*, std::vector<int>> waits, records;
+    for (const SyncEvent& e : eventsFromAnnotations(order)) {
+      waits[e.consumer].push_back(e.id);
+      records[e.producer].push_back(e.id);
+    }
+    std::vector<std::vector<int64_t>> known(static_cast<size_t>(streams_), std::vector<int64_t>(size_t(streams_), -1));
+    std::unordered_map<int, std::vector<int64_t>> recorded;
+    for (size_t i = 0; i < order.size(); ++i) {
+      auto it = streamOf.find(order[i]);
+      const int s = dense.at(it == streamOf.end() ? 0 : it->second);
+      stream_.push_back(s);
+      auto& k = known[size_t(s)];
+      if (auto w = waits.find(order[i]); w != waits.end())
+        for (int id : w->second)
+          if (auto r = recorded.find(id); r != recorded.end())
+            for (size_t q = 0; q < k.size(); ++q) k[q] = std::max(k[q], r->second[q]);
+      clock_.push_back(k);
+      k[size_t(s)] = int64_t(i);
+      stepsOn_[size_t(s)].push_back(int64_t(i));
+      if (auto r = records.find(order[i]); r != records.end())
+        for (int id : r->second) recorded[id] = k;
+    }
+  }
+
+  int streamOf(int64_t step) const { return stream_[size_t(step)]; }
+
+  // The first step from which every later step, on every stream, comes after all of `uses` (steps): past the
+  // last use, and past every step of another stream that runs concurrently with a use (does not know of it).
+  int64_t endAfter(const std::vector<int64_t>& uses) const {
+    std::vector<int64_t> last(size_t(streams_), -1);  // the latest use on each stream
+    int64_t lastUse = -1;
+    for (int64_t u : uses) {
+      last[size_t(stream_[size_t(u)])] = std::max(last[size_t(stream_[size_t(u)])], u);
+      lastUse = std::max(lastUse, u);
+    }
+    int64_t end = lastUse + 1;
+    for (const auto& steps : stepsOn_) {
+      auto from = std::upper_bound(steps.begin(), steps.end(), lastUse);
+      if (from == steps.end()) continue;  // this stream runs nothing later
+      // Knowledge only grows along a stream: binary search for the first step that knows of every use.
+      auto knows = [&](int64_t step) {
+        for (size_t q = 0; q < last.size(); ++q)
+          if (last[q] >= 0 && clock_[size_t(step)][q] < last[q]) return false;
+        return true;
+      };
+      // Only the steps before the first one that knows run concurrently with the uses: the block stays taken
+      // until the last of them.
+      auto first = std::partition_point(from, steps.end(), [&](int64_t step) { return !knows(step); });
+      if (first != from) end = std::max(end, *std::prev(first) + 1);
+    }
+    return end;
+  }
+
+ private:
+  int streams_ = 0;
+  std::vector<int> stream_;                   // per step (dense stream index)
+  std::vector<std::vector<int64_t>> clock_;   // per step, before it runs
+  std::vector<std::vector<int64_t>> stepsOn_; // per stream, ascending
+};
+
+}  // namespace
+
+// No kernel writes such an output, so it shares the input's block.
+bool aliasesInput(const Node& n) {
+  static const char* const kTypes[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+  if (!n.domain().empty() || n.numInputs() < 1 || !n.input(0) || n.numOutputs() != 1 || !n.output(0)) return false;
+  return std::find(std::begin(kTypes), std::end(kTypes), n.opType()) != std::end(kTypes);
+}
+
+int64_t geTensorBytes(int64_t bytes) { return (bytes + 31) / 32 * 32 + 32; }
+
+std::string_view tensorKindName(TensorKind k) {
+  switch (k) {
+    case TensorKind::Arena: return "arena";
+    case TensorKind::GraphInput: return "input";
+    case TensorKind::GraphOutput: return "output";
+    case TensorKind::Weight: return "weight";
+    case TensorKind::Unsized: return "unsized";
+  }
+  return "?";
+}
+
+const TensorLifetime* Lifetimes::find(const Value* v) const {
+  auto it = indexOf.find(v);
+  return it == indexOf.end() ? nullptr : &tensors[it->second];
+}
+
+Lifetimes computeLifetimes(const Graph& g) {
+  Lifetimes out;
+  std::vector<Node*> order(g.nodes().begin(), g.nodes().end());
+  out.order.assign(order.begin(), order.end());
+  std::unordered_map<const Node*, int64_t> stepOf;
+  for (size_t i = 0; i < order.size(); ++i) stepOf[order[i]] = int64_t(i);
+  const HappensBefore hb(order);
+
+  // The step of the main-graph node a use belongs to (a use inside a subgraph counts for the node owning it).
+  auto useStep = [&](const Node* n) -> int64_t {
+    while (n && n->graph() != &g) n = n->graph()->owner();
+    auto it = n ? stepOf.find(n) : stepOf.end();
+    return it == stepOf.end() ? -1 : it->second;
+  };
+
+  auto& index = out.indexOf;
+  std::vector<const Value*> aliasOf;               // per tensor: the tensor whose block it shares (itself if none)
+  auto add = [&](const Value* v) {
+    if (!v || index.count(v)) return;
+    TensorLifetime t;
+    t.value = v;
+    const auto bytes = staticBytes(*v);
+    t.bytes = bytes ? geTensorBytes(*bytes) : 0;
+    if (v->isGraphInput()) t.kind = TensorKind::GraphInput;
+    else if (isWeight(*v)) t.kind = TensorKind::Weight;
+    else if (v->isGraphOutput()) t.kind = TensorKind::GraphOutput;
+    else if (!bytes) t.kind = TensorKind::Unsized;
+    t.first = v->producer() ? useStep(v->producer()) : -1;
+    std::vector<int64_t> uses{std::max<int64_t>(t.first, 0)};
+    for (const Use& u : v->uses())
+      if (int64_t s = useStep(u.node); s >= 0) uses.push_back(s);
+    t.end = hb.endAfter(uses);
+    index[v] = out.tensors.size();
+    out.tensors.push_back(t);
+    aliasOf.push_back(v);
+  };
+  for (Node* n : order) {
+    for (const Value* v : n->inputs()) add(v);
+    for (const Value* v : n->outputs()) add(v);
+    if (aliasesInput(*n)) {
+      const size_t in = index.at(n->input(0)), o = index.at(n->output(0));
+      if (out.tensors[in].kind == TensorKind::Arena && out.tensors[o].kind == TensorKind::Arena)
+        aliasOf[o] = aliasOf[in];
+    }
+  }
+  for (const Value* v : g.outputs()) add(v);
+
+  // Blocks: one per alias root, covering every member's lifetime.
+  std::unordered_map<const Value*, int> blockOf;
+  for (size_t i = 0; i < out.tensors.size(); ++i) {
+    TensorLifetime& t = out.tensors[i];
+    switch (t.kind) {
+      case TensorKind::Weight: out.weightBytes += t.bytes; continue;
+      case TensorKind::GraphInput:
+      case TensorKind::GraphOutput: out.ioBytes += t.bytes; continue;
+      case TensorKind::Unsized: ++out.unsized; continue;
+      case TensorKind::Arena: break;
+    }
+    const Value* root = aliasOf[i];
+    auto [it, fresh] = blockOf.emplace(root, int(out.blocks.size()));
+    if (fresh) out.blocks.push_back(Buffer{int64_t(out.blocks.size()), t.first, t.end, t.bytes});
+    Buffer& b = out.blocks[size_t(it->second)];
+    b.lower = std::min(b.lower, t.first);
+    b.upper = std::max(b.upper, t.end);
+    b.size = std::max(b.size, t.bytes);
+    t.block = it->second;
+  }
+  for (const Buffer& b : out.blocks) out.noReuseBytes += b.size;
+  return out;
+}
+
+}  // namespace kiln::memory

@@ -1,0 +1,69 @@
+#pragma once
+// Tensor lifetimes over a scheduled graph, as GE's memory assignment sees them: which tensors need device memory,
+// how many bytes (GE's size rule), from which step to which, and which of them may share a block.
+//
+// A step is a node's position in the execution order (the main graph's node list after TopologicalSort). A tensor
+// is live from its producer's step until its memory may be handed to someone else:
+//   - on one stream, after its last reader;
+//   - across streams, only once an event path orders every reader before the next producer. Streams run
+//     concurrently, so a reader on stream A "finished" at step 10 does not mean stream B's step 11 comes after it;
+//     the interval is stretched until every stream has synchronised with all readers (vector clocks over the
+//     event.record / event.wait annotations). Conservative, and never unsound.
+// Fixed tensors never enter the reusable arena: graph inputs and outputs (zero-copy: the caller's buffers) and
+// weights (their own weight memory). Ops that only relabel their input's bytes (Reshape, Flatten, Squeeze,
+// Unsqueeze, Identity) write nothing: their output shares the input's block, whose lifetime covers both.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "memory/memory_plan.h"
+
+namespace kiln {
+class Graph;
+class Node;
+class Value;
+}  // namespace kiln
+
+namespace kiln::memory {
+
+constexpr int64_t kArenaAlignment = 512;  // offsets in the arena
+constexpr int64_t kZeroCopyAlignment = 32;
+
+// Reshape, Flatten, Squeeze, Unsqueeze, Identity: the output is the input's bytes under another shape.
+bool aliasesInput(const Node& n);
+
+// GE's tensor size rule: round the byte size up to 32, then add 32.
+int64_t geTensorBytes(int64_t bytes);
+
+enum class TensorKind { Arena, GraphInput, GraphOutput, Weight, Unsized };
+std::string_view tensorKindName(TensorKind k);  // "arena", "input", "output", "weight", "unsized"
+
+struct TensorLifetime {
+  const Value* value = nullptr;
+  TensorKind kind = TensorKind::Arena;
+  int64_t bytes = 0;    // GE-rounded; 0 when unsized
+  int64_t first = 0;    // producer's step (-1 for graph inputs and weights: before the first step)
+  int64_t end = 0;      // first step at which its memory may be reused
+  int block = -1;       // index into Lifetimes::blocks for arena tensors
+};
+
+struct Lifetimes {
+  std::vector<const Node*> order;       // the steps
+  std::vector<TensorLifetime> tensors;  // every tensor a step reads or writes, in first-seen order
+  std::vector<Buffer> blocks;           // what the planner places: one per arena block (id = block index)
+  int64_t weightBytes = 0;              // sum over weights (GE-rounded)
+  int64_t ioBytes = 0;                  // sum over graph inputs and outputs (GE-rounded)
+  int64_t noReuseBytes = 0;             // sum over arena blocks: the arena with reuse disabled (no alignment)
+  int unsized = 0;                      // tensors without a static byte size (symbolic dims): not planned
+
+  std::unordered_map<const Value*, size_t> indexOf;  // into tensors
+
+  const TensorLifetime* find(const Value* v) const;
+};
+
+// The main graph's lifetimes in its current node order.
+Lifetimes computeLifetimes(const Graph& g);
+
+}  // namespace kiln::memory

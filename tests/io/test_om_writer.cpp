@@ -1,0 +1,151 @@
+// The .om writer against the .om reader: a generated model compiled through Stage 3 and written as an Ascend
+// offline model reads back with the same ops, edges, layouts, memory offsets, streams and task list; the weights'
+// bytes survive; `kiln compile -o` writes a file `kiln inspect` opens; a model that was not compiled, or has
+// symbolic shapes, is refused with a message.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "io/om/om_reader.h"
+#include "io/om/om_writer.h"
+#include "ir/graph.h"
+#include "ir/model.h"
+#include "passes/options.h"
+#include "passes/pass_manager.h"
+#include "samples/sample_models.h"
+#include "schedule/task_list.h"
+#include "support/kiln_process.h"
+
+using namespace kiln;
+
+namespace {
+
+std::unique_ptr<Model> compiled(const std::string& sample, const Options& o, bool weights = true) {
+  auto m = buildSample(sample, SampleOptions{.weights = weights});
+  PassManager pm;
+  addStandardPasses(pm, o);
+  const RunSummary s = pm.run(*m, o);
+  if (s.status != RunStatus::Ok) qFatal("compile failed: %s", s.error.c_str());
+  return m;
+}
+
+om::OmImport roundTrip(const Model& m, const Options& o) {
+  return om::readOmBytes(std::make_shared<OwnedStorage>(om::buildOmFile(m, o)), "written.om");
+}
+
+const Node* named(const Graph& g, const std::string& name) {
+  for (const Node* n : g.nodes())
+    if (n->name() == name) return n;
+  return nullptr;
+}
+
+}  // namespace
+
+class OmWriterTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void compiledModelReadsBackTheSame() {
+    const Options o;
+    auto m = compiled("mobilenetv2", o);
+    const om::OmImport back = roundTrip(*m, o);
+    const Graph& g = *back.model->graph;
+    // Every node came back under its name, with the same stream, output offsets and output layouts.
+    int checked = 0;
+    for (const Node* n : m->graph->nodes()) {
+      const Node* r = named(g, n->name());
+      QVERIFY2(r, n->name().c_str());
+      QCOMPARE(r->annotation("om.stream_id"), n->annotation("stream"));
+      QCOMPARE(r->numInputs(), n->numInputs());
+      QCOMPARE(r->numOutputs(), n->numOutputs());
+      QCOMPARE(r->attrString("_kiln.op_type", ""), n->qualifiedType());
+      for (size_t i = 0; i < n->numOutputs(); ++i) {
+        QCOMPARE(r->output(i)->type().format, n->output(i)->type().format);
+        QCOMPARE(r->output(i)->type().dtype, n->output(i)->type().dtype);
+        QCOMPARE(r->output(i)->type().shape, n->output(i)->type().shape);
+      }
+      // Arena offsets: the same numbers MemoryAssignment wrote ("input"/"output"/"weight" live elsewhere).
+      const QStringList mine = QString::fromStdString(n->annotation("mem.out")).split(',');
+      const QStringList theirs = QString::fromStdString(r->annotation("om.output_offsets")).split(',');
+      QCOMPARE(theirs.size(), mine.size());
+      for (qsizetype i = 0; i < mine.size(); ++i) {
+        bool numeric = false;
+        mine[i].toLongLong(&numeric);
+        if (numeric) QCOMPARE(theirs[i], mine[i]);
+      }
+      // Edges: each input comes from the op that produced it.
+      for (size_t i = 0; i < n->numInputs(); ++i) {
+        const Value* in = n->input(i);
+        if (!in || !in->producer()) continue;
+        QVERIFY(r->input(i) && r->input(i)->producer());
+        QCOMPARE(r->input(i)->producer()->name(), in->producer()->name());
+      }
+      ++checked;
+    }
+    QVERIFY(checked > 50);
+    // The task list: the same types on the same streams, kernels with their block_dim.
+    const std::vector<Task> tasks = buildTaskList(*m->graph, aiCoreCount("Ascend910A"));
+    QCOMPARE(back.info.tasks.size(), tasks.size());
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      QCOMPARE(back.info.tasks[i].type, uint32_t(tasks[i].type));
+      QCOMPARE(back.info.tasks[i].streamId, uint32_t(tasks[i].stream));
+      if (tasks[i].type == TaskType::Kernel) {
+        QCOMPARE(back.info.tasks[i].blockDim, uint32_t(tasks[i].blockDim));
+        QCOMPARE(back.info.tasks[i].opName, tasks[i].node->name());
+      }
+    }
+    QVERIFY(back.info.memorySize > 0);
+    QCOMPARE(back.info.socVersion, std::string("Ascend910A"));
+    QVERIFY(back.info.weightsBytes > 0);
+    QVERIFY(back.info.inOut.has_value());
+    QCOMPARE(back.info.inOut->inputs.size(), m->graph->inputs().size());
+  }
+
+  void weightsKeepTheirBytes() {
+    const Options o;
+    auto m = compiled("mobilenetv2", o);
+    const om::OmImport back = roundTrip(*m, o);
+    int compared = 0;
+    for (const Value* w : m->graph->initializers()) {
+      const Node* r = named(*back.model->graph, w->name());
+      if (!r || !r->attr("value")) continue;
+      const Tensor* t = r->attr("value")->get<Tensor>();
+      QVERIFY(t);
+      QCOMPARE(t->byteSize(), w->constant()->byteSize());
+      QVERIFY(std::equal(t->bytes().begin(), t->bytes().end(), w->constant()->bytes().begin()));
+      ++compared;
+    }
+    QVERIFY(compared > 10);
+  }
+
+  void refusesWhatItCannotWrite() {
+    const Options o;
+    auto m = buildSample("mobilenetv2");
+    try {
+      om::buildOmFile(*m, o);
+      QFAIL("an uncompiled model was written");
+    } catch (const std::runtime_error& e) {
+      QVERIFY2(QString(e.what()).contains("Stage 3"), e.what());
+    }
+  }
+
+  void compileWritesAnOmThatInspectOpens() {
+    QTemporaryDir dir;
+    const QString onnx = dir.filePath("m.onnx"), omFile = dir.filePath("m.om");
+    QCOMPARE(runKiln({"sample", "mobilenetv2", "-o", onnx}).code, 0);
+    const KilnRun c = runKiln({"compile", onnx, "-o", omFile});
+    QVERIFY2(c.code == 0, qPrintable(c.err));
+    QVERIFY(c.out.contains("wrote " + omFile));
+    const KilnRun i = runKiln({"inspect", omFile});
+    QVERIFY2(i.code == 0, qPrintable(i.err));
+    QVERIFY(i.out.contains("Conv2D"));
+    QVERIFY(i.out.contains("NC1HWC0"));
+    // Symbolic sizes cannot be laid out in device memory: refused with the reason, exit 2.
+    const QString bert = dir.filePath("bert.onnx");
+    QCOMPARE(runKiln({"sample", "bert-base", "--layers", "1", "--no-weights", "-o", bert}).code, 0);
+    const KilnRun b = runKiln({"compile", bert, "-o", dir.filePath("bert.om")});
+    QCOMPARE(b.code, 2);
+    QVERIFY2(b.err.contains("no static size"), qPrintable(b.err));
+  }
+};
+
+QTEST_GUILESS_MAIN(OmWriterTest)
+#include "test_om_writer.moc"
