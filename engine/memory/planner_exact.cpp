@@ -231,9 +231,11 @@ ExactResult planExact(const std::vector<Buffer>& buffers, int64_t alignment, con
     result.optimal = true;
     return result;
   }
+  result.tooLarge = true;
   if (buffers.size() > kMaxBuffers) return result;
   Search search(buffers, alignment);
   if (!search.buildConflicts()) return result;
+  result.tooLarge = false;
   // First ask for the lower bound itself (tight capacities prune hardest), then bisect between what is proven and
   // what is found; a probe that runs out of its slice moves the next probe up without proving anything.
   int64_t unknownAbove = lo;  // probes at or below it timed out

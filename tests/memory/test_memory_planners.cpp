@@ -117,6 +117,13 @@ class MemoryPlannersTest : public QObject {
     }
   }
 
+  void exactSaysWhenAnInstanceIsTooLarge() {
+    const auto b = randomBuffers(11, 6000, 3000, 1000);
+    const Plan p = planMemory(b, "exact");
+    QCOMPARE(validatePlan(b, p), std::string());
+    if (p.arenaBytes > p.lowerBound) QVERIFY2(p.detail.find("too large") != std::string::npos, p.detail.c_str());
+  }
+
   void validatorCatchesBadPlans() {
     const std::vector<Buffer> b = {{0, 0, 4, 10}, {1, 2, 6, 10}, {2, 6, 8, 5}};
     Plan good = planChecked(b, "exact", 2);
