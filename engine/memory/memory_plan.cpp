@@ -51,7 +51,9 @@ detail::Placement runExact(const std::vector<Buffer>& buffers, int64_t alignment
     return std::move(r.placement);
   }
   planner = incumbentName;
-  incumbent.detail += r.optimal ? " (exact: optimal)" : " (exact: budget exhausted, nothing better)";
+  incumbent.detail += r.optimal    ? " (exact: optimal)"
+                      : r.tooLarge ? " (exact: too large to search)"
+                                   : " (exact: budget exhausted, nothing better)";
   return incumbent;
 }
 

@@ -4,13 +4,17 @@
 //   maximum end of the already-placed buffers it conflicts with ("its floor"), and buffers can be placed in order
 //   of non-decreasing offset: the last placed offset w is a watermark under which nothing else will go.
 // - Symmetry: buffers placed one after another at the same offset never share time (they would overlap), so their
-//   order does not matter; only increasing index order is explored.
-// - Bounds: every unplaced buffer of a time section ends up above max(section floor, w), so floor + the section's
+//   order does not matter; only one order (a fixed preference) is explored.
+// - Bounds: in every time section, the lowest offset any unplaced buffer there can still take (its floor, at least
+//   w; a buffer whose floor is under w must rest on a conflicting buffer not yet placed) plus the section's
 //   unplaced bytes must fit; a buffer whose lowest possible offset already overflows kills the branch.
 // - Dominance: states with the same unplaced set, watermark and skyline (floors of the sections still in use) have
-//   the same completions; one that failed is not searched again.
+//   the same completions (the last buffer placed, which the symmetry rule looks at, is the most preferred one at
+//   the watermark); one that failed is not searched again.
+// - Order: lowest offset first, then buffers in the most loaded sections (they have the least freedom), then long
+//   lifetimes. On the MiniMalloc traces this static order decides between solving in 0.1 s and not in 10 s.
 // The arena is minimised by solving "fits in C?" for a sequence of capacities C between the lower bound and the
-// best heuristic arena, each under a slice of the budget.
+// best heuristic arena, each under a slice of the budget. Tests check it against brute force on small instances.
 #include <algorithm>
 #include <chrono>
 #include <limits>
@@ -51,8 +55,7 @@ class Search {
       lo_.push_back(static_cast<size_t>(std::lower_bound(times.begin(), times.end(), b.lower) - times.begin()));
       hi_.push_back(static_cast<size_t>(std::lower_bound(times.begin(), times.end(), b.upper) - times.begin()));
     }
-    // Static preference among buffers at the same offset: those in the most loaded sections first (they have the
-    // least freedom), then long-lived, then large ones.
+    // Static preference among buffers at the same offset (see "Order" above).
     std::vector<int64_t> delta(sections_ + 1, 0), load(sections_, 0), total(n_, 0);
     for (size_t i = 0; i < n_; ++i) delta[lo_[i]] += buffers[i].size, delta[hi_[i]] -= buffers[i].size;
     for (size_t s = 0, live = 0; s < sections_; ++s) load[s] = int64_t(live += size_t(delta[s]));
@@ -157,14 +160,19 @@ class Search {
     children.clear();
     for (size_t b = 0; b < n_; ++b) {
       if (placed_[b]) continue;
-      const int64_t at = std::max(cand_[b], watermark);
+      int64_t at = std::max(cand_[b], watermark);
+      if (cand_[b] < watermark) {
+        // Below the watermark it can only rest on a buffer placed later, so no lower than the lowest end one of
+        // them can reach; none left means a dead end.
+        if (openConflicts_[b] == 0) return false;
+        int64_t restsOn = std::numeric_limits<int64_t>::max();
+        for (int32_t q : conflicts_[b])
+          if (!placed_[size_t(q)]) restsOn = std::min(restsOn, std::max(cand_[size_t(q)], watermark) + buf_[size_t(q)].size);
+        at = alignUp(restsOn, align_);
+      }
       if (at + buf_[b].size > capacity_) return false;
       for (size_t s = lo_[b]; s < hi_[b]; ++s) lowest[s] = std::min(lowest[s], at);
-      if (cand_[b] < watermark) {
-        // Below the watermark it can only rest on a buffer placed later: none left means a dead end.
-        if (openConflicts_[b] == 0) return false;
-        continue;
-      }
+      if (cand_[b] < watermark) continue;
       // Same offset as the previous placement and independent of it: only in preference order.
       if (cand_[b] == watermark && last >= 0 && rank_[b] < rank_[size_t(last)] && offset_[size_t(last)] == watermark &&
           (hi_[b] <= lo_[size_t(last)] || hi_[size_t(last)] <= lo_[b]))
@@ -223,9 +231,11 @@ ExactResult planExact(const std::vector<Buffer>& buffers, int64_t alignment, con
     result.optimal = true;
     return result;
   }
+  result.tooLarge = true;
   if (buffers.size() > kMaxBuffers) return result;
   Search search(buffers, alignment);
   if (!search.buildConflicts()) return result;
+  result.tooLarge = false;
   // First ask for the lower bound itself (tight capacities prune hardest), then bisect between what is proven and
   // what is found; a probe that runs out of its slice moves the next probe up without proving anything.
   int64_t unknownAbove = lo;  // probes at or below it timed out

@@ -32,6 +32,7 @@ Placement planBestOf(const std::vector<Buffer>& buffers, int64_t alignment);
 struct ExactResult {
   Placement placement;  // empty offsets when the search found nothing better than `incumbent`
   bool optimal = false;
+  bool tooLarge = false;  // not searched: over the buffer or conflict-pair caps
 };
 // Complete search over canonical placements for an arena below incumbent.arena, stopping at `deadline`.
 ExactResult planExact(const std::vector<Buffer>& buffers, int64_t alignment, const Placement& incumbent,

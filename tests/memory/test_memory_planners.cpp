@@ -117,6 +117,20 @@ class MemoryPlannersTest : public QObject {
     }
   }
 
+  void exactSaysWhenAnInstanceIsTooLarge() {
+    // Short staggered lifetimes of mixed sizes: cheap for best_of, yet above the lower bound.
+    std::vector<Buffer> b;
+    std::mt19937 rng(11);
+    for (int64_t i = 0; i < 5001; ++i) {
+      const int64_t lower = int64_t(rng() % 5000);
+      b.push_back({i, lower, lower + 1 + int64_t(rng() % 20), 1 + int64_t(rng() % 1000)});
+    }
+    const Plan p = planMemory(b, "exact");
+    QCOMPARE(validatePlan(b, p), std::string());
+    QVERIFY(p.arenaBytes > p.lowerBound);  // otherwise there would be nothing to search
+    QVERIFY2(p.detail.find("too large") != std::string::npos, p.detail.c_str());
+  }
+
   void validatorCatchesBadPlans() {
     const std::vector<Buffer> b = {{0, 0, 4, 10}, {1, 2, 6, 10}, {2, 6, 8, 5}};
     Plan good = planChecked(b, "exact", 2);
