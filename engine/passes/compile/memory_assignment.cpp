@@ -27,7 +27,12 @@ class MemoryAssignment final : public Pass {
     std::string planner = ctx.options.getString("memory.planner");
     if (planner == "auto") planner.clear();
     if (ctx.options.getBool("disable_reuse_memory")) planner = "none";
-    const memory::Plan plan = memory::planMemory(life.blocks, planner, memory::kArenaAlignment);
+    // Offsets are 512-aligned, so a block really occupies its size rounded up to 512: planning with those sizes
+    // lets a plan reach its lower bound (and the default planner stop there instead of searching on).
+    std::vector<memory::Buffer> blocks = life.blocks;
+    for (memory::Buffer& b : blocks) b.size = (b.size + memory::kArenaAlignment - 1) / memory::kArenaAlignment *
+                                               memory::kArenaAlignment;
+    const memory::Plan plan = memory::planMemory(blocks, planner, memory::kArenaAlignment);
 
     auto where = [&](const Value* v) -> std::string {
       if (!v) return "-";
