@@ -29,6 +29,8 @@ void printUsage(std::ostream& os) {
         "                                        -o writes an Ascend offline model (.om)\n"
         "  history list DB | show DB RUN [--pass N] [--diff] | diff DB RUN A B   [--json]\n"
         "                                        read a history: runs, passes, the graph after a pass, diffs\n"
+        "  history import DB GE_DUMP_DIR [--json]\n"
+        "                                        a folder of GE graph dumps (ge_proto_*.txt) as one run\n"
         "  plan TRACE.csv [--planner P] [--alignment N] [--budget-ms MS] [--json]\n"
         "                                        plan a memory trace (id,lower,upper,size rows): arena, lower\n"
         "                                        bound, ratio; planners none, greedy_size, best_of, exact\n"

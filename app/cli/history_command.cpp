@@ -2,7 +2,8 @@
 // kiln history show DB RUN [--pass N] [--diff] [--json]
 //   show: the run and its passes; --pass N: the graph after pass N; --pass N --diff: what pass N changed.
 // kiln history diff DB RUN A B [--json]: any two passes compared.
-// Read-only: a history database is never modified by these commands.
+// kiln history import DB GE_DUMP_DIR [--json]: a folder of GE graph dumps (ge_proto_*.txt) becomes one run.
+// Read-only except import, which only adds a run.
 #include <iostream>
 
 #include "cli/args.h"
@@ -10,6 +11,7 @@
 #include "history/history_db.h"
 #include "history/history_reader.h"
 #include "history/history_report.h"
+#include "io/gedump/ge_dump_import.h"
 
 namespace kiln::cli {
 namespace {
@@ -27,7 +29,8 @@ int64_t parseId(const std::string& s, const char* what) {
 constexpr const char* kUsage =
     "usage: kiln history list DB [--json]\n"
     "       kiln history show DB RUN [--pass N] [--diff] [--json]\n"
-    "       kiln history diff DB RUN A B [--json]";
+    "       kiln history diff DB RUN A B [--json]\n"
+    "       kiln history import DB GE_DUMP_DIR [--json]";
 
 }  // namespace
 
@@ -37,6 +40,22 @@ int runHistory(const Argv& argv) {
   const Args args = parseArgs(Argv(argv.begin() + 1, argv.end()), {{"--json", "--diff"}, {"--pass"}});
   const bool json = args.has("--json");
   if (args.positional.empty()) throw UsageError(kUsage);
+  if (sub == "import") {
+    if (args.positional.size() != 2) throw UsageError(kUsage);
+    HistoryDb db(args.positional[0]);  // LoadError (exit 2) for a foreign or newer database: never touched
+    const gedump::ImportResult r = gedump::importDumps(args.positional[1], db);
+    for (const std::string& w : r.warnings) std::cerr << "kiln history import: warning: " << w << "\n";
+    if (json) {
+      Json j = Json::object();
+      j.set("run", r.runId);
+      j.set("passes", int64_t(r.passes));
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << "imported " << args.positional[1] << " as run " << r.runId << " (" << r.passes
+                << " stages after the first) in " << args.positional[0] << "\n";
+    }
+    return 0;
+  }
   HistoryDb db(args.positional[0], HistoryDb::Mode::ReadOnly);
   HistoryReader reader(db);
   try {

@@ -3,6 +3,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/stubs/logging.h>
+#include <google/protobuf/text_format.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -224,6 +225,8 @@ class Builder {
              ValueType::tensor(*dt, shape).toString() + " needs " + std::to_string(need));
       return Tensor::fromBytes(*dt, *extents, t->data());
     }
+    // A graph dump has no weights partition: its constants keep their type only.
+    if (!storage_) return std::nullopt;
     // Offsets from the `value` tensor's descriptor, falling back to the output descriptor's.
     const ge::proto::TensorDescriptor* at = desc;
     if (at->weight_size() == 0 && at->data_offset() == 0 && op.output_desc_size()) at = &op.output_desc(0);
@@ -578,6 +581,34 @@ OmImport readOmBytes(std::shared_ptr<const Storage> storage, const std::string& 
     throw LoadError(displayName, e.what());
   }
   return out;
+}
+
+std::unique_ptr<Model> readGeProtoText(const std::string& text, const std::string& displayName,
+                                       std::vector<std::string>& warnings) {
+  google::protobuf::Arena arena;
+  auto& md = *google::protobuf::Arena::CreateMessage<ge::proto::ModelDef>(&arena);
+  google::protobuf::TextFormat::Parser parser;
+  parser.SetRecursionLimit(kMaxSubgraphDepth * 4);  // nested GraphDefs in attributes: bounded, never a stack overflow
+  struct Collector final : google::protobuf::io::ErrorCollector {
+    std::string first;
+    void AddError(int line, int column, const std::string& message) override {
+      if (first.empty()) first = "line " + std::to_string(line + 1) + ":" + std::to_string(column + 1) + ": " + message;
+    }
+  } errors;
+  parser.RecordErrorsTo(&errors);
+  {
+    google::protobuf::LogSilencer quiet;
+    if (!parser.ParseFromString(text, &md))
+      throw LoadError(displayName, "not a ge.proto.ModelDef in protobuf text format (" +
+                                       (errors.first.empty() ? std::string("parse failed") : errors.first) + ")");
+  }
+  auto m = std::make_unique<Model>();
+  m->sourcePath = displayName;
+  m->opsets = {{"", 17}, {kGeDomain, 1}};
+  m->modelVersion = md.version();
+  Builder(*m, displayName, nullptr, nullptr, warnings).build(md);
+  addModelMetadata(*m, md);
+  return m;
 }
 
 OmImport readOmFile(const std::string& path) {

@@ -75,4 +75,9 @@ OmImport readOmFile(const std::string& path);
 // From bytes already in memory (tests, writers). Throws LoadError.
 OmImport readOmBytes(std::shared_ptr<const Storage> bytes, const std::string& displayName);
 
+// One GE graph dump (ge_proto_*.txt): ge.proto.ModelDef in protobuf text format, built like MODEL_DEF but without
+// weights (dumps carry none or inline them; Const ops keep their descriptors). Throws LoadError.
+std::unique_ptr<Model> readGeProtoText(const std::string& text, const std::string& displayName,
+                                       std::vector<std::string>& warnings);
+
 }  // namespace kiln::om
