@@ -9,16 +9,30 @@
 
 namespace kiln {
 
-std::string_view taskTypeName(TaskType t) {
-  switch (t) {
-    case TaskType::Kernel: return "KERNEL";
-    case TaskType::EventRecord: return "EVENT_RECORD";
-    case TaskType::EventWait: return "EVENT_WAIT";
-    case TaskType::KernelEx: return "KERNEL_EX";
-    case TaskType::MemcpyAsync: return "MEMCPY_ASYNC";
-    case TaskType::EndGraph: return "END_GRAPH";
+std::string taskTypeName(uint32_t type) {
+  switch (type) {
+    case 0: return "KERNEL";
+    case 1: return "EVENT_RECORD";
+    case 2: return "EVENT_WAIT";
+    case 3: return "FUSION_START";
+    case 4: return "FUSION_END";
+    case 5: return "KERNEL_EX";
+    case 6: return "HCCL";
+    case 7: return "STREAM_SWITCH";
+    case 8: return "STREAM_ACTIVE";
+    case 9: return "LABEL_SET";
+    case 10: return "LABEL_SWITCH";
+    case 11: return "LABEL_GOTO";
+    case 12: return "PROFILER_TRACE";
+    case 13: return "MEMCPY_ASYNC";
+    case 14: return "NOTIFY_RECORD";
+    case 15: return "NOTIFY_WAIT";
+    case 18: return "EVENT_RESET";
+    case 19: return "END_GRAPH";
+    case 22: return "MEMCPY_ADDR_ASYNC";
+    case 25: return "MODEL_EXIT";
+    default: return "TYPE_" + std::to_string(type);
   }
-  return "?";
 }
 
 int aiCoreCount(std::string_view socVersion) {

@@ -19,7 +19,10 @@ class Node;
 
 // The numbers are GE's TaskDef types.
 enum class TaskType : int { Kernel = 0, EventRecord = 1, EventWait = 2, KernelEx = 5, MemcpyAsync = 13, EndGraph = 19 };
-std::string_view taskTypeName(TaskType t);  // "KERNEL", "EVENT_RECORD", ...
+// GE's name of a TaskDef type code ("KERNEL", "EVENT_RECORD", ... "MODEL_EXIT"); "TYPE_<n>" for codes without one.
+// The one table for every GE task type, ours and those read from .om files.
+std::string taskTypeName(uint32_t type);
+inline std::string taskTypeName(TaskType t) { return taskTypeName(static_cast<uint32_t>(t)); }
 
 struct Task {
   int id = 0;  // position in the list

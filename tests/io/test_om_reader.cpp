@@ -16,6 +16,7 @@
 #include "io/om/ge_ir.pb.h"
 #include "io/om/om_container.h"
 #include "io/om/om_reader.h"
+#include "schedule/task_list.h"
 #include "io/om/task.pb.h"
 
 using namespace kiln;

@@ -10,6 +10,7 @@
 
 #include "io/model_loader.h"
 #include "io/om/om_reader.h"
+#include "schedule/task_list.h"
 #include "report/model_summary.h"
 
 using namespace kiln;

@@ -46,8 +46,7 @@ struct OmTask {
   std::string kernelName, stubFunc;
   uint32_t blockDim = 0, kernelType = 0;
 };
-// "KERNEL", "EVENT_RECORD", ..., "TYPE_<n>" for numbers without a name.
-std::string taskTypeName(uint32_t type);
+// Task type names: kiln::taskTypeName (schedule/task_list.h).
 
 struct OmKernelBinary {
   std::string name;   // the op the kernel was built for
