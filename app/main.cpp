@@ -35,6 +35,9 @@ void printUsage(std::ostream& os) {
         "                                        plan a memory trace (id,lower,upper,size rows): arena, lower\n"
         "                                        bound, ratio; planners none, greedy_size, best_of, exact\n"
         "                                        (default: best_of, then exact on small traces)\n"
+        "  conformance DIR... [--filter TEXT] [--verbose] [--json]\n"
+        "                                        run ONNX backend test folders (model.onnx + test_data_set_*)\n"
+        "                                        on the emulator; pass/fail per test with the reason\n"
         "  help                                  this text\n\n"
         "exit codes: 0 ok, 1 a check failed, 2 bad input or arguments\n";
 }
@@ -50,7 +53,8 @@ int main(int argc, char** argv) {
   // No command, or a file that exists: the workbench (which refuses cleanly without a display).
   std::error_code ec;
   const bool isCommand = !args.empty() && (args[0] == "inspect" || args[0] == "sample" || args[0] == "compile" ||
-                                         args[0] == "history" || args[0] == "plan");
+                                         args[0] == "history" || args[0] == "plan" ||
+                                         args[0] == "conformance");
   if (args.empty() || (!isCommand && args.size() == 1 && std::filesystem::is_regular_file(args[0], ec))) {
     if (args.empty() && !kiln::app::displayAvailable()) {
       printUsage(std::cerr);
@@ -66,6 +70,7 @@ int main(int argc, char** argv) {
     if (command == "compile") return kiln::cli::runCompile(rest);
     if (command == "history") return kiln::cli::runHistory(rest);
     if (command == "plan") return kiln::cli::runPlan(rest);
+    if (command == "conformance") return kiln::cli::runConformance(rest);
     std::cerr << "kiln: unknown command '" << command << "'\n\n";
     printUsage(std::cerr);
     return 2;

@@ -13,5 +13,6 @@ int runSample(const Argv& args);
 int runCompile(const Argv& args);
 int runHistory(const Argv& args);
 int runPlan(const Argv& args);
+int runConformance(const Argv& args);
 
 }  // namespace kiln::cli

@@ -1,0 +1,151 @@
+#include "emulator/arena_executor.h"
+
+#include <cstring>
+#include <unordered_map>
+
+namespace kiln {
+
+namespace {
+
+// The arena as tensor storage: inputs are views at their offsets (no copy), valid while the arena lives.
+class ArenaStorage final : public Storage {
+ public:
+  ArenaStorage(uint8_t* data, size_t size) : data_(data), size_(size) {}
+  const uint8_t* data() const override { return data_; }
+  size_t size() const override { return size_; }
+
+ private:
+  uint8_t* data_;
+  size_t size_;
+};
+
+constexpr int64_t kAside = -1;
+
+std::string label(const Node& n) { return "Op '" + (n.name().empty() ? n.qualifiedType() : n.name()) + "'"; }
+
+// Offsets per output slot from "mem.out" ("1024,output,-"); kAside for everything not in the arena.
+std::vector<int64_t> plannedOffsets(const Node& n) {
+  std::vector<int64_t> offsets;
+  const std::string text = n.annotation("mem.out");
+  size_t start = 0;
+  while (start <= text.size() && !text.empty()) {
+    const size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    int64_t offset = kAside;
+    if (!item.empty() && item.find_first_not_of("0123456789") == std::string::npos && item.size() < 19)
+      offset = std::stoll(item);
+    offsets.push_back(offset);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return offsets;
+}
+
+Tensor ownedCopy(const Tensor& t) {
+  if (t.dtype() == DType::String) return t;
+  return Tensor::fromBytes(t.dtype(), t.dims(), std::string(reinterpret_cast<const char*>(t.data()), t.byteSize()));
+}
+
+struct Placement {
+  int64_t offset;
+  int64_t bytes;
+  std::vector<int64_t> dims;
+};
+
+}  // namespace
+
+ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, const ExecutionOptions& options) {
+  ArenaRunResult result;
+  // Where every placed value lives, from the plan the compiler recorded.
+  std::unordered_map<const Value*, Placement> placed;
+  bool planned = false;
+  for (const Node* n : g.nodes()) {
+    if (n->annotations().count("mem.out")) planned = true;
+    const std::vector<int64_t> offsets = plannedOffsets(*n);
+    for (size_t i = 0; i < offsets.size() && i < n->numOutputs(); ++i) {
+      const Value* v = n->output(i);
+      if (!v || offsets[i] == kAside) continue;
+      const auto extents = v->type().shape.staticExtents();
+      const auto bytes = v->type().byteSize();
+      if (!extents || !bytes) throw std::runtime_error(label(*n) + ": placed output '" + v->name() + "' has no static size");
+      if (offsets[i] > options.maxArenaBytes - *bytes)
+        throw std::runtime_error(label(*n) + ": planned offset " + std::to_string(offsets[i]) + " exceeds the arena limit");
+      placed[v] = {offsets[i], *bytes, *extents};
+      result.arenaBytes = std::max(result.arenaBytes, offsets[i] + *bytes);
+    }
+  }
+  if (!planned && g.numNodes() > 0)
+    throw std::runtime_error("the graph has no memory plan: compile it through Stage 3 (MemoryAssignment) first");
+  std::vector<uint8_t> arena(static_cast<size_t>(result.arenaBytes));
+  auto storage = std::make_shared<ArenaStorage>(arena.data(), arena.size());
+
+  std::unordered_map<const Value*, Tensor> aside;
+  for (const Value* v : g.values())
+    if (v->constant()) aside.emplace(v, *v->constant());
+  if (inputs.size() != g.inputs().size())
+    throw std::runtime_error("the graph takes " + std::to_string(g.inputs().size()) + " inputs, got " +
+                             std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) aside.insert_or_assign(g.inputs()[i], inputs[i]);
+
+  const ReferenceExecutor bodies(options);  // function bodies and the like run as one step
+  std::vector<Tensor> views;  // keeps this step's arena views alive
+  for (const Node* n : g.nodes()) {
+    if (!n->subgraphs().empty()) throw NotEmulatable(n->qualifiedType() + " (control flow in compiled mode)");
+    views.clear();
+    views.reserve(n->numInputs());
+    std::vector<const Tensor*> in;
+    for (const Value* v : n->inputs()) {
+      if (!v) {
+        in.push_back(nullptr);
+        continue;
+      }
+      if (auto p = placed.find(v); p != placed.end()) {
+        views.emplace_back(v->type().dtype, p->second.dims, storage, static_cast<size_t>(p->second.offset));
+        in.push_back(&views.back());
+      } else if (auto a = aside.find(v); a != aside.end()) {
+        in.push_back(&a->second);
+      } else {
+        throw std::runtime_error(label(*n) + ": input '" + v->name() + "' has no value (not produced before it runs)");
+      }
+    }
+    std::vector<Tensor> out = evaluateNode(*n, in, options.kernel);
+    if (out.empty()) {
+      std::shared_ptr<Graph> body = options.functions ? options.functions(*n, in) : nullptr;
+      if (!body) throw NotEmulatable(n->qualifiedType());
+      std::vector<Tensor> args;
+      for (const Tensor* t : in) args.push_back(t ? *t : Tensor());
+      out = bodies.run(*body, args);
+    }
+    ++result.kernelsRun;
+    for (size_t i = 0; i < n->numOutputs(); ++i) {
+      const Value* v = n->output(i);
+      if (!v) continue;
+      if (i >= out.size()) throw std::runtime_error(label(*n) + ": output " + std::to_string(i) + " was not computed");
+      if (auto p = placed.find(v); p != placed.end()) {
+        if (static_cast<int64_t>(out[i].byteSize()) != p->second.bytes || out[i].dtype() != v->type().dtype)
+          throw std::runtime_error(label(*n) + ": output '" + v->name() + "' is " + std::to_string(out[i].byteSize()) +
+                                   " bytes of " + std::string(dtypeName(out[i].dtype())) + ", its planned block " +
+                                   std::to_string(p->second.bytes) + " bytes of " +
+                                   std::string(dtypeName(v->type().dtype)));
+        // memmove: an in-place op's output may be a view of its own input block.
+        std::memmove(arena.data() + p->second.offset, out[i].data(), out[i].byteSize());
+        ++result.placedTensors;
+      } else {
+        aside.insert_or_assign(v, ownedCopy(out[i]));
+        if (!v->isGraphOutput()) ++result.asideTensors;
+      }
+    }
+  }
+  for (const Value* v : g.outputs()) {
+    if (auto p = placed.find(v); p != placed.end()) {
+      result.outputs.push_back(ownedCopy(Tensor(v->type().dtype, p->second.dims, storage, size_t(p->second.offset))));
+    } else if (auto a = aside.find(v); a != aside.end()) {
+      result.outputs.push_back(a->second);
+    } else {
+      throw std::runtime_error("graph output '" + v->name() + "' has no value");
+    }
+  }
+  return result;
+}
+
+}  // namespace kiln

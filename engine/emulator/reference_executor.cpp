@@ -1,0 +1,299 @@
+#include "emulator/reference_executor.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+#include "emulator/control_flow_data.h"
+#include "ir/dtype.h"
+
+namespace kiln {
+
+namespace {
+
+// Values visible while running one graph: its own, then those of the enclosing graphs (implicit captures).
+class Scope {
+ public:
+  explicit Scope(const Scope* parent) : parent_(parent) {}
+  const Tensor* find(const Value* v) const {
+    for (const Scope* s = this; s; s = s->parent_) {
+      auto it = s->values_.find(v);
+      if (it != s->values_.end()) return &it->second;
+    }
+    return nullptr;
+  }
+  void set(const Value* v, Tensor t) { values_.insert_or_assign(v, std::move(t)); }
+  void erase(const Value* v) { values_.erase(v); }
+
+ private:
+  const Scope* parent_;
+  std::unordered_map<const Value*, Tensor> values_;  // node-based: pointers to tensors stay valid across inserts
+};
+
+std::string nodeLabel(const Node& n) {
+  return "Op '" + (n.name().empty() ? n.qualifiedType() : n.name()) + "' (" + n.qualifiedType() + ")";
+}
+
+// A value given for a graph input must match the declared element type and every static extent; symbolic extents
+// must agree wherever the same symbol appears.
+void checkInput(const Value& v, const Tensor& t, std::map<std::string, int64_t>& symbols) {
+  const ValueType& want = v.type();
+  if (!want.isTensor()) return;
+  auto mismatch = [&](const std::string& why) {
+    throw std::runtime_error("input '" + v.name() + "': expected " + want.toString() + ", got " +
+                             std::string(dtypeName(t.dtype())) + "[" + Shape::ofStatic(t.dims()).toString() + "]" +
+                             (why.empty() ? "" : " (" + why + ")"));
+  };
+  if (want.dtype != DType::Undefined && want.dtype != t.dtype()) mismatch("element type");
+  if (!want.shape.rankKnown()) return;
+  if (want.shape.rank() != t.dims().size()) mismatch("rank");
+  for (size_t i = 0; i < t.dims().size(); ++i) {
+    const Dim& d = want.shape[i];
+    if (d.isStatic() && d.value != t.dims()[i]) mismatch("dimension " + std::to_string(i));
+    if (d.isSymbolic()) {
+      auto [it, fresh] = symbols.emplace(d.symbol, t.dims()[i]);
+      if (!fresh && it->second != t.dims()[i])
+        mismatch("'" + d.symbol + "' is " + std::to_string(it->second) + " elsewhere");
+    }
+  }
+}
+
+class Run {
+ public:
+  explicit Run(const ExecutionOptions& options) : options_(options) {}
+
+  std::vector<Tensor> graph(const Graph& g, const std::vector<Tensor>& inputs, const Scope* outer, int depth) {
+    if (inputs.size() > g.inputs().size())
+      throw std::runtime_error("graph '" + g.name() + "' takes " + std::to_string(g.inputs().size()) +
+                               " inputs, got " + std::to_string(inputs.size()));
+    Scope scope(outer);
+    for (const Value* v : g.values())
+      if (v->constant()) scope.set(v, *v->constant());
+    for (size_t i = 0; i < g.inputs().size(); ++i) {
+      const Value* v = g.inputs()[i];
+      // An omitted input (an optional one of a function body) stays unset: reading it fails at the reader.
+      if (i < inputs.size() && inputs[i].valid()) scope.set(v, inputs[i]);
+    }
+    const auto order = g.topologicalOrder();
+    if (!order) throw std::runtime_error("graph '" + g.name() + "' has a cycle");
+    const auto lastUse = lastUses(g, *order);
+    for (size_t step = 0; step < order->size(); ++step) {
+      const Node& n = *(*order)[step];
+      std::vector<const Tensor*> in;
+      in.reserve(n.numInputs());
+      for (const Value* v : n.inputs()) {
+        if (!v) {
+          in.push_back(nullptr);
+          continue;
+        }
+        const Tensor* t = scope.find(v);
+        if (!t) throw std::runtime_error(nodeLabel(n) + ": input '" + v->name() + "' has no value");
+        in.push_back(t);
+      }
+      std::vector<Tensor> out = node(n, in, scope, depth);
+      for (size_t i = 0; i < n.numOutputs(); ++i) {
+        if (!n.output(i)) continue;
+        if (i >= out.size() || !out[i].valid())
+          throw std::runtime_error(nodeLabel(n) + ": output " + std::to_string(i) + " was not computed");
+        scope.set(n.output(i), std::move(out[i]));
+      }
+      // Tensors nobody reads any more are dropped, so a deep model needs its live set, not every activation.
+      for (const Value* v : n.inputs())
+        if (v && v->graph() == &g && !v->isGraphOutput() && !v->constant()) {
+          auto it = lastUse.find(v);
+          if (it != lastUse.end() && it->second == step) scope.erase(v);
+        }
+    }
+    std::vector<Tensor> result;
+    for (const Value* v : g.outputs()) {
+      const Tensor* t = scope.find(v);
+      if (!t) throw std::runtime_error("output '" + v->name() + "' of graph '" + g.name() + "' has no value");
+      result.push_back(*t);
+    }
+    return result;
+  }
+
+  void checkInputs(const Graph& g, const std::vector<Tensor>& inputs) {
+    std::map<std::string, int64_t> symbols;
+    for (size_t i = 0; i < inputs.size() && i < g.inputs().size(); ++i)
+      if (inputs[i].valid()) checkInput(*g.inputs()[i], inputs[i], symbols);
+  }
+
+ private:
+  // Step at which each of g's values is read for the last time (reads from inside subgraphs count for the owner).
+  static std::unordered_map<const Value*, size_t> lastUses(const Graph& g, const std::vector<Node*>& order) {
+    std::unordered_map<const Value*, size_t> last;
+    for (size_t step = 0; step < order.size(); ++step) {
+      const Node& n = *order[step];
+      for (const Value* v : n.inputs())
+        if (v) last[v] = step;
+      for (const Graph* sub : n.subgraphs())
+        sub->forEachGraph([&](const Graph& inner) {
+          for (const Node* m : inner.nodes())
+            for (const Value* v : m->inputs())
+              if (v && v->graph() == &g) last[v] = step;
+          for (const Value* v : inner.outputs())
+            if (v && v->graph() == &g) last[v] = step;
+        });
+    }
+    return last;
+  }
+
+  std::vector<Tensor> node(const Node& n, const std::vector<const Tensor*>& in, const Scope& scope, int depth) {
+    if (n.domain().empty()) {
+      if (n.opType() == "If") return ifNode(n, in, scope, depth);
+      if (n.opType() == "Loop") return loopNode(n, in, scope, depth);
+      if (n.opType() == "Scan") return scanNode(n, in, scope, depth);
+    }
+    std::vector<Tensor> out = evaluateNode(n, in, options_.kernel);
+    if (!out.empty()) return out;
+    if (options_.functions) {
+      if (depth >= options_.maxExpansionDepth)
+        throw std::runtime_error(nodeLabel(n) + ": function bodies nest deeper than " +
+                                 std::to_string(options_.maxExpansionDepth));
+      if (std::shared_ptr<Graph> body = options_.functions(n, in)) {
+        std::vector<Tensor> args;
+        for (const Tensor* t : in) args.push_back(t ? *t : Tensor());
+        return graph(*body, args, nullptr, depth + 1);
+      }
+    }
+    std::string what = n.qualifiedType();
+    if (hasKernel(n)) {
+      what += " on";
+      for (const Tensor* t : in)
+        if (t) what += " " + std::string(dtypeName(t->dtype()));
+    }
+    throw NotEmulatable(what);
+  }
+
+  const Graph& subgraph(const Node& n, const char* name) {
+    const Attribute* a = n.attr(name);
+    const Attribute::GraphPtr* g = a ? a->get<Attribute::GraphPtr>() : nullptr;
+    if (!g || !*g) throw std::runtime_error(nodeLabel(n) + ": missing graph attribute '" + name + "'");
+    return **g;
+  }
+
+  void expectOutputs(const Node& n, size_t have) {
+    if (have != n.numOutputs())
+      throw std::runtime_error(nodeLabel(n) + ": the body gives " + std::to_string(have) + " outputs, the node has " +
+                               std::to_string(n.numOutputs()));
+  }
+
+  std::vector<Tensor> ifNode(const Node& n, const std::vector<const Tensor*>& in, const Scope& scope, int depth) {
+    const bool cond = flowdata::scalarTruth(nodeLabel(n) + " condition", in.empty() ? nullptr : in[0]);
+    std::vector<Tensor> out = graph(subgraph(n, cond ? "then_branch" : "else_branch"), {}, &scope, depth);
+    expectOutputs(n, out.size());
+    return out;
+  }
+
+  // Loop(M?, cond?, carried...): body(iter, cond, carried...) -> (cond, carried..., scan slices...).
+  std::vector<Tensor> loopNode(const Node& n, const std::vector<const Tensor*>& in, const Scope& scope, int depth) {
+    const Graph& body = subgraph(n, "body");
+    const std::string label = nodeLabel(n);
+    if (in.size() < 2) throw std::runtime_error(label + ": needs the trip count and condition slots");
+    const size_t carriedCount = in.size() - 2;
+    if (body.inputs().size() != carriedCount + 2 || body.outputs().size() < carriedCount + 1)
+      throw std::runtime_error(label + ": body signature does not match the node's inputs");
+    const size_t scanCount = body.outputs().size() - 1 - carriedCount;
+    const int64_t trips = in[0] ? flowdata::scalarInt(label + " trip count", *in[0]) : INT64_MAX;
+    bool cond = in[1] ? flowdata::scalarTruth(label + " condition", in[1]) : true;
+    std::vector<Tensor> carried;
+    for (size_t i = 0; i < carriedCount; ++i) {
+      if (!in[2 + i]) throw std::runtime_error(label + ": loop-carried input " + std::to_string(i) + " is missing");
+      carried.push_back(*in[2 + i]);
+    }
+    std::vector<std::vector<Tensor>> scans(scanCount);
+    flowdata::StackBudget budget(label, options_.kernel.maxOutputBytes);
+    for (int64_t i = 0; i < trips && cond; ++i) {
+      if (i >= options_.maxLoopIterations)
+        throw std::runtime_error(label + ": more than " + std::to_string(options_.maxLoopIterations) + " iterations");
+      std::vector<Tensor> args{flowdata::int64Scalar(i), flowdata::boolScalar(cond)};
+      args.insert(args.end(), carried.begin(), carried.end());
+      std::vector<Tensor> out = graph(body, args, &scope, depth);
+      cond = flowdata::scalarTruth(label + " body condition", &out[0]);
+      for (size_t c = 0; c < carriedCount; ++c) carried[c] = std::move(out[1 + c]);
+      for (size_t k = 0; k < scanCount; ++k) {
+        budget.add(out[1 + carriedCount + k]);
+        scans[k].push_back(std::move(out[1 + carriedCount + k]));
+      }
+    }
+    std::vector<Tensor> result = std::move(carried);
+    for (size_t k = 0; k < scanCount; ++k)
+      result.push_back(flowdata::stack(label, scans[k], 0, body.outputs()[1 + carriedCount + k]->type()));
+    expectOutputs(n, result.size());
+    return result;
+  }
+
+  // Scan (opset 9+)(state..., scan inputs...): body(state..., slices...) -> (state..., output slices...).
+  std::vector<Tensor> scanNode(const Node& n, const std::vector<const Tensor*>& in, const Scope& scope, int depth) {
+    const std::string label = nodeLabel(n);
+    if (options_.opset < 9) throw NotEmulatable("Scan (opset 8 batched form)");
+    const Graph& body = subgraph(n, "body");
+    const int64_t scanInputs = n.attrInt("num_scan_inputs", -1);
+    if (scanInputs < 1 || static_cast<size_t>(scanInputs) > in.size())
+      throw std::runtime_error(label + ": num_scan_inputs out of range");
+    const size_t stateCount = in.size() - static_cast<size_t>(scanInputs);
+    if (body.inputs().size() != in.size() || body.outputs().size() < stateCount)
+      throw std::runtime_error(label + ": body signature does not match the node's inputs");
+    const size_t scanOutputs = body.outputs().size() - stateCount;
+    for (const Tensor* t : in)
+      if (!t) throw std::runtime_error(label + ": inputs are not optional");
+    const flowdata::ScanAxes axes(label, n, in, stateCount, scanOutputs);
+    std::vector<Tensor> state;
+    for (size_t i = 0; i < stateCount; ++i) state.push_back(*in[i]);
+    std::vector<std::vector<Tensor>> slices(scanOutputs);
+    flowdata::StackBudget budget(label, options_.kernel.maxOutputBytes);
+    for (int64_t step = 0; step < axes.length; ++step) {
+      std::vector<Tensor> args = state;
+      for (size_t j = 0; j < static_cast<size_t>(scanInputs); ++j) {
+        const int64_t at = axes.inputReversed[j] ? axes.length - 1 - step : step;
+        args.push_back(flowdata::sliceAt(label, *in[stateCount + j], axes.inputAxis[j], at));
+      }
+      std::vector<Tensor> out = graph(body, args, &scope, depth);
+      for (size_t i = 0; i < stateCount; ++i) state[i] = std::move(out[i]);
+      for (size_t k = 0; k < scanOutputs; ++k) {
+        budget.add(out[stateCount + k]);
+        slices[k].push_back(std::move(out[stateCount + k]));
+      }
+    }
+    std::vector<Tensor> result = std::move(state);
+    for (size_t k = 0; k < scanOutputs; ++k) {
+      if (axes.outputReversed[k]) std::reverse(slices[k].begin(), slices[k].end());
+      result.push_back(flowdata::stack(label, slices[k], axes.outputAxis[k], body.outputs()[stateCount + k]->type()));
+    }
+    expectOutputs(n, result.size());
+    return result;
+  }
+
+  const ExecutionOptions& options_;
+};
+
+bool isControlFlow(const Node& n) {
+  return n.domain().empty() && (n.opType() == "If" || n.opType() == "Loop" || n.opType() == "Scan");
+}
+
+}  // namespace
+
+ReferenceExecutor::ReferenceExecutor(ExecutionOptions options) : options_(std::move(options)) {}
+
+std::vector<Tensor> ReferenceExecutor::run(const Graph& g, const std::vector<Tensor>& inputs) const {
+  Run run(options_);
+  if (options_.checkInputTypes) run.checkInputs(g, inputs);
+  return run.graph(g, inputs, nullptr, 0);
+}
+
+std::string firstUnsupportedOp(const Graph& g, const FunctionExpander& functions) {
+  std::string missing;
+  g.forEachGraph([&](const Graph& sub) {
+    for (const Node* n : sub.nodes()) {
+      if (!missing.empty()) return;
+      if (isControlFlow(*n) || hasKernel(*n)) continue;
+      if (functions && functions(*n, {})) continue;
+      missing = n->qualifiedType();
+    }
+  });
+  return missing;
+}
+
+}  // namespace kiln

@@ -1,0 +1,71 @@
+#pragma once
+// The emulator's reference mode: a graph run node by node on the reference kernels, every tensor in its own buffer.
+// It is the yardstick the compiled mode (one arena laid out by the memory plan) and every pass are compared against.
+//
+// Control flow runs here rather than in kernels, because it needs graphs and scopes: If picks a branch, Loop and
+// Scan run their body per iteration with loop-carried values and stacked scan outputs. A subgraph reads values of
+// the enclosing graphs directly (implicit captures), so scopes chain to their parents.
+//
+// An op without a kernel may still run when the op is defined by a function body (libonnx's ops such as
+// LayerNormalization or SoftmaxCrossEntropyLoss, a model's local functions): `functions` expands such a node into
+// a graph of simpler ops, which runs in its place.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "emulator/kernels/kernel.h"
+#include "ir/graph.h"
+
+namespace kiln {
+
+// The graph holds an op the emulator cannot run (no kernel, no function body). what(): "not emulatable: op X".
+class NotEmulatable : public std::runtime_error {
+ public:
+  explicit NotEmulatable(const std::string& op) : std::runtime_error("not emulatable: op " + op), op_(op) {}
+  const std::string& op() const { return op_; }
+
+ private:
+  std::string op_;
+};
+
+// Turns a node without a kernel into an equivalent graph (inputs and outputs positionally matching the node's), or
+// null when the op has no function body. `inputs` are the tensors the node is about to run on (element types decide
+// some bodies); empty when asking ahead of a run, when the declared types are used instead.
+using FunctionExpander = std::function<std::shared_ptr<Graph>(const Node&, const std::vector<const Tensor*>& inputs)>;
+
+struct ExecutionOptions {
+  KernelLimits kernel;
+  // A Loop without trip count and condition, or a wrong one, must not run forever.
+  int64_t maxLoopIterations = 1'000'000;
+  // Function bodies nest (a function op inside a function); recursion beyond this is a malformed model.
+  int maxExpansionDepth = 16;
+  // ai.onnx opset of the model: Scan changed its inputs in opset 9.
+  int64_t opset = 17;
+  // Graph inputs must match the declared element types and static extents (off for suites whose declarations are
+  // known to be looser than their data).
+  bool checkInputTypes = true;
+  // Compiled mode: the largest arena it allocates.
+  int64_t maxArenaBytes = int64_t{8} << 30;
+  FunctionExpander functions;
+};
+
+class ReferenceExecutor {
+ public:
+  explicit ReferenceExecutor(ExecutionOptions options = {});
+  // Runs `g` on `inputs` (one per graph input, in order). Returns one tensor per graph output.
+  // Throws NotEmulatable, or std::runtime_error naming the node for a kernel or data error.
+  std::vector<Tensor> run(const Graph& g, const std::vector<Tensor>& inputs) const;
+  const ExecutionOptions& options() const { return options_; }
+
+ private:
+  ExecutionOptions options_;
+};
+
+// The first op in `g` (or its subgraphs) that has neither a kernel, a control-flow implementation nor a function
+// body; empty when every op can run.
+std::string firstUnsupportedOp(const Graph& g, const FunctionExpander& functions = {});
+
+}  // namespace kiln

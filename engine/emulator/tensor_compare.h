@@ -1,0 +1,33 @@
+#pragma once
+// How far one tensor is from another: the numbers `kiln run`, `kiln verify` and the conformance runner report.
+#include <cstdint>
+#include <string>
+
+#include "ir/tensor.h"
+
+namespace kiln {
+
+struct Tolerance {
+  // The ONNX backend suite's own criterion (numpy assert_allclose defaults of its runner): |got - want| <=
+  // atol + rtol * |want|, NaN equal to NaN.
+  double rtol = 1e-3;
+  double atol = 1e-7;
+};
+
+struct TensorDifference {
+  bool comparable = true;  // same element type and shape
+  double maxAbs = 0;       // largest |got - want|
+  double maxRel = 0;       // largest |got - want| / |want| over elements where want != 0
+  double cosine = 1;       // cosine similarity of the two as vectors (1 when both are zero)
+  int64_t mismatches = 0;  // elements outside the tolerance (or differing, for integers and bools)
+  std::string firstMismatch;  // "element 17: got 0.5, expected 0.25", or the type/shape difference
+  bool within() const { return comparable && mismatches == 0; }
+};
+
+TensorDifference compareTensors(const Tensor& got, const Tensor& want, const Tolerance& tolerance = {});
+
+// Tolerance for an element type: the suite's criterion for fp32/fp64, a few units in the last place for the 16-bit
+// formats (whose every op rounds).
+Tolerance toleranceFor(DType t);
+
+}  // namespace kiln
