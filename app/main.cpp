@@ -35,6 +35,10 @@ void printUsage(std::ostream& os) {
         "                                        plan a memory trace (id,lower,upper,size rows): arena, lower\n"
         "                                        bound, ratio; planners none, greedy_size, best_of, exact\n"
         "                                        (default: best_of, then exact on small traces)\n"
+        "  run MODEL [--options F] [--set k=v] [--inputs DIR | --random SEED] [--dim SYMBOL=N]\n"
+        "            [--expected OUT.pb]... [--json]\n"
+        "                                        emulate: reference vs compiled (in the planned arena),\n"
+        "                                        per-output error; expected outputs checked\n"
         "  conformance DIR... [--filter TEXT] [--verbose] [--json]\n"
         "                                        run ONNX backend test folders (model.onnx + test_data_set_*)\n"
         "                                        on the emulator; pass/fail per test with the reason\n"
@@ -54,7 +58,7 @@ int main(int argc, char** argv) {
   std::error_code ec;
   const bool isCommand = !args.empty() && (args[0] == "inspect" || args[0] == "sample" || args[0] == "compile" ||
                                          args[0] == "history" || args[0] == "plan" ||
-                                         args[0] == "conformance");
+                                         args[0] == "conformance" || args[0] == "run");
   if (args.empty() || (!isCommand && args.size() == 1 && std::filesystem::is_regular_file(args[0], ec))) {
     if (args.empty() && !kiln::app::displayAvailable()) {
       printUsage(std::cerr);
@@ -71,6 +75,7 @@ int main(int argc, char** argv) {
     if (command == "history") return kiln::cli::runHistory(rest);
     if (command == "plan") return kiln::cli::runPlan(rest);
     if (command == "conformance") return kiln::cli::runConformance(rest);
+    if (command == "run") return kiln::cli::runRun(rest);
     std::cerr << "kiln: unknown command '" << command << "'\n\n";
     printUsage(std::cerr);
     return 2;

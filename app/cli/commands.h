@@ -14,5 +14,6 @@ int runCompile(const Argv& args);
 int runHistory(const Argv& args);
 int runPlan(const Argv& args);
 int runConformance(const Argv& args);
+int runRun(const Argv& args);
 
 }  // namespace kiln::cli

@@ -6,6 +6,7 @@
 #include <functional>
 #include <stdexcept>
 
+#include "emulator/model_inputs.h"
 #include "emulator/reference_executor.h"
 #include "emulator/tensor_compare.h"
 #include "io/load_error.h"
@@ -34,14 +35,6 @@ std::vector<fs::path> dataSets(const fs::path& dir) {
     if (e.is_directory(ec) && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
   std::sort(sets.begin(), sets.end());
   return sets;
-}
-
-// The inputs the suite feeds: graph inputs that are not initializers, in order.
-std::vector<const Value*> fedInputs(const Graph& g) {
-  std::vector<const Value*> fed;
-  for (const Value* v : g.inputs())
-    if (!v->constant()) fed.push_back(v);
-  return fed;
 }
 
 // Runs one data set; returns the reason of the first mismatch, empty when every output matches.

@@ -1,0 +1,169 @@
+// kiln run MODEL [--options F] [--set k=v]... [--inputs DIR | --random SEED] [--dim SYMBOL=N]... [--expected F.pb]...
+//          [--json]
+// Emulates a model both ways — the original graph on the reference kernels, the compiled graph inside one arena laid
+// out by its memory plan — on the same inputs and prints each output's error (max abs, max rel, cosine). Expected
+// outputs (ONNX .pb files; by default <model>_output_<i>.pb beside the model, as the light_* models ship) are
+// compared with the reference. Exit 1 when an fp32 compile (precision_mode force_fp32 or must_keep_origin_dtype)
+// differs from the reference by more than rtol 1e-4, or an expected output does not match; fp16 modes report
+// their error without failing.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "emulator/emulation.h"
+#include "emulator/model_inputs.h"
+#include "io/model_loader.h"
+#include "io/tensor_file.h"
+#include "passes/pass_manager.h"
+#include "util/json.h"
+#include "util/units.h"
+
+namespace kiln::cli {
+
+Options optionsFromArgs(const Args& args);  // compile_command.cpp
+
+namespace {
+
+constexpr double kFp32RelTolerance = 1e-4;
+
+std::string sci(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+Json differenceJson(const std::string& name, const TensorDifference& d) {
+  Json j = Json::object();
+  j.set("name", name);
+  j.set("comparable", d.comparable);
+  j.set("max_abs", d.comparable ? Json(d.maxAbs) : Json());
+  j.set("max_rel", d.comparable ? Json(d.maxRel) : Json());
+  j.set("cosine", d.cosine);
+  j.set("mismatches", d.mismatches);
+  if (!d.firstMismatch.empty()) j.set("first_mismatch", d.firstMismatch);
+  return j;
+}
+
+std::string differenceLine(const TensorDifference& d) {
+  if (!d.comparable) return d.firstMismatch;
+  return "max abs " + sci(d.maxAbs) + ", max rel " + sci(d.maxRel) + ", cosine " + std::to_string(d.cosine);
+}
+
+// Expected outputs: the files given, else <stem>_output_<i>.pb beside the model for as many i as exist.
+std::vector<std::string> expectedFiles(const Args& args, const std::string& model) {
+  if (auto it = args.values.find("--expected"); it != args.values.end()) return it->second;
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  const fs::path p(model);
+  for (int i = 0;; ++i) {
+    const fs::path f = p.parent_path() / (p.stem().string() + "_output_" + std::to_string(i) + ".pb");
+    std::error_code ec;
+    if (!fs::exists(f, ec)) break;
+    files.push_back(f.string());
+  }
+  return files;
+}
+
+}  // namespace
+
+int runRun(const Argv& argv) {
+  const Args args = parseArgs(argv, {{"--json"}, {"--options", "--set", "--inputs", "--random", "--dim", "--expected"}});
+  if (args.positional.size() != 1 || (args.value("--inputs") && args.value("--random")))
+    throw UsageError("usage: kiln run MODEL [--options F] [--set k=v] [--inputs DIR | --random SEED] "
+                     "[--dim SYMBOL=N] [--expected OUT.pb]... [--json]");
+  const std::string path = args.positional[0];
+  const Options options = optionsFromArgs(args);
+  std::map<std::string, int64_t> dims;
+  if (auto it = args.values.find("--dim"); it != args.values.end())
+    for (const std::string& kv : it->second) {
+      const size_t eq = kv.find('=');
+      char* end = nullptr;
+      const long long v = eq == std::string::npos ? -1 : std::strtoll(kv.c_str() + eq + 1, &end, 10);
+      if (eq == std::string::npos || v < 1 || v > (1 << 20) || !end || *end)
+        throw UsageError("--dim takes SYMBOL=N with N in 1..1048576, not '" + kv + "'");
+      dims[kv.substr(0, eq)] = v;
+    }
+
+  LoadedModel original = loadModel(path);
+  LoadedModel compiled = loadModel(path);
+  PassManager pm;
+  addStandardPasses(pm, options, {});
+  RunSummary s;
+  try {
+    s = pm.run(*compiled.model, options);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  if (s.status == RunStatus::Failed) {
+    std::cerr << "kiln run: " << path << ": compile failed: pass " << s.error << "\n";
+    return 1;
+  }
+  const uint32_t seed = static_cast<uint32_t>(args.intValue("--random", 0, UINT32_MAX).value_or(1));
+  const std::vector<Tensor> inputs = args.value("--inputs") ? readInputFiles(*original.model->graph, *args.value("--inputs"))
+                                                            : randomInputs(*original.model->graph, seed, dims);
+  EmulationReport report;
+  try {
+    report = emulateModel(*original.model, *compiled.model, inputs);
+  } catch (const NotEmulatable& e) {
+    std::cerr << "kiln run: " << path << ": " << e.what() << "\n";
+    return 2;
+  }
+  // Expected outputs, against the reference (the yardstick) and the compiled result.
+  std::vector<OutputError> expected;
+  for (const std::string& file : expectedFiles(args, path)) {
+    const size_t i = expected.size();
+    if (i >= report.reference.size()) throw LoadError(file, "more expected outputs than the model has outputs");
+    const Tensor want = readTensorFile(file).tensor;
+    expected.push_back({file, compareTensors(report.reference[i], want)});
+  }
+  const std::string precision = options.getString("precision_mode");
+  const bool fp32 = precision == "force_fp32" || precision == "must_keep_origin_dtype";
+  bool failed = false;
+  for (size_t i = 0; fp32 && i < report.compiled.size(); ++i)
+    failed = failed || !compareTensors(report.compiled[i], report.reference[i], {kFp32RelTolerance, 1e-6}).within();
+  for (const OutputError& e : expected) failed = failed || !e.diff.within();
+
+  if (args.has("--json")) {
+    Json j = Json::object();
+    j.set("model", path);
+    j.set("inputs", args.value("--inputs") ? Json(*args.value("--inputs")) : Json("random:" + std::to_string(seed)));
+    j.set("precision_mode", precision);
+    j.set("reference_ms", report.referenceMs);
+    j.set("compiled_ms", report.compiledMs);
+    j.set("arena_bytes", report.arena.arenaBytes);
+    j.set("placed_tensors", report.arena.placedTensors);
+    j.set("aside_tensors", report.arena.asideTensors);
+    j.set("max_abs_error", report.maxAbsError());
+    j.set("max_rel_error", report.maxRelError());
+    j.set("min_cosine", report.minCosine());
+    Json outs = Json::array();
+    for (const OutputError& e : report.errors) outs.push(differenceJson(e.name, e.diff));
+    j.set("outputs", std::move(outs));
+    Json exp = Json::array();
+    for (const OutputError& e : expected) exp.push(differenceJson(e.name, e.diff));
+    j.set("expected", std::move(exp));
+    j.set("passed", !failed);
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << "model       " << path << "\n"
+              << "inputs      " << (args.value("--inputs") ? *args.value("--inputs") : "random, seed " + std::to_string(seed))
+              << "\n"
+              << "reference   " << formatDuration(report.referenceMs / 1000.0) << " (original graph, every tensor its own buffer)\n"
+              << "compiled    " << formatDuration(report.compiledMs / 1000.0) << " (" << precision << ", "
+              << report.arena.placedTensors << " tensors in one " << formatBytes(double(report.arena.arenaBytes))
+              << " arena" << (report.arena.asideTensors ? ", " + std::to_string(report.arena.asideTensors) + " unsized kept aside" : "")
+              << ")\n";
+    for (const OutputError& e : report.errors)
+      std::cout << "output      " << e.name << ": compiled vs reference: " << differenceLine(e.diff) << "\n";
+    for (const OutputError& e : expected)
+      std::cout << "expected    " << e.name << ": " << (e.diff.within() ? "match" : "MISMATCH") << " ("
+                << (e.diff.within() ? differenceLine(e.diff) : e.diff.firstMismatch) << ")\n";
+    if (!fp32) std::cout << "note        fp16 compute (" << precision << "): the error is reported, not gated\n";
+    std::cout << (failed ? "FAILED" : "ok") << "\n";
+  }
+  return failed ? 1 : 0;
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,76 @@
+#include "emulator/emulation.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+#include "io/onnx/function_expander.h"
+
+namespace kiln {
+
+namespace {
+
+double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+double EmulationReport::maxAbsError() const {
+  double worst = 0;
+  for (const OutputError& e : errors) worst = std::max(worst, e.diff.comparable ? e.diff.maxAbs : HUGE_VAL);
+  return worst;
+}
+double EmulationReport::maxRelError() const {
+  double worst = 0;
+  for (const OutputError& e : errors) worst = std::max(worst, e.diff.comparable ? e.diff.maxRel : HUGE_VAL);
+  return worst;
+}
+double EmulationReport::minCosine() const {
+  double worst = 1;
+  for (const OutputError& e : errors) worst = std::min(worst, e.diff.cosine);
+  return worst;
+}
+
+EmulationReport emulateModel(const Model& original, const Model& compiled, const std::vector<Tensor>& inputs,
+                             ExecutionOptions options) {
+  EmulationReport report;
+  const Graph& ref = *original.graph;
+  const Graph& out = *compiled.graph;
+  if (inputs.size() != ref.inputs().size())
+    throw std::runtime_error("expected " + std::to_string(ref.inputs().size()) + " inputs, got " +
+                             std::to_string(inputs.size()));
+  ExecutionOptions refOptions = options;
+  refOptions.opset = original.opsetFor("");
+  refOptions.functions = makeFunctionExpander(original);
+  auto start = std::chrono::steady_clock::now();
+  report.reference = ReferenceExecutor(refOptions).run(ref, inputs);
+  report.referenceMs = msSince(start);
+
+  // The compiler may drop inputs nobody reads or turn some into constants; the rest keep their names.
+  std::vector<Tensor> compiledInputs;
+  for (const Value* v : out.inputs()) {
+    Tensor t;
+    for (size_t i = 0; i < ref.inputs().size(); ++i)
+      if (ref.inputs()[i]->name() == v->name()) t = inputs[i].valid() ? inputs[i] : *ref.inputs()[i]->constant();
+    if (!t.valid() && !v->constant())
+      throw std::runtime_error("compiled input '" + v->name() + "' has no counterpart in the original model");
+    compiledInputs.push_back(t.valid() ? t : *v->constant());
+  }
+  ExecutionOptions compiledOptions = options;
+  compiledOptions.opset = compiled.opsetFor("");
+  compiledOptions.functions = makeFunctionExpander(compiled);
+  start = std::chrono::steady_clock::now();
+  report.arena = runInArena(out, compiledInputs, compiledOptions);
+  report.compiledMs = msSince(start);
+  report.compiled = report.arena.outputs;
+  if (report.compiled.size() != report.reference.size())
+    throw std::runtime_error("the compiled model has " + std::to_string(report.compiled.size()) +
+                             " outputs, the original " + std::to_string(report.reference.size()));
+  for (size_t i = 0; i < report.reference.size(); ++i)
+    report.errors.push_back({ref.outputs()[i]->name(), compareTensors(report.compiled[i], report.reference[i])});
+  return report;
+}
+
+}  // namespace kiln

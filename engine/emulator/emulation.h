@@ -1,0 +1,34 @@
+#pragma once
+// One emulated run of a model, both ways: the original graph in reference mode and the compiled graph in the arena
+// (compiled mode), on the same inputs, with the error of every compiled output against the reference.
+#include <string>
+#include <vector>
+
+#include "emulator/arena_executor.h"
+#include "emulator/tensor_compare.h"
+#include "ir/model.h"
+
+namespace kiln {
+
+struct OutputError {
+  std::string name;
+  TensorDifference diff;
+};
+
+struct EmulationReport {
+  std::vector<Tensor> reference, compiled;  // one per graph output
+  std::vector<OutputError> errors;          // compiled against reference, per output
+  double referenceMs = 0, compiledMs = 0;
+  ArenaRunResult arena;
+  // Largest error over the outputs (max abs), and the smallest cosine.
+  double maxAbsError() const;
+  double maxRelError() const;
+  double minCosine() const;
+};
+
+// `inputs` are given for the original graph's inputs; the compiled graph's inputs are matched to them by name.
+// Throws NotEmulatable or std::runtime_error (from either executor).
+EmulationReport emulateModel(const Model& original, const Model& compiled, const std::vector<Tensor>& inputs,
+                             ExecutionOptions options = {});
+
+}  // namespace kiln

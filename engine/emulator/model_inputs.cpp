@@ -1,0 +1,122 @@
+#include "emulator/model_inputs.h"
+
+#include <filesystem>
+#include <random>
+#include <stdexcept>
+
+#include "io/load_error.h"
+#include "io/tensor_file.h"
+
+namespace kiln {
+
+std::vector<const Value*> fedInputs(const Graph& g) {
+  std::vector<const Value*> fed;
+  for (const Value* v : g.inputs())
+    if (!v->constant()) fed.push_back(v);
+  return fed;
+}
+
+namespace {
+
+template <typename T>
+std::string bytesOf(const std::vector<T>& v) {
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+}
+
+Tensor randomTensor(const Value& v, std::mt19937& rng, const std::map<std::string, int64_t>& bound, int64_t intRange,
+                    int64_t maxBytes) {
+  const ValueType& t = v.type();
+  if (!t.isTensor() || t.dtype == DType::Undefined || !t.shape.rankKnown())
+    throw std::runtime_error("input '" + v.name() + "': element type or rank unknown (" + t.toString() +
+                             "); give the data with --inputs");
+  std::vector<int64_t> dims;
+  for (const Dim& d : t.shape.dims()) {
+    if (d.isStatic())
+      dims.push_back(d.value);
+    else if (auto it = bound.find(d.symbol); d.isSymbolic() && it != bound.end())
+      dims.push_back(it->second);
+    else
+      dims.push_back(1);
+  }
+  const auto n = checkedProduct(dims);
+  const int size = dtypeSize(t.dtype);
+  if (!n || size <= 0 || *n > maxBytes / size)
+    throw std::runtime_error("input '" + v.name() + "': " + Shape::ofStatic(dims).toString() + " is too large");
+  const auto count = static_cast<size_t>(*n);
+  std::uniform_real_distribution<float> real(-1.0f, 1.0f);
+  std::uniform_int_distribution<int64_t> integer(0, std::max<int64_t>(intRange, 1) - 1);
+  switch (t.dtype) {
+    case DType::Float:
+    case DType::Float16:
+    case DType::BFloat16:
+    case DType::Double: {
+      std::vector<float> f(count);
+      for (float& x : f) x = real(rng);
+      if (t.dtype == DType::Float) return Tensor::fromBytes(t.dtype, dims, bytesOf(f));
+      if (t.dtype == DType::Double) return Tensor::fromBytes(t.dtype, dims, bytesOf(std::vector<double>(f.begin(), f.end())));
+      std::vector<uint16_t> h(count);
+      for (size_t i = 0; i < count; ++i) h[i] = t.dtype == DType::Float16 ? floatToHalf(f[i]) : floatToBfloat16(f[i]);
+      return Tensor::fromBytes(t.dtype, dims, bytesOf(h));
+    }
+    case DType::Bool: {
+      std::string b(count, '\0');
+      for (char& c : b) c = static_cast<char>(rng() & 1u);
+      return Tensor::fromBytes(t.dtype, dims, std::move(b));
+    }
+    case DType::Int64: {
+      std::vector<int64_t> x(count);
+      for (int64_t& e : x) e = integer(rng);
+      return Tensor::fromBytes(t.dtype, dims, bytesOf(x));
+    }
+    case DType::Int32: {
+      std::vector<int32_t> x(count);
+      for (int32_t& e : x) e = static_cast<int32_t>(integer(rng));
+      return Tensor::fromBytes(t.dtype, dims, bytesOf(x));
+    }
+    case DType::Int8:
+    case DType::UInt8: {
+      std::string x(count, '\0');
+      for (char& e : x) e = static_cast<char>(integer(rng) & 0x7f);
+      return Tensor::fromBytes(t.dtype, dims, std::move(x));
+    }
+    default:
+      throw std::runtime_error("input '" + v.name() + "': no random data for " + std::string(dtypeName(t.dtype)) +
+                               "; give the data with --inputs");
+  }
+}
+
+}  // namespace
+
+std::vector<Tensor> randomInputs(const Graph& g, uint32_t seed, const std::map<std::string, int64_t>& dims,
+                                 int64_t intRange, int64_t maxBytes) {
+  std::mt19937 rng(seed);
+  std::vector<Tensor> inputs;
+  for (const Value* v : g.inputs())
+    inputs.push_back(v->constant() ? Tensor() : randomTensor(*v, rng, dims, intRange, maxBytes));
+  return inputs;
+}
+
+std::vector<Tensor> readInputFiles(const Graph& g, const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw LoadError(dir, "not a directory");
+  const std::vector<const Value*> fed = fedInputs(g);
+  std::vector<Tensor> inputs(g.inputs().size());
+  auto slotOf = [&](const Value* v) {
+    for (size_t i = 0; i < g.inputs().size(); ++i)
+      if (g.inputs()[i] == v) return i;
+    return g.inputs().size();
+  };
+  for (size_t i = 0; i < fed.size(); ++i) {
+    const fs::path file = fs::path(dir) / ("input_" + std::to_string(i) + ".pb");
+    if (!fs::exists(file, ec)) throw LoadError(file.string(), "missing (input '" + fed[i]->name() + "')");
+    NamedTensor t = readTensorFile(file.string());
+    const Value* target = fed[i];
+    for (const Value* v : fed)
+      if (!t.name.empty() && v->name() == t.name) target = v;
+    inputs[slotOf(target)] = std::move(t.tensor);
+  }
+  return inputs;
+}
+
+}  // namespace kiln

@@ -1,0 +1,27 @@
+#pragma once
+// Inputs for an emulated run: reproducible random data shaped by the graph's declared inputs, or tensors read from
+// files (ONNX test-data .pb). Graph inputs that are initializers are not fed.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace kiln {
+
+// The graph inputs a caller feeds: those without an initializer, in order.
+std::vector<const Value*> fedInputs(const Graph& g);
+
+// One tensor per graph input (invalid for initializer-backed inputs). Floats uniform in [-1, 1); integers in
+// [0, intRange) (indices and token ids stay in range for small vocabularies); bools fair coins. Symbolic dimensions
+// take `dims[symbol]`, else 1. Throws std::runtime_error for an input whose rank or element type is unknown, or whose
+// size passes maxBytes.
+std::vector<Tensor> randomInputs(const Graph& g, uint32_t seed, const std::map<std::string, int64_t>& dims = {},
+                                 int64_t intRange = 2, int64_t maxBytes = int64_t{1} << 30);
+
+// input_<i>.pb (i counting fed inputs) from `dir`; a tensor file naming a graph input goes to that input instead.
+// Throws LoadError for a missing or bad file.
+std::vector<Tensor> readInputFiles(const Graph& g, const std::string& dir);
+
+}  // namespace kiln
