@@ -1,0 +1,131 @@
+#include "emulator/timing/soc_profile.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "util/json.h"
+
+namespace kiln {
+
+namespace {
+
+constexpr size_t kMaxProfileBytes = 1 << 20;
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return s;
+}
+
+}  // namespace
+
+SocProfile SocProfile::fromJsonText(const std::string& text, const std::string& source) {
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(source + ": not valid JSON: " + e.what());
+  }
+  if (!j.isObject()) throw std::runtime_error(source + ": a SoC profile is a JSON object");
+  SocProfile p;
+  auto number = [&](const char* key, double& field, double lo, double hi) {
+    const Json* v = j.find(key);
+    if (!v) return;
+    if (!v->isNumber() || v->asDouble() < lo || v->asDouble() > hi)
+      throw std::runtime_error(source + ": '" + key + "' must be a number in [" + std::to_string(lo) + ", " +
+                               std::to_string(hi) + "]");
+    field = v->asDouble();
+  };
+  auto integer = [&](const char* key, int& field, int lo, int hi) {
+    double d = field;
+    number(key, d, lo, hi);
+    if (d != static_cast<int>(d)) throw std::runtime_error(source + ": '" + key + "' must be a whole number");
+    field = static_cast<int>(d);
+  };
+  static const std::vector<std::string> known = {
+      "name", "notes", "ai_cores", "vector_cores", "clock_ghz", "cube_fp16_macs_per_cycle",
+      "cube_int8_macs_per_cycle", "cube_fp32_macs_per_cycle", "vector_fp16_lanes_per_cycle",
+      "vector_fp32_lanes_per_cycle", "ub_bytes", "l1_bytes", "l2_bytes", "hbm_gbps", "aicpu_cores", "aicpu_gflops",
+      "aicpu_task_us", "kernel_task_us", "event_us", "memcpy_gbps", "dma_engines", "host_launch_us"};
+  for (const auto& [key, value] : j.asObject())
+    if (std::find(known.begin(), known.end(), key) == known.end())
+      throw std::runtime_error(source + ": unknown field '" + key + "'");
+  if (const Json* v = j.find("name"); v && v->isString()) p.name = v->asString();
+  if (p.name.empty()) throw std::runtime_error(source + ": 'name' is required");
+  if (const Json* v = j.find("notes"); v && v->isString()) p.notes = v->asString();
+  integer("ai_cores", p.aiCores, 1, 4096);
+  integer("vector_cores", p.vectorCores, 0, 4096);
+  number("clock_ghz", p.clockGhz, 0.01, 100);
+  number("cube_fp16_macs_per_cycle", p.cubeFp16MacsPerCycle, 1, 1e7);
+  number("cube_int8_macs_per_cycle", p.cubeInt8MacsPerCycle, 1, 1e7);
+  number("cube_fp32_macs_per_cycle", p.cubeFp32MacsPerCycle, 1, 1e7);
+  number("vector_fp16_lanes_per_cycle", p.vectorFp16LanesPerCycle, 1, 1e6);
+  number("vector_fp32_lanes_per_cycle", p.vectorFp32LanesPerCycle, 1, 1e6);
+  number("ub_bytes", p.ubBytes, 1024, 1e12);
+  number("l1_bytes", p.l1Bytes, 1024, 1e12);
+  number("l2_bytes", p.l2Bytes, 0, 1e13);
+  number("hbm_gbps", p.hbmGBps, 0.001, 1e6);
+  integer("aicpu_cores", p.aiCpuCores, 1, 1024);
+  number("aicpu_gflops", p.aiCpuGflops, 0.001, 1e6);
+  number("aicpu_task_us", p.aiCpuTaskUs, 0, 1e6);
+  number("kernel_task_us", p.kernelTaskUs, 0, 1e6);
+  number("event_us", p.eventUs, 0, 1e6);
+  number("memcpy_gbps", p.memcpyGBps, 0.001, 1e6);
+  integer("dma_engines", p.dmaEngines, 1, 1024);
+  number("host_launch_us", p.hostLaunchUs, 0, 1e6);
+  return p;
+}
+
+SocProfile SocProfile::fromFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot open");
+  std::string text(kMaxProfileBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxProfileBytes) throw std::runtime_error(path + ": larger than a SoC profile can be");
+  return fromJsonText(text, path);
+}
+
+std::vector<std::string> SocProfile::searchPath() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("KILN_SOC_DIR"); env && *env) dirs.push_back(env);
+#ifdef KILN_SOC_INSTALL_DIR
+  dirs.push_back(KILN_SOC_INSTALL_DIR);
+#endif
+#ifdef KILN_SOC_SOURCE_DIR
+  dirs.push_back(KILN_SOC_SOURCE_DIR);
+#endif
+  return dirs;
+}
+
+std::vector<std::string> SocProfile::availableNames() {
+  std::vector<std::string> names;
+  for (const std::string& dir : searchPath()) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+      if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+SocProfile SocProfile::load(const std::string& nameOrPath) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (nameOrPath.find('/') != std::string::npos || nameOrPath.ends_with(".json")) return fromFile(nameOrPath);
+  for (const std::string& dir : searchPath()) {
+    const fs::path f = fs::path(dir) / (lower(nameOrPath) + ".json");
+    if (fs::is_regular_file(f, ec)) return fromFile(f.string());
+  }
+  std::string known;
+  for (const std::string& n : availableNames()) known += (known.empty() ? "" : ", ") + n;
+  throw std::runtime_error("no SoC profile '" + nameOrPath + "' (known: " + (known.empty() ? "none found" : known) +
+                           "; set KILN_SOC_DIR or give a .json path)");
+}
+
+}  // namespace kiln
