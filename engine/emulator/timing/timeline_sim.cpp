@@ -17,10 +17,10 @@ constexpr int kNone = -1;
 // A pool of identical cores (or engines): when each becomes free and which task held it last.
 class Pool {
  public:
-  explicit Pool(int size) {
+  explicit Pool(int size) : size_(size) {
     for (int i = 0; i < size; ++i) free_.push({0.0, kNone});
   }
-  int size() const { return static_cast<int>(free_.size()); }
+  int size() const { return size_; }
   // Takes `count` cores for a task that could start at `earliest`; returns when they are all free and the task that
   // freed the last of them (the one that delayed it, if any).
   std::pair<double, int> acquire(int count, double earliest, std::vector<std::pair<double, int>>& taken) {
@@ -43,6 +43,7 @@ class Pool {
 
  private:
   using Slot = std::pair<double, int>;
+  int size_;
   std::priority_queue<Slot, std::vector<Slot>, std::greater<Slot>> free_;
 };
 
