@@ -36,9 +36,13 @@ void printUsage(std::ostream& os) {
         "                                        bound, ratio; planners none, greedy_size, best_of, exact\n"
         "                                        (default: best_of, then exact on small traces)\n"
         "  run MODEL [--options F] [--set k=v] [--inputs DIR | --random SEED] [--dim SYMBOL=N]\n"
-        "            [--expected OUT.pb]... [--json]\n"
+        "            [--expected OUT.pb]... [--soc NAME|FILE] [--trace OUT.json] [--json]\n"
         "                                        emulate: reference vs compiled (in the planned arena),\n"
         "                                        per-output error; expected outputs checked\n"
+        "  verify MODEL [--options F] [--set k=v] [--inputs DIR | --random SEED] [--dim SYMBOL=N]\n"
+        "               [--rtol X] [--history DB] [--json]\n"
+        "                                        the error after every pass against the original; names\n"
+        "                                        the first pass over tolerance\n"
         "  conformance DIR... [--filter TEXT] [--verbose] [--json]\n"
         "                                        run ONNX backend test folders (model.onnx + test_data_set_*)\n"
         "                                        on the emulator; pass/fail per test with the reason\n"
@@ -58,7 +62,8 @@ int main(int argc, char** argv) {
   std::error_code ec;
   const bool isCommand = !args.empty() && (args[0] == "inspect" || args[0] == "sample" || args[0] == "compile" ||
                                          args[0] == "history" || args[0] == "plan" ||
-                                         args[0] == "conformance" || args[0] == "run");
+                                         args[0] == "conformance" || args[0] == "run" ||
+                                         args[0] == "verify");
   if (args.empty() || (!isCommand && args.size() == 1 && std::filesystem::is_regular_file(args[0], ec))) {
     if (args.empty() && !kiln::app::displayAvailable()) {
       printUsage(std::cerr);
@@ -76,6 +81,7 @@ int main(int argc, char** argv) {
     if (command == "plan") return kiln::cli::runPlan(rest);
     if (command == "conformance") return kiln::cli::runConformance(rest);
     if (command == "run") return kiln::cli::runRun(rest);
+    if (command == "verify") return kiln::cli::runVerify(rest);
     std::cerr << "kiln: unknown command '" << command << "'\n\n";
     printUsage(std::cerr);
     return 2;

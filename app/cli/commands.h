@@ -15,5 +15,6 @@ int runHistory(const Argv& args);
 int runPlan(const Argv& args);
 int runConformance(const Argv& args);
 int runRun(const Argv& args);
+int runVerify(const Argv& args);
 
 }  // namespace kiln::cli

@@ -13,6 +13,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/emulation_args.h"
 #include "emulator/emulation.h"
 #include "emulator/model_inputs.h"
 #include "emulator/timing/chrome_trace.h"
@@ -82,7 +83,9 @@ std::string criticalSummary(const Timeline& tl) {
             [](auto* a, auto* b) { return a->endUs - a->startUs > b->endUs - b->startUs; });
   std::string s = std::to_string(tl.criticalPath.size()) + " tasks, " + formatDuration(total / 1e6) + " busy; longest:";
   for (size_t i = 0; i < kernels.size() && i < 3; ++i)
-    s += std::string(i ? "," : "") + " " + kernels[i]->node->name() + " (" + kernels[i]->node->opType() + ", " +
+    s += std::string(i ? "," : "") + " " +
+         (kernels[i]->node->name().empty() ? "#" + std::to_string(kernels[i]->node->id()) : kernels[i]->node->name()) +
+         " (" + kernels[i]->node->opType() + ", " +
          formatDuration((kernels[i]->endUs - kernels[i]->startUs) / 1e6) + ", " +
          (kernels[i]->memoryBound ? "memory" : "compute") + "-bound)";
   return s;
@@ -98,38 +101,12 @@ int runRun(const Argv& argv) {
                      "[--dim SYMBOL=N] [--expected OUT.pb]... [--soc NAME|FILE.json] [--trace OUT.json] [--json]");
   const std::string path = args.positional[0];
   Options options = optionsFromArgs(args);
-  std::map<std::string, int64_t> dims;
-  if (auto it = args.values.find("--dim"); it != args.values.end())
-    for (const std::string& kv : it->second) {
-      const size_t eq = kv.find('=');
-      char* end = nullptr;
-      const long long v = eq == std::string::npos ? -1 : std::strtoll(kv.c_str() + eq + 1, &end, 10);
-      if (eq == std::string::npos || v < 1 || v > (1 << 20) || !end || *end)
-        throw UsageError("--dim takes SYMBOL=N with N in 1..1048576, not '" + kv + "'");
-      dims[kv.substr(0, eq)] = v;
-    }
-
+  const std::map<std::string, int64_t> dims = dimBindings(args);
   LoadedModel original = loadModel(path);
   LoadedModel compiled = loadModel(path);
   // A run has concrete shapes: symbolic input dims are bound (--dim, else 1) for the compiler too, so the memory plan
   // and the timing see the shapes the data has. An explicit input_shape option wins.
-  std::string bound;
-  if (options.getString("input_shape").empty()) {
-    std::string spec;
-    for (const Value* v : fedInputs(*original.model->graph)) {
-      if (!v->type().isTensor() || !v->type().shape.rankKnown() || v->type().shape.isStatic()) continue;
-      std::string dimsText;
-      for (const Dim& d : v->type().shape.dims()) {
-        int64_t e = d.isStatic() ? d.value : 1;
-        if (auto it = dims.find(d.symbol); d.isSymbolic() && it != dims.end()) e = it->second;
-        if (d.isSymbolic() && bound.find(d.symbol + "=") == std::string::npos)
-          bound += (bound.empty() ? "" : ", ") + d.symbol + "=" + std::to_string(e);
-        dimsText += (dimsText.empty() ? "" : ",") + std::to_string(e);
-      }
-      spec += (spec.empty() ? "" : ";") + v->name() + ":" + dimsText;
-    }
-    if (!spec.empty()) options.setValue("input_shape", Json(spec), "kiln run");
-  }
+  const std::string bound = bindSymbolicInputs(*original.model->graph, dims, options);
   PassManager pm;
   addStandardPasses(pm, options, {});
   RunSummary s;
@@ -154,13 +131,11 @@ int runRun(const Argv& argv) {
   const Timeline timeline = simulateTimeline(tasks, soc, options.getBool("model_sink"));
   if (auto trace = args.value("--trace")) writeChromeTrace(timeline, std::filesystem::path(path).filename().string(), *trace);
 
-  const uint32_t seed = static_cast<uint32_t>(args.intValue("--random", 0, UINT32_MAX).value_or(1));
-  const std::vector<Tensor> inputs = args.value("--inputs") ? readInputFiles(*original.model->graph, *args.value("--inputs"))
-                                                            : randomInputs(*original.model->graph, seed, dims);
+  const EmulationInputs inputs = emulationInputs(args, *original.model->graph, dims);
   EmulationReport report;
   std::string notEmulatable;
   try {
-    report = emulateModel(*original.model, *compiled.model, inputs);
+    report = emulateModel(*original.model, *compiled.model, inputs.tensors);
   } catch (const NotEmulatable& e) {
     notEmulatable = e.what();
   }
@@ -182,7 +157,7 @@ int runRun(const Argv& argv) {
   if (args.has("--json")) {
     Json j = Json::object();
     j.set("model", path);
-    j.set("inputs", args.value("--inputs") ? Json(*args.value("--inputs")) : Json("random:" + std::to_string(seed)));
+    j.set("inputs", inputs.description);
     j.set("precision_mode", precision);
     j.set("reference_ms", report.referenceMs);
     j.set("compiled_ms", report.compiledMs);
@@ -218,7 +193,7 @@ int runRun(const Argv& argv) {
     std::cout << "model       " << path << "\n";
     if (!bound.empty()) std::cout << "shapes      " << bound << " (bind with --dim SYMBOL=N)\n";
     if (notEmulatable.empty())
-      std::cout << "inputs      " << (args.value("--inputs") ? *args.value("--inputs") : "random, seed " + std::to_string(seed))
+      std::cout << "inputs      " << inputs.description
               << "\n"
               << "reference   " << formatDuration(report.referenceMs / 1000.0) << " (original graph, every tensor its own buffer)\n"
               << "compiled    " << formatDuration(report.compiledMs / 1000.0) << " (" << precision << ", "

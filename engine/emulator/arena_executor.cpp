@@ -90,7 +90,8 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
   const ReferenceExecutor bodies(options);  // function bodies and the like run as one step
   std::vector<Tensor> views;  // keeps this step's arena views alive
   for (const Node* n : g.nodes()) {
-    if (!n->subgraphs().empty()) throw NotEmulatable(n->qualifiedType() + " (control flow in compiled mode)");
+    if (!n->subgraphs().empty() && !definingBody(*n))
+      throw NotEmulatable(n->qualifiedType() + " (control flow in compiled mode)");
     views.clear();
     views.reserve(n->numInputs());
     std::vector<const Tensor*> in;
@@ -110,7 +111,10 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
     }
     std::vector<Tensor> out = evaluateNode(*n, in, options.kernel);
     if (out.empty()) {
-      std::shared_ptr<Graph> body = options.functions ? options.functions(*n, in) : nullptr;
+      // No kernel: the op's own body (a fused chain) or its function body runs as this one step.
+      std::shared_ptr<Graph> function;
+      const Graph* body = definingBody(*n);
+      if (!body && options.functions) body = (function = options.functions(*n, in)).get();
       if (!body) throw NotEmulatable(n->qualifiedType());
       std::vector<Tensor> args;
       for (const Tensor* t : in) args.push_back(t ? *t : Tensor());

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "emulator/model_inputs.h"
 #include "io/onnx/function_expander.h"
 
 namespace kiln {
@@ -49,15 +50,7 @@ EmulationReport emulateModel(const Model& original, const Model& compiled, const
   report.referenceMs = msSince(start);
 
   // The compiler may drop inputs nobody reads or turn some into constants; the rest keep their names.
-  std::vector<Tensor> compiledInputs;
-  for (const Value* v : out.inputs()) {
-    Tensor t;
-    for (size_t i = 0; i < ref.inputs().size(); ++i)
-      if (ref.inputs()[i]->name() == v->name()) t = inputs[i].valid() ? inputs[i] : *ref.inputs()[i]->constant();
-    if (!t.valid() && !v->constant())
-      throw std::runtime_error("compiled input '" + v->name() + "' has no counterpart in the original model");
-    compiledInputs.push_back(t.valid() ? t : *v->constant());
-  }
+  const std::vector<Tensor> compiledInputs = inputsByName(ref, inputs, out);
   ExecutionOptions compiledOptions = options;
   compiledOptions.opset = compiled.opsetFor("");
   compiledOptions.functions = makeFunctionExpander(compiled);

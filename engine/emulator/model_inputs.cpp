@@ -96,6 +96,20 @@ std::vector<Tensor> randomInputs(const Graph& g, uint32_t seed, const std::map<s
   return inputs;
 }
 
+std::vector<Tensor> inputsByName(const Graph& from, const std::vector<Tensor>& tensors, const Graph& to) {
+  std::vector<Tensor> out;
+  for (const Value* v : to.inputs()) {
+    Tensor t;
+    for (size_t i = 0; i < from.inputs().size() && i < tensors.size(); ++i)
+      if (from.inputs()[i]->name() == v->name())
+        t = tensors[i].valid() ? tensors[i] : from.inputs()[i]->constant() ? *from.inputs()[i]->constant() : Tensor();
+    if (!t.valid() && v->constant()) t = *v->constant();
+    if (!t.valid()) throw std::runtime_error("input '" + v->name() + "' has no counterpart in the original model");
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 std::vector<Tensor> readInputFiles(const Graph& g, const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;

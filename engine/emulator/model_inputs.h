@@ -20,6 +20,11 @@ std::vector<const Value*> fedInputs(const Graph& g);
 std::vector<Tensor> randomInputs(const Graph& g, uint32_t seed, const std::map<std::string, int64_t>& dims = {},
                                  int64_t intRange = 2, int64_t maxBytes = int64_t{1} << 30);
 
+// The inputs of `to` taken by name from `from`'s inputs and their tensors (a compiled graph keeps the input names
+// of the original; inputs it turned into constants get their constant). Throws std::runtime_error for an input of
+// `to` that has neither.
+std::vector<Tensor> inputsByName(const Graph& from, const std::vector<Tensor>& tensors, const Graph& to);
+
 // input_<i>.pb (i counting fed inputs) from `dir`; a tensor file naming a graph input goes to that input instead.
 // Throws LoadError for a missing or bad file.
 std::vector<Tensor> readInputFiles(const Graph& g, const std::string& dir);

@@ -148,6 +148,13 @@ class Run {
     }
     std::vector<Tensor> out = evaluateNode(n, in, options_.kernel);
     if (!out.empty()) return out;
+    if (const Graph* body = definingBody(n)) {
+      if (depth >= options_.maxExpansionDepth)
+        throw std::runtime_error(nodeLabel(n) + ": bodies nest deeper than " + std::to_string(options_.maxExpansionDepth));
+      std::vector<Tensor> args;
+      for (const Tensor* t : in) args.push_back(t ? *t : Tensor());
+      return graph(*body, args, nullptr, depth + 1);
+    }
     if (options_.functions) {
       if (depth >= options_.maxExpansionDepth)
         throw std::runtime_error(nodeLabel(n) + ": function bodies nest deeper than " +
@@ -269,6 +276,17 @@ class Run {
   const ExecutionOptions& options_;
 };
 
+}  // namespace
+
+const Graph* definingBody(const Node& n) {
+  if (n.domain() != "kiln") return nullptr;
+  const Attribute* a = n.attr("body");
+  const Attribute::GraphPtr* g = a ? a->get<Attribute::GraphPtr>() : nullptr;
+  return g && *g ? g->get() : nullptr;
+}
+
+namespace {
+
 bool isControlFlow(const Node& n) {
   return n.domain().empty() && (n.opType() == "If" || n.opType() == "Loop" || n.opType() == "Scan");
 }
@@ -288,7 +306,7 @@ std::string firstUnsupportedOp(const Graph& g, const FunctionExpander& functions
   g.forEachGraph([&](const Graph& sub) {
     for (const Node* n : sub.nodes()) {
       if (!missing.empty()) return;
-      if (isControlFlow(*n) || hasKernel(*n)) continue;
+      if (isControlFlow(*n) || hasKernel(*n) || definingBody(*n)) continue;
       if (functions && functions(*n, {})) continue;
       missing = n->qualifiedType();
     }

@@ -64,6 +64,10 @@ class ReferenceExecutor {
   ExecutionOptions options_;
 };
 
+// Kiln's own ops that carry their definition as a graph attribute `body` (kiln:FusedElementwise: the chain of ops
+// it replaced, inputs and outputs positionally the node's, no captures); null for any other node.
+const Graph* definingBody(const Node& n);
+
 // The first op in `g` (or its subgraphs) that has neither a kernel, a control-flow implementation nor a function
 // body; empty when every op can run.
 std::string firstUnsupportedOp(const Graph& g, const FunctionExpander& functions = {});

@@ -83,6 +83,7 @@ class Expander {
     std::string key;
     for (const Tensor* t : tensors)
       key += t ? std::string(dtypeName(t->dtype())) + std::to_string(t->dims().size()) + "," : "-,";
+    if (!n.subgraphs().empty()) return nullptr;  // graph attributes: control flow or a body of its own, not a function
     std::lock_guard lock(mutex_);
     auto it = built_.find({&n, key});
     if (it != built_.end()) return it->second;

@@ -1,0 +1,142 @@
+#include "emulator/pass_verifier.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "emulator/arena_executor.h"
+#include "emulator/tensor_compare.h"
+#include "io/onnx/function_expander.h"
+
+namespace kiln {
+
+namespace {
+
+bool hasMemoryPlan(const Graph& g) {
+  for (const Node* n : g.nodes())
+    if (n->annotations().count("mem.out")) return true;
+  return false;
+}
+
+double largestMagnitude(const Tensor& t) {
+  double m = 0;
+  for (double v : t.toDouble())
+    if (std::isfinite(v)) m = std::max(m, std::fabs(v));
+  return m;
+}
+
+}  // namespace
+
+PassVerifier::PassVerifier(std::vector<Tensor> inputs, double rtol, std::function<void(const PassAccuracyRow&)> sink)
+    : inputs_(std::move(inputs)), rtol_(rtol), sink_(std::move(sink)) {}
+
+void PassVerifier::add(PassAccuracy a) {
+  if (sink_) sink_(a.row);
+  results_.push_back(std::move(a));
+}
+
+void PassVerifier::runStarted(const Model& model, const Options&) {
+  const Graph& g = *model.graph;
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    const Value* v = g.inputs()[i];
+    Tensor t = i < inputs_.size() && inputs_[i].valid() ? inputs_[i] : v->constant() ? *v->constant() : Tensor();
+    namedInputs_.emplace_back(v->name(), std::move(t));
+  }
+  for (const Value* v : g.outputs()) outputNames_.push_back(v->name());
+  PassAccuracy a;
+  a.pass = "import";
+  a.row.seq = 0;
+  try {
+    ExecutionOptions options;
+    options.opset = model.opsetFor("");
+    options.functions = makeFunctionExpander(model);
+    baseline_ = ReferenceExecutor(options).run(g, inputs_);
+    a.row.maxAbs = a.row.maxRel = 0.0;
+    a.row.cosine = 1.0;
+  } catch (const NotEmulatable& e) {
+    baselineError_ = e.what();
+    a.row.status = "not_emulatable";
+    a.row.detail = e.what();
+  } catch (const std::exception& e) {
+    baselineError_ = e.what();
+    a.row.status = "error";
+    a.row.detail = e.what();
+  }
+  add(std::move(a));
+}
+
+void PassVerifier::afterPass(const PassRecord& record, const Model& model) {
+  PassAccuracy a;
+  a.pass = record.name;
+  if (!record.changed && !results_.empty()) {
+    a.row = results_.back().row;  // same graph, same numbers
+  } else if (!baselineError_.empty()) {
+    a.row.status = results_.front().row.status;
+    a.row.detail = "the original graph does not run: " + baselineError_;
+  } else {
+    a.row = verify(model, record.index);
+  }
+  a.row.seq = record.index;
+  add(std::move(a));
+}
+
+PassAccuracyRow PassVerifier::verify(const Model& model, int seq) {
+  PassAccuracyRow row;
+  row.seq = seq;
+  const Graph& g = *model.graph;
+  try {
+    std::vector<Tensor> inputs;
+    for (const Value* v : g.inputs()) {
+      Tensor t;
+      for (const auto& [name, tensor] : namedInputs_)
+        if (name == v->name()) t = tensor;
+      if (!t.valid() && v->constant()) t = *v->constant();
+      if (!t.valid()) throw std::runtime_error("input '" + v->name() + "' is not one of the original inputs");
+      inputs.push_back(std::move(t));
+    }
+    ExecutionOptions options;
+    options.opset = model.opsetFor("");
+    options.functions = makeFunctionExpander(model);
+    options.checkInputTypes = false;  // a pass may retype inputs (precision, bound shapes); the data stays the same
+    const std::vector<Tensor> out =
+        hasMemoryPlan(g) ? runInArena(g, inputs, options).outputs : ReferenceExecutor(options).run(g, inputs);
+    if (out.size() != baseline_.size())
+      throw std::runtime_error("the graph has " + std::to_string(out.size()) + " outputs, the original " +
+                               std::to_string(baseline_.size()));
+    double maxAbs = 0, maxRel = 0, cosine = 1;
+    for (size_t i = 0; i < out.size(); ++i) {
+      // Compare in the original's element type: a precision pass may hand back fp16 where fp32 went in.
+      const Tensor& want = baseline_[i];
+      Tensor got = out[i];
+      if (got.dtype() != want.dtype()) got = convertTensor(got, want.dtype());
+      const double scale = largestMagnitude(want);
+      const TensorDifference d = compareTensors(got, want, {rtol_, rtol_ * scale});
+      if (!d.comparable) throw std::runtime_error("output '" + outputNames_[i] + "': " + d.firstMismatch);
+      maxAbs = std::max(maxAbs, d.maxAbs);
+      maxRel = std::max(maxRel, d.maxRel);
+      cosine = std::min(cosine, d.cosine);
+      if (!d.within() && row.status == "ok") {
+        row.status = "exceeds";
+        row.detail = "output '" + outputNames_[i] + "': " + d.firstMismatch + " (" + std::to_string(d.mismatches) +
+                     " elements over tolerance)";
+      }
+    }
+    row.maxAbs = maxAbs;
+    row.maxRel = maxRel;
+    row.cosine = cosine;
+  } catch (const NotEmulatable& e) {
+    row.status = "not_emulatable";
+    row.detail = e.what();
+  } catch (const std::exception& e) {
+    row.status = "error";
+    row.detail = e.what();
+  }
+  return row;
+}
+
+int PassVerifier::firstExceeding() const {
+  for (size_t i = 0; i < results_.size(); ++i)
+    if (results_[i].row.status == "exceeds") return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace kiln

@@ -1,0 +1,173 @@
+// Compiled mode and per-pass verification: a model compiled through Stage 3 runs inside its planned arena and
+// matches the reference; a plan that overlaps two live tensors gives wrong numbers (the point of running in the
+// arena) and the verifier names the pass; the commands `kiln run`, `kiln verify` and `kiln conformance` as a user
+// runs them (exit codes, JSON keys, history rows).
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "emulator/arena_executor.h"
+#include "emulator/emulation.h"
+#include "emulator/model_inputs.h"
+#include "emulator/pass_verifier.h"
+#include "history/history_db.h"
+#include "history/history_emulation.h"
+#include "io/onnx/onnx_writer.h"
+#include "passes/pass_manager.h"
+#include "support/kiln_process.h"
+#include "util/json.h"
+
+using namespace kiln;
+
+namespace {
+
+// x -> Relu -> a; x -> Neg -> b; c = a + b; out = c * c  (three arena tensors, a and b live together)
+std::unique_ptr<Model> branchyModel() {
+  auto m = std::make_unique<Model>();
+  m->opsets[""] = 17;
+  Graph& g = *m->graph;
+  Value* x = g.addInput("x", ValueType::tensor(DType::Float, Shape::ofStatic({4, 256})));
+  Node* a = g.addNode("Relu", {x}, {"a"}, "relu");
+  Node* b = g.addNode("Neg", {x}, {"b"}, "neg");
+  Node* c = g.addNode("Add", {a->output(0), b->output(0)}, {"c"}, "add");
+  Node* out = g.addNode("Mul", {c->output(0), c->output(0)}, {"out"}, "square");
+  g.addOutput(out->output(0));
+  return m;
+}
+
+Options fp32NoFusion() {
+  Options o;
+  o.set("precision_mode=force_fp32");
+  o.set("oo_level=O1");  // no UB fusion: every intermediate is its own arena tensor
+  return o;
+}
+
+void compile(Model& m, const Options& o, std::vector<PassObserver*> observers = {}) {
+  PassManager pm;
+  addStandardPasses(pm, o, {});
+  for (PassObserver* obs : observers) pm.addObserver(obs);
+  const RunSummary s = pm.run(m, o);
+  QCOMPARE(s.status, RunStatus::Ok);
+}
+
+// Puts the output of node `moved` at the offset of node `onto`'s output.
+void overlap(Graph& g, const std::string& moved, const std::string& onto) {
+  std::string target;
+  for (Node* n : g.nodes())
+    if (n->name() == onto) target = n->annotation("mem.out");
+  for (Node* n : g.nodes())
+    if (n->name() == moved) n->setAnnotation("mem.out", target);
+}
+
+}  // namespace
+
+class EmulationTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void compiledRunMatchesReference() {
+    auto original = branchyModel();
+    auto compiled = branchyModel();
+    compile(*compiled, fp32NoFusion());
+    const std::vector<Tensor> inputs = randomInputs(*original->graph, 7);
+    const EmulationReport r = emulateModel(*original, *compiled, inputs);
+    QCOMPARE(r.errors.size(), size_t{1});
+    QVERIFY2(r.errors[0].diff.within(), r.errors[0].diff.firstMismatch.c_str());
+    QCOMPARE(r.maxAbsError(), 0.0);
+    QVERIFY(r.arena.placedTensors >= 3);
+    QVERIFY(r.arena.arenaBytes > 0);
+  }
+
+  void overlappingPlanGivesWrongNumbers() {
+    auto original = branchyModel();
+    auto compiled = branchyModel();
+    compile(*compiled, fp32NoFusion());
+    overlap(*compiled->graph, "neg", "relu");  // b overwrites a while a is still needed
+    const std::vector<Tensor> inputs = randomInputs(*original->graph, 7);
+    const EmulationReport r = emulateModel(*original, *compiled, inputs);
+    QVERIFY(!r.errors[0].diff.within());
+    QVERIFY(r.maxAbsError() > 0.1);
+  }
+
+  void unplannedGraphIsRefused() {
+    auto m = branchyModel();
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, runInArena(*m->graph, randomInputs(*m->graph, 1)));
+  }
+
+  void verifierNamesThePassThatChangedTheNumbers() {
+    // A pass that breaks the plan right after MemoryAssignment: the verifier must blame it, not anything before.
+    class BreakPlan final : public Pass {
+     public:
+      std::string name() const override { return "BreakPlan"; }
+      PassResult run(PassContext& ctx) override {
+        overlap(*ctx.model.graph, "neg", "relu");
+        PassResult r;
+        r.changed = true;
+        return r;
+      }
+    };
+    auto m = branchyModel();
+    const std::vector<Tensor> inputs = randomInputs(*m->graph, 3);
+    std::vector<PassAccuracyRow> sunk;
+    PassVerifier verifier(inputs, 1e-4, [&](const PassAccuracyRow& r) { sunk.push_back(r); });
+    const Options o = fp32NoFusion();
+    PassManager pm;
+    addStandardPasses(pm, o, {});
+    pm.add(Stage::Compile, std::make_unique<BreakPlan>());
+    pm.addObserver(&verifier);
+    QCOMPARE(pm.run(*m, o).status, RunStatus::Ok);
+    const int first = verifier.firstExceeding();
+    QVERIFY(first > 0);
+    QCOMPARE(verifier.results()[size_t(first)].pass, std::string("BreakPlan"));
+    for (int i = 0; i < first; ++i) QCOMPARE(verifier.results()[size_t(i)].row.status, std::string("ok"));
+    QCOMPARE(sunk.size(), verifier.results().size());  // every row reached the sink as it was computed
+  }
+
+  void fp16PrecisionIsMeasuredNotHidden() {
+    auto m = branchyModel();
+    PassVerifier verifier(randomInputs(*m->graph, 3), 1e-6);
+    Options o;
+    o.set("precision_mode=force_fp16");
+    compile(*m, o, {&verifier});
+    double worst = 0;
+    for (const PassAccuracy& a : verifier.results()) worst = std::max(worst, a.row.maxAbs.value_or(0));
+    QVERIFY2(worst > 1e-5, "fp16 compute must show its rounding error");
+    QVERIFY(verifier.firstExceeding() > 0);
+  }
+
+  void commandsAsAUserRunsThem() {
+    QTemporaryDir tmp;
+    const QString model = tmp.filePath("branchy.onnx");
+    writeOnnxFile(*branchyModel(), model.toStdString());
+    // run: fp32 compile matches; JSON has the documented keys
+    KilnRun r = runKiln({"run", model, "--set", "precision_mode=force_fp32", "--json", "--trace", tmp.filePath("t.json")});
+    QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
+    const Json j = Json::parse(r.out.toStdString());
+    for (const char* key : {"max_abs_error", "max_rel_error", "min_cosine", "latency_us", "utilisation", "outputs"})
+      QVERIFY2(j.find(key), key);
+    QVERIFY(j.find("latency_us")->asDouble() > 0);
+    QVERIFY(QFileInfo(tmp.filePath("t.json")).size() > 100);
+    // verify with history: one accuracy row per pass, all ok
+    const QString db = tmp.filePath("h.db");
+    r = runKiln({"verify", model, "--set", "precision_mode=force_fp32", "--history", db, "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
+    const Json v = Json::parse(r.out.toStdString());
+    HistoryDb h(db.toStdString(), HistoryDb::Mode::ReadOnly);
+    const auto rows = readPassAccuracy(h, v.find("run")->asInt());
+    QCOMPARE(rows.size(), v.find("passes")->asArray().size());
+    for (const PassAccuracyRow& row : rows) QCOMPARE(row.status, std::string("ok"));
+    // bad arguments and bad files: exit 2 with a message
+    QCOMPARE(runKiln({"run", model, "--dim", "batch"}).code, 2);
+    QCOMPARE(runKiln({"verify", model, "--rtol", "7"}).code, 2);
+    r = runKiln({"run", tmp.filePath("missing.onnx")});
+    QCOMPARE(r.code, 2);
+    QVERIFY(r.err.contains("missing.onnx"));
+    r = runKiln({"run", model, "--soc", "Ascend9999"});
+    QCOMPARE(r.code, 2);
+    QVERIFY(r.err.contains("Ascend9999"));
+    r = runKiln({"run", model, "--inputs", tmp.filePath("nowhere")});
+    QCOMPARE(r.code, 2);
+    QCOMPARE(runKiln({"conformance", tmp.filePath("nowhere")}).code, 2);
+  }
+};
+
+QTEST_GUILESS_MAIN(EmulationTest)
+#include "test_emulation.moc"
