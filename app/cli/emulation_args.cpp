@@ -23,19 +23,8 @@ std::map<std::string, int64_t> dimBindings(const Args& args) {
 
 std::string bindSymbolicInputs(const Graph& original, const std::map<std::string, int64_t>& dims, Options& options) {
   if (!options.getString("input_shape").empty()) return {};
-  std::string bound, spec;
-  for (const Value* v : fedInputs(original)) {
-    if (!v->type().isTensor() || !v->type().shape.rankKnown() || v->type().shape.isStatic()) continue;
-    std::string dimsText;
-    for (const Dim& d : v->type().shape.dims()) {
-      int64_t e = d.isStatic() ? d.value : 1;
-      if (auto it = dims.find(d.symbol); d.isSymbolic() && it != dims.end()) e = it->second;
-      if (d.isSymbolic() && bound.find(d.symbol + "=") == std::string::npos)
-        bound += (bound.empty() ? "" : ", ") + d.symbol + "=" + std::to_string(e);
-      dimsText += (dimsText.empty() ? "" : ",") + std::to_string(e);
-    }
-    spec += (spec.empty() ? "" : ";") + v->name() + ":" + dimsText;
-  }
+  std::string bound;
+  const std::string spec = inputShapeSpec(original, dims, &bound);
   if (!spec.empty()) options.setValue("input_shape", Json(spec), "bound for emulation");
   return bound;
 }

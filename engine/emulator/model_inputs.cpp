@@ -96,6 +96,24 @@ std::vector<Tensor> randomInputs(const Graph& g, uint32_t seed, const std::map<s
   return inputs;
 }
 
+std::string inputShapeSpec(const Graph& g, const std::map<std::string, int64_t>& dims, std::string* bound) {
+  std::string spec, used;
+  for (const Value* v : fedInputs(g)) {
+    if (!v->type().isTensor() || !v->type().shape.rankKnown() || v->type().shape.isStatic()) continue;
+    std::string dimsText;
+    for (const Dim& d : v->type().shape.dims()) {
+      int64_t e = d.isStatic() ? d.value : 1;
+      if (auto it = dims.find(d.symbol); d.isSymbolic() && it != dims.end()) e = it->second;
+      if (d.isSymbolic() && used.find(d.symbol + "=") == std::string::npos)
+        used += (used.empty() ? "" : ", ") + d.symbol + "=" + std::to_string(e);
+      dimsText += (dimsText.empty() ? "" : ",") + std::to_string(e);
+    }
+    spec += (spec.empty() ? "" : ";") + v->name() + ":" + dimsText;
+  }
+  if (bound) *bound = used;
+  return spec;
+}
+
 std::vector<Tensor> inputsByName(const Graph& from, const std::vector<Tensor>& tensors, const Graph& to) {
   std::vector<Tensor> out;
   for (const Value* v : to.inputs()) {

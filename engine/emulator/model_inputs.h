@@ -20,6 +20,10 @@ std::vector<const Value*> fedInputs(const Graph& g);
 std::vector<Tensor> randomInputs(const Graph& g, uint32_t seed, const std::map<std::string, int64_t>& dims = {},
                                  int64_t intRange = 2, int64_t maxBytes = int64_t{1} << 30);
 
+// An input_shape option value ("ids:1,128;mask:1,128") fixing every symbolic input dim (each symbol from `dims`,
+// else 1); `bound` receives the bindings used ("batch=1, sequence=128"). Empty when every input is static.
+std::string inputShapeSpec(const Graph& g, const std::map<std::string, int64_t>& dims, std::string* bound = nullptr);
+
 // The inputs of `to` taken by name from `from`'s inputs and their tensors (a compiled graph keeps the input names
 // of the original; inputs it turned into constants get their constant). Throws std::runtime_error for an input of
 // `to` that has neither.
