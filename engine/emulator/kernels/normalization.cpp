@@ -84,8 +84,9 @@ std::vector<Tensor> batchNormTyped(const KernelContext& ctx, const Tensor& x) {
 std::vector<Tensor> batchNorm(const KernelContext& ctx) {
   const Tensor& x = ctx.required(0);
   const bool training = ctx.node().attrInt("training_mode", 0) != 0;
-  // Before opset 14 extra outputs meant training statistics (saved mean/var): not evaluated here.
-  if (ctx.node().numOutputs() > (training ? 3u : 1u)) return {};
+  // Before opset 14 extra outputs meant training statistics (saved mean/var), and before opset 9 spatial = 0 meant
+  // per-element parameters: neither is evaluated here.
+  if (ctx.node().numOutputs() > (training ? 3u : 1u) || ctx.node().attrInt("spatial", 1) == 0) return {};
   std::vector<Tensor> out;
   dispatch<kFloats>(x.dtype(), [&](auto tag) { out = batchNormTyped<typename decltype(tag)::type>(ctx, x); });
   return out;
