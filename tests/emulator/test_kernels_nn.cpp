@@ -185,6 +185,11 @@ class KernelNnTest : public QObject {
     QVERIFY(near(Op("GlobalAveragePool").one({x4}), f32({1, 1, 1, 1}, {2.5f})));
     QVERIFY(near(Op("GlobalMaxPool").one({x4}), f32({1, 1, 1, 1}, {4})));
     QVERIFY(near(Op("GlobalLpPool").one({f32({1, 1, 2}, {3, 4})}), f32({1, 1, 1}, {5})));
+    // A huge window over mostly padding visits only its taps inside the input (instantly, not 2⁴⁰ taps).
+    const int64_t huge = int64_t{1} << 40;
+    QVERIFY(near(Op("AveragePool").ints("kernel_shape", {huge}).ints("pads", {huge - 1, huge - 1}).ints("strides", {huge})
+                     .one({f32({1, 1, 2}, {1, 2})}),
+                 f32({1, 1, 2}, {1, 2})));
     QVERIFY(throws(Op("MaxPool"), {x}));                                              // no kernel_shape
     QVERIFY(throws(Op("MaxPool").ints("kernel_shape", {2, 2}).ints("pads", {1}), {x}));  // pads of the wrong length
   }

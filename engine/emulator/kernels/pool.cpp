@@ -5,6 +5,8 @@
 // beyond the end padding never counts).
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <utility>
 
 #include "emulator/kernels/nn_kernels.h"
 #include "ir/graph.h"
@@ -29,6 +31,8 @@ Planes planesOf(const KernelContext& ctx, const Tensor& x, size_t minRank) {
   p.spatial.assign(x.dims().begin() + 2, x.dims().end());
   return p;
 }
+
+int64_t ceilDiv(int64_t a, int64_t b) { return a / b + ((a % b != 0) && ((a < 0) == (b < 0)) ? 1 : 0); }
 
 void advance(std::vector<int64_t>& idx, const std::vector<int64_t>& extents) {
   for (size_t d = extents.size(); d-- > 0;) {
@@ -61,50 +65,59 @@ std::vector<Tensor> poolTyped(const KernelContext& ctx, const Tensor& x, const P
   const std::vector<int64_t> rowMajor = stridesOf(w.in);
   std::vector<int64_t> colMajor(r, 1);  // storage_order 1: the first spatial axis varies fastest
   for (size_t d = 1; d < r; ++d) colMajor[d] = colMajor[d - 1] * w.in[d - 1];
-  std::vector<int64_t> o(r, 0), k(r, 0);
+  std::vector<int64_t> o(r, 0), k(r, 0), kLo(r), kHi(r);
   int64_t at = 0;
   // With no output positions there is nothing to do (and N · C, unchecked by an empty output, may be huge).
   for (int64_t plane = 0; outSize > 0 && plane < planes.count; ++plane) {
     std::fill(o.begin(), o.end(), 0);
     for (int64_t q = 0; q < outSize; ++q, ++at, advance(o, w.out)) {
       double acc = K == Pool::Max ? -std::numeric_limits<double>::infinity() : 0.0;
-      int64_t best = -1, counted = 0;
-      std::fill(k.begin(), k.end(), 0);
-      for (bool more = true; more;) {
+      int64_t best = -1;
+      // Per axis, only the taps that land inside the input are visited (so a huge kernel_shape over padding costs
+      // nothing); the divisor counts taps inside the input, or inside input + pads with count_include_pad.
+      double counted = 1;
+      bool empty = false;
+      for (size_t d = 0; d < r; ++d) {
+        const int64_t start = o[d] * w.stride[d] - w.padBegin[d], dil = w.dilation[d];
+        const auto tapsIn = [&](int64_t lo, int64_t hi) {  // taps k with start + k·dil in [lo, hi)
+          return std::pair{std::max<int64_t>(0, ceilDiv(lo - start, dil)),
+                           std::min<int64_t>(w.kernel[d], hi - start <= 0 ? 0 : (hi - start - 1) / dil + 1)};
+        };
+        std::tie(kLo[d], kHi[d]) = tapsIn(0, w.in[d]);
+        const auto [pLo, pHi] = tapsIn(-w.padBegin[d], w.in[d] + w.padEnd[d]);
+        empty = empty || kHi[d] <= kLo[d];
+        counted *= static_cast<double>(std::max<int64_t>(0, includePad ? pHi - pLo : kHi[d] - kLo[d]));
+      }
+      k = kLo;
+      for (bool more = !empty; more;) {
         int64_t flat = 0, column = 0;
-        bool inside = true, inPadded = true;
         for (size_t d = 0; d < r; ++d) {
           const int64_t c = o[d] * w.stride[d] - w.padBegin[d] + k[d] * w.dilation[d];
-          inside = inside && c >= 0 && c < w.in[d];
-          inPadded = inPadded && c >= -w.padBegin[d] && c < w.in[d] + w.padEnd[d];
           flat += c * rowMajor[d];
           column += c * colMajor[d];
         }
-        if (inside) {
-          const double v = static_cast<double>(Elem<S>::load(x.data(), plane * inSize + flat));
-          if constexpr (K == Pool::Max) {
-            if (best < 0 || v > acc) {
-              acc = v;
-              best = storageOrder ? column : flat;
-            }
-          } else if constexpr (K == Pool::Average) {
-            acc += v;
-          } else {
-            acc += std::pow(std::fabs(v), p);
+        const double v = static_cast<double>(Elem<S>::load(x.data(), plane * inSize + flat));
+        if constexpr (K == Pool::Max) {
+          if (best < 0 || v > acc) {
+            acc = v;
+            best = storageOrder ? column : flat;
           }
+        } else if constexpr (K == Pool::Average) {
+          acc += v;
+        } else {
+          acc += std::pow(std::fabs(v), p);
         }
-        counted += (includePad ? inPadded : inside) ? 1 : 0;
-        // Next kernel tap; done after the last.
+        // Next inside tap; done after the last.
         more = false;
         for (size_t d = r; d-- > 0;) {
-          if (++k[d] < w.kernel[d]) {
+          if (++k[d] < kHi[d]) {
             more = true;
             break;
           }
-          k[d] = 0;
+          k[d] = kLo[d];
         }
       }
-      if constexpr (K == Pool::Average) acc = counted ? acc / static_cast<double>(counted) : 0.0;
+      if constexpr (K == Pool::Average) acc = counted > 0 ? acc / counted : 0.0;
       if constexpr (K == Pool::Lp) acc = std::pow(acc, 1.0 / p);
       if constexpr (kIsFloat<S>) {
         Elem<S>::store(y.data(), at, static_cast<C>(acc));
