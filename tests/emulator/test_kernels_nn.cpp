@@ -112,16 +112,19 @@ class KernelNnTest : public QObject {
     QVERIFY(near(Op("Conv").one({iota({1, 1, 3, 3}), w}), f32({1, 1, 2, 2}, {8, 12, 20, 24})));
     QVERIFY(near(Op("Conv").ints("pads", {1, 1, 1, 1}).ints("strides", {2, 2}).one({iota({1, 1, 3, 3}), w}),
                  f32({1, 1, 2, 2}, {0, 3, 9, 24})));
-    QVERIFY(near(Op("Conv").ints("dilations", {2, 2}).one({iota({1, 1, 4, 4}), w}), f32({1, 1, 2, 2}, {20, 24, 36, 40})));
+    QVERIFY(
+        near(Op("Conv").ints("dilations", {2, 2}).one({iota({1, 1, 4, 4}), w}), f32({1, 1, 2, 2}, {20, 24, 36, 40})));
     // A 3-D kernel over a 3-D volume.
-    QVERIFY(near(Op("Conv").one({f32({1, 1, 2, 2, 2}, std::vector<float>(8, 1)), f32({1, 1, 2, 2, 2}, std::vector<float>(8, 1))}),
+    QVERIFY(near(Op("Conv").one(
+                     {f32({1, 1, 2, 2, 2}, std::vector<float>(8, 1)), f32({1, 1, 2, 2, 2}, std::vector<float>(8, 1))}),
                  f32({1, 1, 1, 1, 1}, {8})));
   }
 
   void convGroupBiasAutoPad() {
     // Two groups of one channel: each output channel sees only its own input channel.
-    QVERIFY(near(Op("Conv").i("group", 2).one({f32({1, 2, 1, 1}, {1, 2}), f32({2, 1, 1, 1}, {3, 4}), f32({2}, {10, 20})}),
-                 f32({1, 2, 1, 1}, {13, 28})));
+    QVERIFY(
+        near(Op("Conv").i("group", 2).one({f32({1, 2, 1, 1}, {1, 2}), f32({2, 1, 1, 1}, {3, 4}), f32({2}, {10, 20})}),
+             f32({1, 2, 1, 1}, {13, 28})));
     const Tensor x = f32({1, 1, 4}, {1, 2, 3, 4}), w = f32({1, 1, 2}, {1, 1});
     QVERIFY(near(Op("Conv").s("auto_pad", "SAME_UPPER").one({x, w}), f32({1, 1, 4}, {3, 5, 7, 4})));
     QVERIFY(near(Op("Conv").s("auto_pad", "SAME_LOWER").one({x, w}), f32({1, 1, 4}, {1, 3, 5, 7})));
@@ -138,8 +141,9 @@ class KernelNnTest : public QObject {
     QVERIFY(near(Op("ConvTranspose").ints("strides", {2}).ints("output_shape", {6}).one({x, w}),
                  f32({1, 1, 6}, {1, 1, 3, 2, 2, 0})));
     // Group 2: W [C=2, M/group=1, k] and a bias per output channel.
-    QVERIFY(near(Op("ConvTranspose").i("group", 2).one({f32({1, 2, 1}, {1, 2}), f32({2, 1, 2}, {1, 2, 3, 4}), f32({2}, {0, 1})}),
-                 f32({1, 2, 2}, {1, 2, 7, 9})));
+    QVERIFY(near(
+        Op("ConvTranspose").i("group", 2).one({f32({1, 2, 1}, {1, 2}), f32({2, 1, 2}, {1, 2, 3, 4}), f32({2}, {0, 1})}),
+        f32({1, 2, 2}, {1, 2, 7, 9})));
   }
 
   void matMulForms() {
@@ -161,7 +165,7 @@ class KernelNnTest : public QObject {
     gemm.i("transA", 1).i("transB", 1).f("alpha", 2.0f).f("beta", 0.5f);
     QVERIFY(near(gemm.one({a, b, f32({2}, {1, 2})}), f32({2, 2}, {12.5f, 7, 16.5f, 9})));
     QVERIFY(near(gemm.one({a, b}), f32({2, 2}, {12, 6, 16, 8})));  // no C
-    QVERIFY(throws(Op("Gemm").i("transA", 1), {a, b}));           // Aᵀ [2,3] x B [2,3]: inner dims differ
+    QVERIFY(throws(Op("Gemm").i("transA", 1), {a, b}));            // Aᵀ [2,3] x B [2,3]: inner dims differ
   }
 
   void pools() {
@@ -178,7 +182,8 @@ class KernelNnTest : public QObject {
     avg.i("count_include_pad", 1);
     QVERIFY(near(avg.one({x4}), f32({1, 1, 3, 3}, {0.25f, 0.75f, 0.5f, 1, 2.5f, 1.5f, 0.75f, 1.75f, 1})));
     const Tensor x5 = f32({1, 1, 5}, {1, 2, 3, 4, 5});
-    QVERIFY(near(Op("AveragePool").ints("kernel_shape", {2}).ints("strides", {2}).one({x5}), f32({1, 1, 2}, {1.5f, 3.5f})));
+    QVERIFY(
+        near(Op("AveragePool").ints("kernel_shape", {2}).ints("strides", {2}).one({x5}), f32({1, 1, 2}, {1.5f, 3.5f})));
     QVERIFY(near(Op("AveragePool").ints("kernel_shape", {2}).ints("strides", {2}).i("ceil_mode", 1).one({x5}),
                  f32({1, 1, 3}, {1.5f, 3.5f, 5})));
     QVERIFY(near(Op("LpPool").ints("kernel_shape", {2}).one({f32({1, 1, 2}, {3, 4})}), f32({1, 1, 1}, {5})));
@@ -187,20 +192,25 @@ class KernelNnTest : public QObject {
     QVERIFY(near(Op("GlobalLpPool").one({f32({1, 1, 2}, {3, 4})}), f32({1, 1, 1}, {5})));
     // A huge window over mostly padding visits only its taps inside the input (instantly, not 2⁴⁰ taps).
     const int64_t huge = int64_t{1} << 40;
-    QVERIFY(near(Op("AveragePool").ints("kernel_shape", {huge}).ints("pads", {huge - 1, huge - 1}).ints("strides", {huge})
+    QVERIFY(near(Op("AveragePool")
+                     .ints("kernel_shape", {huge})
+                     .ints("pads", {huge - 1, huge - 1})
+                     .ints("strides", {huge})
                      .one({f32({1, 1, 2}, {1, 2})}),
                  f32({1, 1, 2}, {1, 2})));
-    QVERIFY(throws(Op("MaxPool"), {x}));                                              // no kernel_shape
+    QVERIFY(throws(Op("MaxPool"), {x}));                                                 // no kernel_shape
     QVERIFY(throws(Op("MaxPool").ints("kernel_shape", {2, 2}).ints("pads", {1}), {x}));  // pads of the wrong length
   }
 
   void normalizations() {
     Op bn("BatchNormalization");
     bn.f("epsilon", 0.0f);
-    QVERIFY(near(bn.one({f32({1, 2, 1, 1}, {1, 2}), f32({2}, {1, 2}), f32({2}, {0, 1}), f32({2}, {0, 1}), f32({2}, {1, 4})}),
-                 f32({1, 2, 1, 1}, {1, 2})));
-    QVERIFY(near(Op("InstanceNormalization").f("epsilon", 0.0f).one({f32({1, 1, 2}, {1, 3}), f32({1}, {1}), f32({1}, {0})}),
-                 f32({1, 1, 2}, {-1, 1})));
+    QVERIFY(near(
+        bn.one({f32({1, 2, 1, 1}, {1, 2}), f32({2}, {1, 2}), f32({2}, {0, 1}), f32({2}, {0, 1}), f32({2}, {1, 4})}),
+        f32({1, 2, 1, 1}, {1, 2})));
+    QVERIFY(
+        near(Op("InstanceNormalization").f("epsilon", 0.0f).one({f32({1, 1, 2}, {1, 3}), f32({1}, {1}), f32({1}, {0})}),
+             f32({1, 1, 2}, {-1, 1})));
     auto ln = Op("LayerNormalization", 3).run({f32({2, 2}, {1, 3, 2, 2}), f32({2}, {1, 2}), f32({2}, {0, 1})});
     const float inv0 = 1 / std::sqrt(1 + 1e-5f), inv1 = 1 / std::sqrt(1e-5f);
     QVERIFY(near(ln.at(0), f32({2, 2}, {-inv0, 2 * inv0 + 1, 0, 1})));
@@ -209,8 +219,8 @@ class KernelNnTest : public QObject {
     QVERIFY(near(Op("LRN").i("size", 2).f("alpha", 2).f("beta", 1).one({f32({1, 2, 1, 1}, {1, 2})}),
                  f32({1, 2, 1, 1}, {1.0f / 6, 0.4f})));
     QVERIFY(near(Op("MeanVarianceNormalization").one({f32({1, 1, 1, 2}, {1, 3})}), f32({1, 1, 1, 2}, {-1, 1})));
-    QVERIFY(throws(Op("BatchNormalization"), {f32({1, 2}, {1, 2}), f32({3}, {1, 1, 1}), f32({2}, {0, 0}),
-                                              f32({2}, {0, 0}), f32({2}, {1, 1})}));
+    QVERIFY(throws(Op("BatchNormalization"),
+                   {f32({1, 2}, {1, 2}), f32({3}, {1, 1, 1}), f32({2}, {0, 0}), f32({2}, {0, 0}), f32({2}, {1, 1})}));
   }
 
   void softmaxForms() {
@@ -218,8 +228,9 @@ class KernelNnTest : public QObject {
     const float a = 1 / (1 + std::exp(2.0f));  // softmax([0, 2])[0]
     QVERIFY(near(Op("Softmax").i("axis", 1).opset(13).one({x}), f32({1, 2, 2}, {a, a, 1 - a, 1 - a})));
     const double z = 1 + std::exp(1.0) + std::exp(2.0) + std::exp(3.0);  // opset 11: the whole [2, 2] block
-    QVERIFY(near(Op("Softmax").i("axis", 1).opset(11).one({x}),
-                 f32({1, 2, 2}, {float(1 / z), float(std::exp(1.0) / z), float(std::exp(2.0) / z), float(std::exp(3.0) / z)})));
+    QVERIFY(near(
+        Op("Softmax").i("axis", 1).opset(11).one({x}),
+        f32({1, 2, 2}, {float(1 / z), float(std::exp(1.0) / z), float(std::exp(2.0) / z), float(std::exp(3.0) / z)})));
     // Without a known opset, only where both forms agree.
     QVERIFY(Op("Softmax").i("axis", 1).run({x}).empty());
     QVERIFY(Op("Softmax").run({x}).empty());
@@ -244,8 +255,8 @@ class KernelNnTest : public QObject {
     QVERIFY(Op("Gemm").run({i32({1, 1}, {1}), i32({1, 1}, {1})}).empty());
     QVERIFY(Op("Softmax").run({i64({2}, {1, 2})}).empty());
     QVERIFY(Op("AveragePool").ints("kernel_shape", {1}).run({i32({1, 1, 2}, {1, 2})}).empty());
-    QVERIFY(throws(Op("Conv"), {iota({1, 2, 3, 3}), f32({1, 1, 1, 1}, {1})}));               // channels differ
-    QVERIFY(throws(Op("Conv").i("group", 0), {iota({1, 1, 3, 3}), f32({1, 1, 1, 1}, {1})}));   // bad group
+    QVERIFY(throws(Op("Conv"), {iota({1, 2, 3, 3}), f32({1, 1, 1, 1}, {1})}));                // channels differ
+    QVERIFY(throws(Op("Conv").i("group", 0), {iota({1, 1, 3, 3}), f32({1, 1, 1, 1}, {1})}));  // bad group
     QVERIFY(throws(Op("Conv").ints("strides", {1}), {iota({1, 1, 3, 3}), f32({1, 1, 1, 1}, {1})}));
     QVERIFY(throws(Op("Conv").ints("strides", {0, 1}), {iota({1, 1, 3, 3}), f32({1, 1, 1, 1}, {1})}));
     QVERIFY(throws(Op("Conv"), {iota({1, 1, 2, 2}), f32({1, 1, 3, 3}, std::vector<float>(9, 1))}));  // kernel too big
@@ -253,8 +264,9 @@ class KernelNnTest : public QObject {
     QVERIFY(throws(Op("ConvTranspose").ints("output_shape", {1, 2}), {iota({1, 1, 2}), f32({1, 1, 1}, {1})}));
     KernelLimits small;
     small.maxOutputBytes = 1024;
-    QVERIFY_THROWS_EXCEPTION(KernelOutputTooLarge,
-                             Op("ConvTranspose").ints("strides", {100000}).run({iota({1, 1, 4}), f32({1, 1, 1}, {1})}, small));
+    QVERIFY_THROWS_EXCEPTION(
+        KernelOutputTooLarge,
+        Op("ConvTranspose").ints("strides", {100000}).run({iota({1, 1, 4}), f32({1, 1, 1}, {1})}, small));
   }
 
   // ---- Kiln's fused ops against the unfused ONNX sequence ----
@@ -275,7 +287,8 @@ class KernelNnTest : public QObject {
     Op scaled("FusedMatMul", 1, "kiln");
     scaled.f("alpha", 0.5f).s("activation", "Relu");
     const Tensor a2 = randomTensor({3, 4}, rng), b2 = randomTensor({4, 5}, rng);
-    const Tensor want = Op("Relu").one({Op("Add").one({Op("Mul").one({Op("MatMul").one({a2, b2}), f32({}, {0.5f})}), bias})});
+    const Tensor want =
+        Op("Relu").one({Op("Add").one({Op("Mul").one({Op("MatMul").one({a2, b2}), f32({}, {0.5f})}), bias})});
     QVERIFY(near(scaled.one({a2, b2, bias}), want));
     QVERIFY(throws(Op("FusedMatMul", 1, "kiln").s("activation", "Swish"), {a2, b2}));
   }
@@ -310,14 +323,16 @@ class KernelNnTest : public QObject {
     const Tensor v = randomTensor({batch, kvSeq, heads * d}, rng), mask = randomTensor({batch, 1, 1, kvSeq}, rng);
     const float scale = 0.5f;
     const auto split = [&](const Tensor& t, int64_t s, std::vector<int64_t> perm) {
-      const Tensor r = Op("Reshape").one({t, Tensor::fromVector(DType::Int64, {4}, std::vector<int64_t>{batch, s, heads, d})});
+      const Tensor r =
+          Op("Reshape").one({t, Tensor::fromVector(DType::Int64, {4}, std::vector<int64_t>{batch, s, heads, d})});
       return Op("Transpose").ints("perm", std::move(perm)).one({r});
     };
     const auto unfused = [&](const std::function<Tensor(const Tensor&)>& masking) {
-      const Tensor scores = Op("Mul").one({Op("MatMul").one({split(q, seq, {0, 2, 1, 3}), split(k, kvSeq, {0, 2, 3, 1})}),
-                                           f32({}, {scale})});
+      const Tensor scores = Op("Mul").one(
+          {Op("MatMul").one({split(q, seq, {0, 2, 1, 3}), split(k, kvSeq, {0, 2, 3, 1})}), f32({}, {scale})});
       const Tensor p = Op("Softmax").i("axis", -1).one({masking(scores)});
-      const Tensor o = Op("Transpose").ints("perm", {0, 2, 1, 3}).one({Op("MatMul").one({p, split(v, kvSeq, {0, 2, 1, 3})})});
+      const Tensor o =
+          Op("Transpose").ints("perm", {0, 2, 1, 3}).one({Op("MatMul").one({p, split(v, kvSeq, {0, 2, 1, 3})})});
       return Op("Reshape").one({o, Tensor::fromVector(DType::Int64, {3}, std::vector<int64_t>{batch, seq, heads * d})});
     };
     Op fused("Attention", 1, "kiln");
@@ -328,8 +343,9 @@ class KernelNnTest : public QObject {
     const Tensor cond = boolean({batch, 1, 1, kvSeq}, {0, 0, 1, 1, 0, 1, 0, 0});
     Op filled("Attention", 1, "kiln");
     filled.i("num_heads", heads).f("scale", scale).f("mask_filter_value", -10000.0f);
-    QVERIFY(near(filled.one({q, k, v, cond}),
-                 unfused([&](const Tensor& s) { return Op("Where").one({cond, f32({}, {-10000.0f}), s}); })));
+    QVERIFY(near(filled.one({q, k, v, cond}), unfused([&](const Tensor& s) {
+                   return Op("Where").one({cond, f32({}, {-10000.0f}), s});
+                 })));
     QVERIFY(throws(Op("Attention", 1, "kiln").i("num_heads", 3), {q, k, v}));  // 8 does not split into 3 heads
   }
 

@@ -68,8 +68,8 @@ Window slidingWindow(const KernelContext& ctx, const std::vector<int64_t>& in, c
     if (same) {
       // Output ceil(in / stride); the padding that takes goes mostly after (UPPER) or before (LOWER).
       const int64_t out = ceilDiv(in[i], s);
-      const int64_t total = std::max<int64_t>(0, add(ctx, add(ctx, mul(ctx, std::max<int64_t>(out - 1, 0), s), ek),
-                                                     -in[i]));
+      const int64_t total =
+          std::max<int64_t>(0, add(ctx, add(ctx, mul(ctx, std::max<int64_t>(out - 1, 0), s), ek), -in[i]));
       w.padBegin[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
       w.padEnd[i] = total - w.padBegin[i];
       w.out.push_back(out);
@@ -276,7 +276,8 @@ TransposedShape transposedShape(const KernelContext& ctx, const std::vector<int6
   win.dilation = nn::perAxis(ctx, "dilations", r, 1, 1);
   const std::vector<int64_t> pads = nn::perAxis(ctx, "pads", 2 * r, 0, 0);
   const std::vector<int64_t> outputPadding = nn::perAxis(ctx, "output_padding", r, 0, 0);
-  std::vector<int64_t> outputShape = hasAttr(node, "output_shape") ? node.attrInts("output_shape") : std::vector<int64_t>{};
+  std::vector<int64_t> outputShape =
+      hasAttr(node, "output_shape") ? node.attrInts("output_shape") : std::vector<int64_t>{};
   if (outputShape.size() == r + 2) outputShape.erase(outputShape.begin(), outputShape.begin() + 2);  // [N, C, ...]
   if (!outputShape.empty() && outputShape.size() != r) ctx.fail("output_shape does not match the spatial rank");
   const std::string autoPad = node.attrString("auto_pad", "NOTSET");
@@ -285,9 +286,9 @@ TransposedShape transposedShape(const KernelContext& ctx, const std::vector<int6
   for (size_t i = 0; i < r; ++i) {
     if (win.kernel[i] < 1) ctx.fail("kernel extent is not positive");
     // Full (unpadded) extent of the scattered output: stride · (in - 1) + output_padding + effective kernel.
-    const int64_t full = nn::add(ctx, nn::add(ctx, nn::mul(ctx, win.stride[i], std::max<int64_t>(win.in[i] - 1, 0)),
-                                              outputPadding[i]),
-                                 nn::effectiveKernel(ctx, win.kernel[i], win.dilation[i]));
+    const int64_t full =
+        nn::add(ctx, nn::add(ctx, nn::mul(ctx, win.stride[i], std::max<int64_t>(win.in[i] - 1, 0)), outputPadding[i]),
+                nn::effectiveKernel(ctx, win.kernel[i], win.dilation[i]));
     if (!outputShape.empty() || same) {
       // The output extent is given (or in · stride); the difference is padding, split as ONNX specifies (with
       // floor division, so a negative total extends the output at its end).

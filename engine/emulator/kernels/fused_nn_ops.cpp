@@ -27,12 +27,18 @@ struct Activation {
 
 Activation activationOf(const KernelContext& ctx) {
   static const std::map<std::string, std::pair<Activation::Kind, size_t>> kinds = {
-      {"", {Activation::None, 0}},           {"Relu", {Activation::Relu, 0}},
-      {"Relu6", {Activation::Relu6, 0}},     {"Clip", {Activation::Clip, 2}},
-      {"LeakyRelu", {Activation::LeakyRelu, 1}}, {"Sigmoid", {Activation::Sigmoid, 0}},
-      {"HardSigmoid", {Activation::HardSigmoid, 2}}, {"HardSwish", {Activation::HardSwish, 0}},
-      {"Tanh", {Activation::Tanh, 0}},       {"SiLU", {Activation::SiLU, 0}},
-      {"Gelu", {Activation::Gelu, 0}},       {"GeluTanh", {Activation::GeluTanh, 0}}};
+      {"", {Activation::None, 0}},
+      {"Relu", {Activation::Relu, 0}},
+      {"Relu6", {Activation::Relu6, 0}},
+      {"Clip", {Activation::Clip, 2}},
+      {"LeakyRelu", {Activation::LeakyRelu, 1}},
+      {"Sigmoid", {Activation::Sigmoid, 0}},
+      {"HardSigmoid", {Activation::HardSigmoid, 2}},
+      {"HardSwish", {Activation::HardSwish, 0}},
+      {"Tanh", {Activation::Tanh, 0}},
+      {"SiLU", {Activation::SiLU, 0}},
+      {"Gelu", {Activation::Gelu, 0}},
+      {"GeluTanh", {Activation::GeluTanh, 0}}};
   const std::string name = ctx.node().attrString("activation", "");
   const auto it = kinds.find(name);
   if (it == kinds.end()) ctx.fail("unknown activation '" + name + "'");
@@ -180,14 +186,16 @@ Tensor attentionTyped(const KernelContext& ctx, const Tensor& q, const Tensor& k
   const int64_t scoreCount = *scores;
   checkScratch(ctx, scoreCount + (sq + skv) * (d + dv) + sq * dv, sizeof(W));
   std::vector<W> qh(static_cast<size_t>(sq * d)), kh(static_cast<size_t>(skv * d)), vh(static_cast<size_t>(skv * dv));
-  std::vector<W> s(static_cast<size_t>(scoreCount)), o(static_cast<size_t>(sq * dv)), y(static_cast<size_t>(probe.numel()));
+  std::vector<W> s(static_cast<size_t>(scoreCount)), o(static_cast<size_t>(sq * dv)),
+      y(static_cast<size_t>(probe.numel()));
   const std::vector<int64_t> maskStrides = mask ? broadcastStrides(scoreDims, mask->dims()) : std::vector<int64_t>{};
   // One head's [rows, width] slice of a [B, rows, H·width] tensor.
   const auto split = [&](const std::vector<W>& from, int64_t bi, int64_t h, int64_t rows, int64_t width,
                          std::vector<W>& to) {
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < width; ++c)
-        to[static_cast<size_t>(r * width + c)] = from[static_cast<size_t>((bi * rows + r) * heads * width + h * width + c)];
+        to[static_cast<size_t>(r * width + c)] =
+            from[static_cast<size_t>((bi * rows + r) * heads * width + h * width + c)];
   };
   for (int64_t bi = 0; bi < batch; ++bi)
     for (int64_t h = 0; h < heads; ++h) {
@@ -245,9 +253,8 @@ Tensor rowSoftmax(const KernelContext& ctx, const Tensor& x, const Tensor* bias)
 std::vector<Tensor> biasSoftmax(const KernelContext& ctx) {
   const Tensor& x = ctx.required(0);
   std::vector<Tensor> out;
-  dispatch<kFloats>(x.dtype(), [&](auto tag) {
-    out.push_back(rowSoftmax<typename decltype(tag)::type>(ctx, x, &ctx.required(1)));
-  });
+  dispatch<kFloats>(
+      x.dtype(), [&](auto tag) { out.push_back(rowSoftmax<typename decltype(tag)::type>(ctx, x, &ctx.required(1))); });
   return out;
 }
 
@@ -267,7 +274,8 @@ std::vector<Tensor> softmaxDropout(const KernelContext& ctx) {
   }
   if (training && ratio != 0.0) return {};
   std::vector<Tensor> out;
-  dispatch<kFloats>(x.dtype(), [&](auto tag) { out.push_back(rowSoftmax<typename decltype(tag)::type>(ctx, x, nullptr)); });
+  dispatch<kFloats>(x.dtype(),
+                    [&](auto tag) { out.push_back(rowSoftmax<typename decltype(tag)::type>(ctx, x, nullptr)); });
   if (out.empty() || ctx.node().numOutputs() < 2) return out;
   OutBuffer mask(ctx, DType::Bool, x.dims());  // every element kept
   std::fill(mask.data(), mask.data() + mask.numel(), uint8_t{1});

@@ -70,8 +70,7 @@ MatMulPlan matMulPlan(const KernelContext& ctx, const std::vector<int64_t>& a, c
   p.k = p.transA ? aRows : aCols;
   const int64_t kB = p.transB ? bCols : bRows;
   p.n = p.transB ? bRows : bCols;
-  if (p.k != kB)
-    ctx.fail("inner dimensions differ (" + std::to_string(p.k) + " against " + std::to_string(kB) + ")");
+  if (p.k != kB) ctx.fail("inner dimensions differ (" + std::to_string(p.k) + " against " + std::to_string(kB) + ")");
   const std::vector<int64_t> aBatch(a.begin(), a.end() - std::min<ptrdiff_t>(2, std::ssize(a)));
   const std::vector<int64_t> bBatch(b.begin(), b.end() - std::min<ptrdiff_t>(2, std::ssize(b)));
   const std::vector<int64_t> batch = broadcastShapes(ctx, {&aBatch, &bBatch});

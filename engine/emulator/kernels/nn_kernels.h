@@ -71,7 +71,8 @@ struct ConvShape {
 ConvShape convShape(const KernelContext& ctx, const std::vector<int64_t>& x, const std::vector<int64_t>& w,
                     const Tensor* bias);
 // y (outDims, zero-filled or not) = conv(x, w) + bias (null: none).
-void convolve(const KernelContext& ctx, const ConvShape& s, const float* x, const float* w, const float* bias, float* y);
+void convolve(const KernelContext& ctx, const ConvShape& s, const float* x, const float* w, const float* bias,
+              float* y);
 void convolve(const KernelContext& ctx, const ConvShape& s, const double* x, const double* w, const double* bias,
               double* y);
 

@@ -42,7 +42,9 @@ std::vector<Tensor> batchNormTyped(const KernelContext& ctx, const Tensor& x) {
   const double eps = ctx.node().attrFloat("epsilon", 1e-5f);
   const bool training = ctx.node().attrInt("training_mode", 0) != 0;
   const std::vector<double> xv = nn::loadAll<S, double>(ctx, x);
-  const auto at = [&](int64_t n, int64_t c, int64_t i) { return static_cast<size_t>((n * l.channels + c) * l.inner + i); };
+  const auto at = [&](int64_t n, int64_t c, int64_t i) {
+    return static_cast<size_t>((n * l.channels + c) * l.inner + i);
+  };
   std::vector<Tensor> out;
   std::vector<double> runningMean = mean, runningVar = var;
   if (training) {
@@ -73,11 +75,9 @@ std::vector<Tensor> batchNormTyped(const KernelContext& ctx, const Tensor& x) {
     }
   out.push_back(nn::storeAll<S>(ctx, x.dims(), y));
   if (training && ctx.node().numOutputs() > 1)
-    out.push_back(convertTensor(Tensor::fromVector(DType::Double, {l.channels}, runningMean),
-                                ctx.required(3).dtype()));
+    out.push_back(convertTensor(Tensor::fromVector(DType::Double, {l.channels}, runningMean), ctx.required(3).dtype()));
   if (training && ctx.node().numOutputs() > 2)
-    out.push_back(convertTensor(Tensor::fromVector(DType::Double, {l.channels}, runningVar),
-                                ctx.required(4).dtype()));
+    out.push_back(convertTensor(Tensor::fromVector(DType::Double, {l.channels}, runningVar), ctx.required(4).dtype()));
   return out;
 }
 

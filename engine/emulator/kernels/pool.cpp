@@ -144,7 +144,8 @@ std::vector<Tensor> pool(const KernelContext& ctx) {
   // MaxPool also takes 8-bit integers (opset 12); the averaging pools are float-only.
   if constexpr (K == Pool::Max)
     if (x.dtype() == DType::Int8 || x.dtype() == DType::UInt8)
-      dispatch<kInts>(x.dtype(), [&](auto tag) { out = poolTyped<K, typename decltype(tag)::type>(ctx, x, planes, w); });
+      dispatch<kInts>(x.dtype(),
+                      [&](auto tag) { out = poolTyped<K, typename decltype(tag)::type>(ctx, x, planes, w); });
   dispatch<kFloats>(x.dtype(), [&](auto tag) { out = poolTyped<K, typename decltype(tag)::type>(ctx, x, planes, w); });
   return out;
 }
