@@ -154,6 +154,9 @@ class KernelNnTest : public QObject {
     // Batch dims broadcast: [2,1,1,2] x [3,2,1] -> [2,3,1,1].
     const Tensor y = Op("MatMul").one({f32({2, 1, 1, 2}, {1, 0, 0, 1}), f32({3, 2, 1}, {1, 2, 3, 4, 5, 6})});
     QVERIFY(near(y, f32({2, 3, 1, 1}, {1, 3, 5, 2, 4, 6})));
+    // Empty operands: an empty batch gives an empty product; an empty inner dimension sums nothing.
+    QCOMPARE(Op("MatMul").one({f32({3, 0, 2}, {}), f32({2, 4}, std::vector<float>(8, 1))}).dims(), (Dims{3, 0, 4}));
+    QVERIFY(near(Op("MatMul").one({f32({2, 0}, {}), f32({0, 3}, {})}), f32({2, 3}, std::vector<float>(6, 0))));
     const Tensor yi = Op("MatMul").one({i32({2, 2}, {1, 2, 3, 4}), i32({2, 2}, {5, 6, 7, 8})});
     QCOMPARE(yi.toInt64(), (std::vector<int64_t>{19, 22, 43, 50}));
     QVERIFY(throws(Op("MatMul"), {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({2, 3}, {1, 2, 3, 4, 5, 6})}));

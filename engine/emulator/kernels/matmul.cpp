@@ -79,10 +79,10 @@ MatMulPlan matMulPlan(const KernelContext& ctx, const std::vector<int64_t>& a, c
   if (b.size() > 1) p.outDims.push_back(p.n);
   const std::optional<int64_t> count = checkedProduct(batch);
   if (!count) ctx.fail("batch size overflows");
-  checkScratch(ctx, *count, 2 * sizeof(int64_t));
   // Offsets only matter when the product has elements; an empty output needs none (and A or B may be empty).
   const std::optional<int64_t> outCount = checkedProduct(p.outDims);
   if (!outCount || *outCount == 0) return p;
+  checkScratch(ctx, *count, 2 * sizeof(int64_t));
   BroadcastWalker w(batch, {&aBatch, &bBatch});
   for (int64_t i = 0; i < *count; ++i, w.next()) {
     p.aOffsets.push_back(w.offset(0) * p.m * p.k);
