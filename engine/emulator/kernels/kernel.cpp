@@ -31,6 +31,12 @@ KernelRegistry& KernelRegistry::global() {
     kernels::registerReduceKernels(r);
     kernels::registerTransDataKernels(r);
     kernels::registerFusedKernels(r);
+    kernels::registerMatMulKernels(r);
+    kernels::registerConvKernels(r);
+    kernels::registerPoolKernels(r);
+    kernels::registerSoftmaxKernels(r);
+    kernels::registerNormalizationKernels(r);
+    kernels::registerFusedNnKernels(r);
     return r;
   }();
   return registry;

@@ -281,5 +281,11 @@ void registerCastKernels(KernelRegistry& r);
 void registerTransDataKernels(KernelRegistry& r);
 void registerReduceKernels(KernelRegistry& r);
 void registerFusedKernels(KernelRegistry& r);  // kiln: fused Vector ops
+void registerMatMulKernels(KernelRegistry& r);
+void registerConvKernels(KernelRegistry& r);
+void registerPoolKernels(KernelRegistry& r);
+void registerSoftmaxKernels(KernelRegistry& r);
+void registerNormalizationKernels(KernelRegistry& r);
+void registerFusedNnKernels(KernelRegistry& r);  // kiln: fused Cube/Vector NN ops
 
 }  // namespace kiln::kernels

@@ -1,0 +1,376 @@
+// NN reference kernels: hand-computed cases per op (Conv padding/stride/group/dilation/auto_pad, ConvTranspose,
+// MatMul broadcasting, Gemm transposes, pools, normalisations, both Softmax forms), fp16 rounding, the
+// decline/throw contract, and each of Kiln's fused NN ops against the unfused ONNX sequence on random inputs.
+#include <QtTest>
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <random>
+
+#include "emulator/kernels/kernel.h"
+#include "ir/graph.h"
+
+using namespace kiln;
+
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+// One node in its own graph, evaluated on the tensors given (an invalid Tensor is an omitted input).
+class Op {
+ public:
+  explicit Op(const char* type, size_t outputs = 1, const char* domain = "") : graph_(std::make_shared<IdSource>()) {
+    node_ = graph_.addNode(type, {}, outputs, type, domain);
+  }
+  template <typename T>
+  Op& attr(const char* name, T value) {
+    node_->setAttr(name, Attribute(std::move(value)));
+    return *this;
+  }
+  Op& ints(const char* name, std::vector<int64_t> v) { return attr(name, std::move(v)); }
+  Op& f(const char* name, float v) { return attr(name, v); }
+  Op& i(const char* name, int64_t v) { return attr(name, v); }
+  Op& s(const char* name, const char* v) { return attr(name, std::string(v)); }
+  Op& opset(int v) {
+    node_->setAnnotation("opset", std::to_string(v));
+    return *this;
+  }
+  std::vector<Tensor> run(const std::vector<Tensor>& in, KernelLimits limits = {}) const {
+    std::vector<const Tensor*> ptrs;
+    for (const Tensor& t : in) ptrs.push_back(t.valid() ? &t : nullptr);
+    return evaluateNode(*node_, ptrs, limits);
+  }
+  Tensor one(const std::vector<Tensor>& in) const {
+    auto out = run(in);
+    if (out.empty()) throw std::runtime_error("kernel declined");
+    return out[0];
+  }
+
+ private:
+  Graph graph_;
+  Node* node_;
+};
+
+Tensor f32(Dims dims, std::vector<float> v) { return Tensor::fromVector(DType::Float, std::move(dims), v); }
+Tensor i64(Dims dims, std::vector<int64_t> v) { return Tensor::fromVector(DType::Int64, std::move(dims), v); }
+Tensor i32(Dims dims, std::vector<int32_t> v) { return Tensor::fromVector(DType::Int32, std::move(dims), v); }
+Tensor f16(Dims dims, const std::vector<float>& v) {
+  std::vector<uint16_t> bits;
+  for (float e : v) bits.push_back(floatToHalf(e));
+  return Tensor::fromVector(DType::Float16, std::move(dims), bits);
+}
+Tensor boolean(Dims dims, std::vector<uint8_t> v) { return Tensor::fromVector(DType::Bool, std::move(dims), v); }
+Tensor iota(Dims dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::vector<float> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
+  return f32(std::move(dims), v);
+}
+Tensor randomTensor(Dims dims, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& e : v) e = u(rng);
+  return f32(std::move(dims), v);
+}
+
+// Element-wise |got - want| <= tol · (1 + |want|) with equal dims and dtype; names the first difference.
+bool near(const Tensor& got, const Tensor& want, double tol = 1e-5) {
+  if (got.dtype() != want.dtype() || got.dims() != want.dims()) {
+    qWarning("dtype or shape differ");
+    return false;
+  }
+  const auto g = got.toDouble(), w = want.toDouble();
+  for (size_t k = 0; k < w.size(); ++k)
+    if (!(std::fabs(g[k] - w[k]) <= tol * (1 + std::fabs(w[k])))) {
+      qWarning("element %zu: got %.9g, expected %.9g", k, g[k], w[k]);
+      return false;
+    }
+  return true;
+}
+
+bool throws(const Op& op, const std::vector<Tensor>& in) {
+  try {
+    op.run(in);
+  } catch (const std::runtime_error&) {
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+class KernelNnTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void convPaddingStrideDilation() {
+    const Tensor w = f32({1, 1, 2, 2}, {1, 1, 1, 1});
+    QVERIFY(near(Op("Conv").one({iota({1, 1, 3, 3}), w}), f32({1, 1, 2, 2}, {8, 12, 20, 24})));
+    QVERIFY(near(Op("Conv").ints("pads", {1, 1, 1, 1}).ints("strides", {2, 2}).one({iota({1, 1, 3, 3}), w}),
+                 f32({1, 1, 2, 2}, {0, 3, 9, 24})));
+    QVERIFY(
+        near(Op("Conv").ints("dilations", {2, 2}).one({iota({1, 1, 4, 4}), w}), f32({1, 1, 2, 2}, {20, 24, 36, 40})));
+    // A 3-D kernel over a 3-D volume.
+    QVERIFY(near(Op("Conv").one(
+                     {f32({1, 1, 2, 2, 2}, std::vector<float>(8, 1)), f32({1, 1, 2, 2, 2}, std::vector<float>(8, 1))}),
+                 f32({1, 1, 1, 1, 1}, {8})));
+  }
+
+  void convGroupBiasAutoPad() {
+    // Two groups of one channel: each output channel sees only its own input channel.
+    QVERIFY(
+        near(Op("Conv").i("group", 2).one({f32({1, 2, 1, 1}, {1, 2}), f32({2, 1, 1, 1}, {3, 4}), f32({2}, {10, 20})}),
+             f32({1, 2, 1, 1}, {13, 28})));
+    const Tensor x = f32({1, 1, 4}, {1, 2, 3, 4}), w = f32({1, 1, 2}, {1, 1});
+    QVERIFY(near(Op("Conv").s("auto_pad", "SAME_UPPER").one({x, w}), f32({1, 1, 4}, {3, 5, 7, 4})));
+    QVERIFY(near(Op("Conv").s("auto_pad", "SAME_LOWER").one({x, w}), f32({1, 1, 4}, {1, 3, 5, 7})));
+    QVERIFY(near(Op("Conv").s("auto_pad", "VALID").ints("pads", {5, 5}).one({x, w}), f32({1, 1, 3}, {3, 5, 7})));
+  }
+
+  void convTranspose() {
+    const Tensor x = f32({1, 1, 2}, {1, 2}), w = f32({1, 1, 3}, {1, 1, 1});
+    QVERIFY(near(Op("ConvTranspose").ints("strides", {2}).one({x, w}), f32({1, 1, 5}, {1, 1, 3, 2, 2})));
+    QVERIFY(near(Op("ConvTranspose").ints("strides", {2}).ints("pads", {1, 1}).one({x, w}), f32({1, 1, 3}, {1, 3, 2})));
+    QVERIFY(near(Op("ConvTranspose").ints("strides", {2}).ints("output_padding", {1}).one({x, w}),
+                 f32({1, 1, 6}, {1, 1, 3, 2, 2, 0})));
+    // output_shape one longer than the natural extent: the extra element goes at the end.
+    QVERIFY(near(Op("ConvTranspose").ints("strides", {2}).ints("output_shape", {6}).one({x, w}),
+                 f32({1, 1, 6}, {1, 1, 3, 2, 2, 0})));
+    // Group 2: W [C=2, M/group=1, k] and a bias per output channel.
+    QVERIFY(near(
+        Op("ConvTranspose").i("group", 2).one({f32({1, 2, 1}, {1, 2}), f32({2, 1, 2}, {1, 2, 3, 4}), f32({2}, {0, 1})}),
+        f32({1, 2, 2}, {1, 2, 7, 9})));
+  }
+
+  void matMulForms() {
+    const Tensor b23 = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+    QVERIFY(near(Op("MatMul").one({f32({2}, {1, 2}), b23}), f32({3}, {9, 12, 15})));  // 1-D A: row, then dropped
+    QVERIFY(near(Op("MatMul").one({f32({2, 2}, {1, 2, 3, 4}), f32({2}, {1, 1})}), f32({2}, {3, 7})));
+    QVERIFY(near(Op("MatMul").one({f32({2, 1, 2}, {1, 2, 3, 4}), f32({2, 1}, {1, 1})}), f32({2, 1, 1}, {3, 7})));
+    // Batch dims broadcast: [2,1,1,2] x [3,2,1] -> [2,3,1,1].
+    const Tensor y = Op("MatMul").one({f32({2, 1, 1, 2}, {1, 0, 0, 1}), f32({3, 2, 1}, {1, 2, 3, 4, 5, 6})});
+    QVERIFY(near(y, f32({2, 3, 1, 1}, {1, 3, 5, 2, 4, 6})));
+    // Empty operands: an empty batch gives an empty product; an empty inner dimension sums nothing.
+    QCOMPARE(Op("MatMul").one({f32({3, 0, 2}, {}), f32({2, 4}, std::vector<float>(8, 1))}).dims(), (Dims{3, 0, 4}));
+    QVERIFY(near(Op("MatMul").one({f32({2, 0}, {}), f32({0, 3}, {})}), f32({2, 3}, std::vector<float>(6, 0))));
+    const Tensor yi = Op("MatMul").one({i32({2, 2}, {1, 2, 3, 4}), i32({2, 2}, {5, 6, 7, 8})});
+    QCOMPARE(yi.toInt64(), (std::vector<int64_t>{19, 22, 43, 50}));
+    QVERIFY(throws(Op("MatMul"), {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({2, 3}, {1, 2, 3, 4, 5, 6})}));
+  }
+
+  void gemmTransposes() {
+    const Tensor a = f32({3, 2}, {1, 2, 3, 4, 5, 6}), b = f32({2, 3}, {1, 0, 1, 0, 1, 0});
+    Op gemm("Gemm");
+    gemm.i("transA", 1).i("transB", 1).f("alpha", 2.0f).f("beta", 0.5f);
+    QVERIFY(near(gemm.one({a, b, f32({2}, {1, 2})}), f32({2, 2}, {12.5f, 7, 16.5f, 9})));
+    QVERIFY(near(gemm.one({a, b}), f32({2, 2}, {12, 6, 16, 8})));  // no C
+    QVERIFY(throws(Op("Gemm").i("transA", 1), {a, b}));            // Aᵀ [2,3] x B [2,3]: inner dims differ
+  }
+
+  void pools() {
+    const Tensor x = iota({1, 1, 3, 3});
+    auto out = Op("MaxPool", 2).ints("kernel_shape", {2, 2}).run({x});
+    QVERIFY(near(out.at(0), f32({1, 1, 2, 2}, {4, 5, 7, 8})));
+    QCOMPARE(out.at(1).toInt64(), (std::vector<int64_t>{4, 5, 7, 8}));
+    out = Op("MaxPool", 2).ints("kernel_shape", {2, 2}).i("storage_order", 1).run({x});
+    QCOMPARE(out.at(1).toInt64(), (std::vector<int64_t>{4, 7, 5, 8}));  // column-major within the plane
+    const Tensor x4 = f32({1, 1, 2, 2}, {1, 2, 3, 4});
+    Op avg("AveragePool");
+    avg.ints("kernel_shape", {2, 2}).ints("pads", {1, 1, 1, 1});
+    QVERIFY(near(avg.one({x4}), f32({1, 1, 3, 3}, {1, 1.5f, 2, 2, 2.5f, 3, 3, 3.5f, 4})));
+    avg.i("count_include_pad", 1);
+    QVERIFY(near(avg.one({x4}), f32({1, 1, 3, 3}, {0.25f, 0.75f, 0.5f, 1, 2.5f, 1.5f, 0.75f, 1.75f, 1})));
+    const Tensor x5 = f32({1, 1, 5}, {1, 2, 3, 4, 5});
+    QVERIFY(
+        near(Op("AveragePool").ints("kernel_shape", {2}).ints("strides", {2}).one({x5}), f32({1, 1, 2}, {1.5f, 3.5f})));
+    QVERIFY(near(Op("AveragePool").ints("kernel_shape", {2}).ints("strides", {2}).i("ceil_mode", 1).one({x5}),
+                 f32({1, 1, 3}, {1.5f, 3.5f, 5})));
+    QVERIFY(near(Op("LpPool").ints("kernel_shape", {2}).one({f32({1, 1, 2}, {3, 4})}), f32({1, 1, 1}, {5})));
+    QVERIFY(near(Op("GlobalAveragePool").one({x4}), f32({1, 1, 1, 1}, {2.5f})));
+    QVERIFY(near(Op("GlobalMaxPool").one({x4}), f32({1, 1, 1, 1}, {4})));
+    QVERIFY(near(Op("GlobalLpPool").one({f32({1, 1, 2}, {3, 4})}), f32({1, 1, 1}, {5})));
+    // A huge window over mostly padding visits only its taps inside the input (instantly, not 2⁴⁰ taps).
+    const int64_t huge = int64_t{1} << 40;
+    QVERIFY(near(Op("AveragePool")
+                     .ints("kernel_shape", {huge})
+                     .ints("pads", {huge - 1, huge - 1})
+                     .ints("strides", {huge})
+                     .one({f32({1, 1, 2}, {1, 2})}),
+                 f32({1, 1, 2}, {1, 2})));
+    QVERIFY(throws(Op("MaxPool"), {x}));                                                 // no kernel_shape
+    QVERIFY(throws(Op("MaxPool").ints("kernel_shape", {2, 2}).ints("pads", {1}), {x}));  // pads of the wrong length
+  }
+
+  void normalizations() {
+    Op bn("BatchNormalization");
+    bn.f("epsilon", 0.0f);
+    QVERIFY(near(
+        bn.one({f32({1, 2, 1, 1}, {1, 2}), f32({2}, {1, 2}), f32({2}, {0, 1}), f32({2}, {0, 1}), f32({2}, {1, 4})}),
+        f32({1, 2, 1, 1}, {1, 2})));
+    QVERIFY(
+        near(Op("InstanceNormalization").f("epsilon", 0.0f).one({f32({1, 1, 2}, {1, 3}), f32({1}, {1}), f32({1}, {0})}),
+             f32({1, 1, 2}, {-1, 1})));
+    auto ln = Op("LayerNormalization", 3).run({f32({2, 2}, {1, 3, 2, 2}), f32({2}, {1, 2}), f32({2}, {0, 1})});
+    const float inv0 = 1 / std::sqrt(1 + 1e-5f), inv1 = 1 / std::sqrt(1e-5f);
+    QVERIFY(near(ln.at(0), f32({2, 2}, {-inv0, 2 * inv0 + 1, 0, 1})));
+    QVERIFY(near(ln.at(1), f32({2, 1}, {2, 2})));
+    QVERIFY(near(ln.at(2), f32({2, 1}, {inv0, inv1})));
+    QVERIFY(near(Op("LRN").i("size", 2).f("alpha", 2).f("beta", 1).one({f32({1, 2, 1, 1}, {1, 2})}),
+                 f32({1, 2, 1, 1}, {1.0f / 6, 0.4f})));
+    QVERIFY(near(Op("MeanVarianceNormalization").one({f32({1, 1, 1, 2}, {1, 3})}), f32({1, 1, 1, 2}, {-1, 1})));
+    QVERIFY(throws(Op("BatchNormalization"),
+                   {f32({1, 2}, {1, 2}), f32({3}, {1, 1, 1}), f32({2}, {0, 0}), f32({2}, {0, 0}), f32({2}, {1, 1})}));
+  }
+
+  void softmaxForms() {
+    const Tensor x = iota({1, 2, 2});
+    const float a = 1 / (1 + std::exp(2.0f));  // softmax([0, 2])[0]
+    QVERIFY(near(Op("Softmax").i("axis", 1).opset(13).one({x}), f32({1, 2, 2}, {a, a, 1 - a, 1 - a})));
+    const double z = 1 + std::exp(1.0) + std::exp(2.0) + std::exp(3.0);  // opset 11: the whole [2, 2] block
+    QVERIFY(near(
+        Op("Softmax").i("axis", 1).opset(11).one({x}),
+        f32({1, 2, 2}, {float(1 / z), float(std::exp(1.0) / z), float(std::exp(2.0) / z), float(std::exp(3.0) / z)})));
+    // Without a known opset, only where both forms agree.
+    QVERIFY(Op("Softmax").i("axis", 1).run({x}).empty());
+    QVERIFY(Op("Softmax").run({x}).empty());
+    QVERIFY(near(Op("Softmax").i("axis", -1).one({x}), Op("Softmax").i("axis", 2).opset(11).one({x})));
+    QVERIFY(near(Op("LogSoftmax").one({f32({2}, {0, 0})}), f32({2}, {-std::log(2.0f), -std::log(2.0f)})));
+    QVERIFY(near(Op("Hardmax").one({f32({2, 3}, {1, 3, 3, 0, -1, -2})}), f32({2, 3}, {0, 1, 0, 1, 0, 0})));
+    QVERIFY(throws(Op("Softmax").i("axis", 3), {x}));
+  }
+
+  void fp16RoundsOnStore() {
+    // 1 + 3·2⁻¹¹ lies exactly between two halves: round-to-nearest-even gives 1 + 2⁻⁹, truncation 1 + 2⁻¹⁰.
+    const Tensor y = Op("MatMul").one({f16({1, 2}, {1, 1}), f16({2, 1}, {1, 3.0f / 2048})});
+    QCOMPARE(y.dtype(), DType::Float16);
+    QCOMPARE(y.toDouble().at(0), 1.0 + 1.0 / 512);
+    const Tensor c = Op("Conv").one({f16({1, 2, 1, 1}, {1, 1}), f16({1, 2, 1, 1}, {1, 3.0f / 2048})});
+    QCOMPARE(c.toDouble().at(0), 1.0 + 1.0 / 512);
+  }
+
+  void contract() {
+    // Unsupported element types decline; malformed nodes throw; outputs above the limit are refused.
+    QVERIFY(Op("Conv").run({i32({1, 1, 2, 2}, {1, 2, 3, 4}), i32({1, 1, 1, 1}, {1})}).empty());
+    QVERIFY(Op("Gemm").run({i32({1, 1}, {1}), i32({1, 1}, {1})}).empty());
+    QVERIFY(Op("Softmax").run({i64({2}, {1, 2})}).empty());
+    QVERIFY(Op("AveragePool").ints("kernel_shape", {1}).run({i32({1, 1, 2}, {1, 2})}).empty());
+    QVERIFY(throws(Op("Conv"), {iota({1, 2, 3, 3}), f32({1, 1, 1, 1}, {1})}));                // channels differ
+    QVERIFY(throws(Op("Conv").i("group", 0), {iota({1, 1, 3, 3}), f32({1, 1, 1, 1}, {1})}));  // bad group
+    QVERIFY(throws(Op("Conv").ints("strides", {1}), {iota({1, 1, 3, 3}), f32({1, 1, 1, 1}, {1})}));
+    QVERIFY(throws(Op("Conv").ints("strides", {0, 1}), {iota({1, 1, 3, 3}), f32({1, 1, 1, 1}, {1})}));
+    QVERIFY(throws(Op("Conv"), {iota({1, 1, 2, 2}), f32({1, 1, 3, 3}, std::vector<float>(9, 1))}));  // kernel too big
+    QVERIFY(throws(Op("Conv").ints("pads", {0, 0, int64_t{1} << 62, 0}), {iota({1, 1, 2, 2}), f32({1, 1, 1, 1}, {1})}));
+    QVERIFY(throws(Op("ConvTranspose").ints("output_shape", {1, 2}), {iota({1, 1, 2}), f32({1, 1, 1}, {1})}));
+    KernelLimits small;
+    small.maxOutputBytes = 1024;
+    QVERIFY_THROWS_EXCEPTION(
+        KernelOutputTooLarge,
+        Op("ConvTranspose").ints("strides", {100000}).run({iota({1, 1, 4}), f32({1, 1, 1}, {1})}, small));
+  }
+
+  // ---- Kiln's fused ops against the unfused ONNX sequence ----
+
+  void fusedMatMulMatchesUnfused() {
+    std::mt19937 rng(7);
+    const Tensor a = randomTensor({2, 3, 4}, rng), b = randomTensor({5, 4}, rng), bias = randomTensor({5}, rng);
+    Op fused("FusedMatMul", 1, "kiln");
+    fused.i("trans_b", 1).s("activation", "Gelu");
+    const Tensor y = fused.one({a, b, bias});
+    // Transpose(B) -> MatMul -> Add(bias) -> x · 0.5 · (1 + erf(x / √2)) written out.
+    const Tensor bt = Op("Transpose").ints("perm", {1, 0}).one({b});
+    const Tensor s = Op("Add").one({Op("MatMul").one({a, bt}), bias});
+    const Tensor e = Op("Erf").one({Op("Div").one({s, f32({}, {std::sqrt(2.0f)})})});
+    const Tensor g = Op("Mul").one({Op("Mul").one({s, f32({}, {0.5f})}), Op("Add").one({e, f32({}, {1})})});
+    QVERIFY(near(y, g));
+    // alpha scales the product before the bias; Relu.
+    Op scaled("FusedMatMul", 1, "kiln");
+    scaled.f("alpha", 0.5f).s("activation", "Relu");
+    const Tensor a2 = randomTensor({3, 4}, rng), b2 = randomTensor({4, 5}, rng);
+    const Tensor want =
+        Op("Relu").one({Op("Add").one({Op("Mul").one({Op("MatMul").one({a2, b2}), f32({}, {0.5f})}), bias})});
+    QVERIFY(near(scaled.one({a2, b2, bias}), want));
+    QVERIFY(throws(Op("FusedMatMul", 1, "kiln").s("activation", "Swish"), {a2, b2}));
+  }
+
+  void fusedConvMatchesUnfused() {
+    std::mt19937 rng(11);
+    const Tensor x = randomTensor({2, 4, 5, 5}, rng), w = randomTensor({6, 2, 3, 3}, rng), b = randomTensor({6}, rng);
+    const Tensor z = randomTensor({2, 6, 3, 3}, rng);
+    Op conv("Conv");
+    conv.i("group", 2).ints("strides", {2, 2}).ints("pads", {1, 1, 1, 1}).ints("dilations", {1, 1});
+    const Tensor c = conv.one({x, w, b});
+    QCOMPARE(c.dims(), (Dims{2, 6, 3, 3}));
+    Op fused("FusedConv", 1, "kiln");
+    fused.i("group", 2).ints("strides", {2, 2}).ints("pads", {1, 1, 1, 1}).s("activation", "Relu");
+    QVERIFY(near(fused.one({x, w, b, z}), Op("Relu").one({Op("Add").one({c, z})})));
+    Op silu("FusedConv", 1, "kiln");
+    silu.i("group", 2).ints("strides", {2, 2}).ints("pads", {1, 1, 1, 1}).s("activation", "SiLU");
+    QVERIFY(near(silu.one({x, w, b}), Op("Mul").one({c, Op("Sigmoid").one({c})})));
+    Op leaky("FusedConv", 1, "kiln");
+    leaky.i("group", 2).ints("strides", {2, 2}).ints("pads", {1, 1, 1, 1}).s("activation", "LeakyRelu");
+    leaky.attr("activation_params", std::vector<float>{0.1f});
+    std::vector<float> lv;
+    for (double e : c.toDouble()) lv.push_back(static_cast<float>(e >= 0 ? e : 0.1 * e));
+    QVERIFY(near(leaky.one({x, w, b}), f32(c.dims(), lv)));
+    QVERIFY(throws(Op("FusedConv", 1, "kiln").s("activation", "LeakyRelu"), {x, w, b}));  // no alpha
+  }
+
+  void attentionMatchesUnfused() {
+    std::mt19937 rng(3);
+    const int64_t batch = 2, seq = 3, kvSeq = 4, heads = 2, d = 4;
+    const Tensor q = randomTensor({batch, seq, heads * d}, rng), k = randomTensor({batch, kvSeq, heads * d}, rng);
+    const Tensor v = randomTensor({batch, kvSeq, heads * d}, rng), mask = randomTensor({batch, 1, 1, kvSeq}, rng);
+    const float scale = 0.5f;
+    const auto split = [&](const Tensor& t, int64_t s, std::vector<int64_t> perm) {
+      const Tensor r =
+          Op("Reshape").one({t, Tensor::fromVector(DType::Int64, {4}, std::vector<int64_t>{batch, s, heads, d})});
+      return Op("Transpose").ints("perm", std::move(perm)).one({r});
+    };
+    const auto unfused = [&](const std::function<Tensor(const Tensor&)>& masking) {
+      const Tensor scores = Op("Mul").one(
+          {Op("MatMul").one({split(q, seq, {0, 2, 1, 3}), split(k, kvSeq, {0, 2, 3, 1})}), f32({}, {scale})});
+      const Tensor p = Op("Softmax").i("axis", -1).one({masking(scores)});
+      const Tensor o =
+          Op("Transpose").ints("perm", {0, 2, 1, 3}).one({Op("MatMul").one({p, split(v, kvSeq, {0, 2, 1, 3})})});
+      return Op("Reshape").one({o, Tensor::fromVector(DType::Int64, {3}, std::vector<int64_t>{batch, seq, heads * d})});
+    };
+    Op fused("Attention", 1, "kiln");
+    fused.i("num_heads", heads).f("scale", scale);
+    QVERIFY(near(fused.one({q, k, v, mask}), unfused([&](const Tensor& s) { return Op("Add").one({s, mask}); })));
+    QVERIFY(near(fused.one({q, k, v}), unfused([](const Tensor& s) { return s; })));
+    // A bool mask is a masked_fill: Where(cond, fill, scores).
+    const Tensor cond = boolean({batch, 1, 1, kvSeq}, {0, 0, 1, 1, 0, 1, 0, 0});
+    Op filled("Attention", 1, "kiln");
+    filled.i("num_heads", heads).f("scale", scale).f("mask_filter_value", -10000.0f);
+    QVERIFY(near(filled.one({q, k, v, cond}), unfused([&](const Tensor& s) {
+                   return Op("Where").one({cond, f32({}, {-10000.0f}), s});
+                 })));
+    QVERIFY(throws(Op("Attention", 1, "kiln").i("num_heads", 3), {q, k, v}));  // 8 does not split into 3 heads
+  }
+
+  void softmaxFusionsMatchUnfused() {
+    std::mt19937 rng(5);
+    const Tensor x = randomTensor({2, 3, 4}, rng), bias = randomTensor({1, 3, 4}, rng);
+    // BiasSoftmax over the last axis is Softmax(X + Bias, -1); over the block [1, 3) it is opset 11's Softmax axis 1.
+    QVERIFY(near(Op("BiasSoftmax", 1, "kiln").i("axis", 2).one({x, bias}),
+                 Op("Softmax").i("axis", -1).one({Op("Add").one({x, bias})})));
+    QVERIFY(near(Op("BiasSoftmax", 1, "kiln").i("axis", 1).one({x, bias}),
+                 Op("Softmax").i("axis", 1).opset(11).one({Op("Add").one({x, bias})})));
+    // Inference dropout is the identity with an all-true mask; a real training dropout is declined.
+    const auto sd = Op("SoftmaxDropout", 2, "kiln").i("axis", 2).run({x});
+    QCOMPARE(sd.size(), size_t{2});
+    QVERIFY(near(sd[0], Op("Softmax").i("axis", -1).one({x})));
+    QCOMPARE(sd[1].dtype(), DType::Bool);
+    QCOMPARE(std::count(sd[1].data(), sd[1].data() + sd[1].numel(), uint8_t{1}), std::ptrdiff_t{24});
+    QVERIFY(Op("SoftmaxDropout", 1, "kiln").i("axis", 2).run({x, f32({}, {0.5f}), boolean({}, {1})}).empty());
+    QVERIFY(near(Op("SoftmaxDropout", 1, "kiln").i("axis", 2).one({x, f32({}, {0.0f}), boolean({}, {1})}),
+                 Op("Softmax").i("axis", -1).one({x})));
+  }
+};
+
+QTEST_GUILESS_MAIN(KernelNnTest)
+#include "test_kernels_nn.moc"
