@@ -88,6 +88,8 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
   for (size_t i = 0; i < inputs.size(); ++i) aside.insert_or_assign(g.inputs()[i], inputs[i]);
 
   const ReferenceExecutor bodies(options);  // function bodies and the like run as one step
+  KernelLimits limits = options.kernel;
+  if (limits.opset == 0) limits.opset = options.opset;
   std::vector<Tensor> views;  // keeps this step's arena views alive
   for (const Node* n : g.nodes()) {
     if (!n->subgraphs().empty() && !definingBody(*n))
@@ -109,7 +111,7 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
         throw std::runtime_error(label(*n) + ": input '" + v->name() + "' has no value (not produced before it runs)");
       }
     }
-    std::vector<Tensor> out = evaluateNode(*n, in, options.kernel);
+    std::vector<Tensor> out = evaluateNode(*n, in, limits);
     if (out.empty()) {
       // No kernel: the op's own body (a fused chain) or its function body runs as this one step.
       std::shared_ptr<Graph> function;

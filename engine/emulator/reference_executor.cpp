@@ -293,7 +293,9 @@ bool isControlFlow(const Node& n) {
 
 }  // namespace
 
-ReferenceExecutor::ReferenceExecutor(ExecutionOptions options) : options_(std::move(options)) {}
+ReferenceExecutor::ReferenceExecutor(ExecutionOptions options) : options_(std::move(options)) {
+  if (options_.kernel.opset == 0) options_.kernel.opset = options_.opset;
+}
 
 std::vector<Tensor> ReferenceExecutor::run(const Graph& g, const std::vector<Tensor>& inputs) const {
   Run run(options_);

@@ -26,6 +26,9 @@ class Node;
 struct KernelLimits {
   // Largest single output a kernel may allocate.
   int64_t maxOutputBytes = int64_t{4} << 30;
+  // Not a limit but the other fact a caller holding the model knows: its ai.onnx opset, for ops whose meaning
+  // changed between versions (Softmax's axis before 13). 0 = unknown.
+  int64_t opset = 0;
 };
 
 class KernelOutputTooLarge : public std::runtime_error {

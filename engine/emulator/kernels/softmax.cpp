@@ -3,8 +3,8 @@
 //  - before 13: the input is coerced to 2-D at `axis` (default 1) and the whole trailing block [axis, rank) is one
 //    row.
 // Which one applies depends on the model's default-domain opset, which the reader keeps in Model::opsets; a kernel
-// sees only the Node (its Graph has no path to the Model), so the opset comes from the node annotation "opset"
-// (decimal) when a caller that holds the model sets it. Without it the two forms are told apart only where they
+// sees only the Node (its Graph has no path to the Model), so the opset comes from the caller that holds the model
+// (KernelLimits::opset: the executors, constant folding) or a node annotation "opset" (decimal). Without it the two forms are told apart only where they
 // agree: the normalised axis is the last one (explicit, or by default on a rank-1/rank-2 input), which covers the
 // classifier heads and attention scores that matter. Otherwise the kernel declines (the node is left unevaluated)
 // rather than guess: a guess would be silently wrong for half the models.
@@ -33,6 +33,7 @@ std::optional<Rows> rowsOf(const KernelContext& ctx, const std::vector<int64_t>&
   const auto rank = static_cast<int64_t>(dims.size());
   if (rank == 0) ctx.fail("the input must have rank 1 or more");
   std::optional<int64_t> opset = annotatedOpset(node);
+  if (!opset && ctx.limits().opset > 0) opset = ctx.limits().opset;
   const bool hasAxis = hasAttr(node, "axis");
   if (!opset) {
     const int64_t axis = hasAxis ? normalizeAxis(ctx, node.attrInt("axis", -1), rank, "axis") : rank - 1;

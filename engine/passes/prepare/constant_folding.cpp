@@ -5,6 +5,7 @@
 
 #include "emulator/kernels/kernel.h"
 #include "ir/graph.h"
+#include "ir/model.h"
 #include "passes/prepare/fold_support.h"
 
 namespace kiln {
@@ -43,6 +44,7 @@ class ConstantFolding final : public NodePass {
   void begin(PassContext& ctx) override {
     enabled_ = optionBool(ctx.options, "oo_constant_folding", true);
     limits_.maxOutputBytes = optionInt(ctx.options, kConstantFoldingMaxBytesKey, kConstantFoldingDefaultMaxBytes);
+    limits_.opset = ctx.model.opsetFor("");
     reported_.clear();
   }
 
