@@ -31,6 +31,10 @@ KernelRegistry& KernelRegistry::global() {
     kernels::registerReduceKernels(r);
     kernels::registerTransDataKernels(r);
     kernels::registerFusedKernels(r);
+    kernels::registerRecurrentKernels(r);
+    kernels::registerResizeKernels(r);
+    kernels::registerPadKernels(r);
+    kernels::registerFusedElementwiseKernels(r);
     return r;
   }();
   return registry;
