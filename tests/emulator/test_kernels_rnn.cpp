@@ -1,12 +1,21 @@
 // Reference kernels for recurrent and resampling ops (LSTM, GRU, RNN, Resize, Upsample, Pad) and
 // kiln:FusedElementwise: small cases computed by hand, the decline/throw contract and size checks. The ONNX backend
 // node tests of these ops run in test_kernels' conformanceSuite.
+#include <QFile>
+#include <QFileInfo>
+#include <QtEndian>
 #include <QtTest>
+#include <cctype>
 #include <cmath>
 #include <cstring>
+#include <map>
+
+#include <zlib.h>
 
 #include "emulator/kernels/kernel.h"
+#include "io/onnx/onnx_reader.h"
 #include "ir/graph.h"
+#include "ir/model.h"
 
 using namespace kiln;
 
@@ -86,6 +95,85 @@ std::vector<Tensor> linearRnn(const char* direction, const std::vector<Tensor>& 
       .floats("activation_beta", {0, 0});
   if (std::isfinite(clip)) op.attr("clip", clip);
   return op.run(in);
+}
+
+// ---- the shared corpus' bidirectional LSTM (byte_sb_bidi_lstm) against its recorded output ----
+
+// One .npy file: "\x93NUMPY", version, header length, a Python dict literal (descr, shape), then the elements.
+Tensor parseNpy(const std::string& b) {
+  if (b.size() < 10 || b.compare(1, 5, "NUMPY") != 0) return {};
+  const size_t headerLen = size_t(uint8_t(b[8])) | size_t(uint8_t(b[9])) << 8;
+  const std::string header = b.substr(10, headerLen);
+  const auto field = [&](const char* key) {
+    const size_t at = header.find(key);
+    return at == std::string::npos ? std::string() : header.substr(at + std::strlen(key));
+  };
+  const std::string descr = field("'descr': '").substr(0, 3);
+  const DType type = descr == "|u1" ? DType::UInt8 : descr == "<f4" ? DType::Float : DType::Undefined;
+  std::vector<int64_t> dims;
+  const std::string shape = field("'shape': (");
+  for (size_t i = 0; i < shape.size() && shape[i] != ')';) {
+    if (std::isdigit(static_cast<unsigned char>(shape[i]))) {
+      size_t used = 0;
+      dims.push_back(std::stoll(shape.substr(i), &used));
+      i += used;
+    } else {
+      ++i;
+    }
+  }
+  if (type == DType::Undefined) return {};
+  return Tensor::fromBytes(type, dims, b.substr(10 + headerLen));
+}
+
+// The members of a .npz (a zip of .npy files, stored or deflated).
+std::map<std::string, Tensor> readNpz(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return {};
+  const QByteArray zip = f.readAll();
+  const auto u16 = [&](qsizetype p) { return qFromLittleEndian<quint16>(zip.constData() + p); };
+  const auto u32 = [&](qsizetype p) { return qFromLittleEndian<quint32>(zip.constData() + p); };
+  std::map<std::string, Tensor> out;
+  for (qsizetype at = 0; at + 30 <= zip.size() && u32(at) == 0x04034b50;) {
+    const quint16 method = u16(at + 8);
+    const quint32 packed = u32(at + 18), size = u32(at + 22);
+    const qsizetype data = at + 30 + u16(at + 26) + u16(at + 28);
+    if (data + packed > zip.size()) break;
+    std::string raw(size, '\0');
+    if (method == 0 && packed == size) {
+      std::memcpy(raw.data(), zip.constData() + data, size);
+    } else if (method == 8) {
+      z_stream zs{};
+      if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) break;
+      zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(zip.constData() + data));
+      zs.avail_in = packed;
+      zs.next_out = reinterpret_cast<Bytef*>(raw.data());
+      zs.avail_out = size;
+      const int rc = inflate(&zs, Z_FINISH);
+      inflateEnd(&zs);
+      if (rc != Z_STREAM_END) break;
+    } else {
+      break;
+    }
+    out[std::string(zip.constData() + at + 30, u16(at + 26))] = parseNpy(raw);
+    at = data + packed;
+  }
+  return out;
+}
+
+// MatMul of [..., M, K] by a 2-D [K, N] (the model's output projection; the NN kernels live in another family).
+Tensor matMul2d(const Tensor& a, const Tensor& b) {
+  const std::vector<double> av = a.toDouble(), bv = b.toDouble();
+  const int64_t k = b.dims()[0], n = b.dims()[1], rows = a.numel() / k;
+  std::vector<float> out(static_cast<size_t>(rows * n));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t i = 0; i < k; ++i) s += av[size_t(r * k + i)] * bv[size_t(i * n + j)];
+      out[size_t(r * n + j)] = float(s);
+    }
+  std::vector<int64_t> dims = a.dims();
+  dims.back() = n;
+  return f32(dims, out);
 }
 
 }  // namespace
@@ -356,6 +444,47 @@ class KernelRnnTest : public QObject {
     rooted.attr("body", Attribute::GraphPtr(body2));
     QVERIFY(rooted.run({i32({1}, {4})}).empty());  // Sqrt declines integers, so the fused node does too
     QCOMPARE(values<float>(rooted.one({f32({1}, {4})})), (std::vector<float>{2}));
+  }
+
+  void corpusBidirectionalLstm() {
+    // byte_sb_bidi_lstm (sonos/tract): Gather embedding, a bidirectional LSTM, a projection; io.npz holds an input
+    // and the output tract recorded for it.
+    const QString dir = QStringLiteral(KILN_SHARED_DIR) + "/models/speech/";
+    if (!QFileInfo::exists(dir + "byte_sb_bidi_lstm.onnx")) QSKIP("the shared corpus (../shared/models) is absent");
+    const std::map<std::string, Tensor> io = readNpz(dir + "byte_sb_bidi_lstm_io.npz");
+    QVERIFY(io.count("input.npy") && io.count("Add_26.npy"));
+    auto model = readOnnxFile((dir + "byte_sb_bidi_lstm.onnx").toStdString(), {.runChecker = false}).model;
+    const Graph& g = *model->graph;
+    QCOMPARE(g.inputs().size(), size_t{1});
+    std::map<const Value*, Tensor> env;
+    for (Value* v : g.values())
+      if (v->constant()) env[v] = *v->constant();
+    env[g.inputs()[0]] = io.at("input.npy");
+    const auto order = g.topologicalOrder();
+    QVERIFY(order);
+    bool ranLstm = false;
+    for (const Node* n : *order) {
+      std::vector<const Tensor*> in;
+      for (const Value* v : n->inputs()) {
+        const auto it = v ? env.find(v) : env.end();
+        QVERIFY2(!v || it != env.end(), n->name().c_str());
+        in.push_back(v ? &it->second : nullptr);
+      }
+      const bool projection = n->opType() == "MatMul" && in.size() == 2 && in[1]->dims().size() == 2;
+      const std::vector<Tensor> out = projection ? std::vector<Tensor>{matMul2d(*in[0], *in[1])} : evaluateNode(*n, in);
+      QVERIFY2(out.size() == n->numOutputs(), qPrintable(QString::fromStdString(n->opType() + " gave no result")));
+      ranLstm = ranLstm || n->opType() == "LSTM";
+      for (size_t i = 0; i < out.size(); ++i)
+        if (n->output(i)) env[n->output(i)] = out[i];
+    }
+    QVERIFY(ranLstm);
+    const Tensor& got = env.at(g.outputs()[0]);
+    const Tensor& want = io.at("Add_26.npy");
+    QCOMPARE(got.dims(), want.dims());
+    const std::vector<double> gv = got.toDouble(), wv = want.toDouble();
+    for (size_t i = 0; i < wv.size(); ++i)
+      QVERIFY2(std::fabs(gv[i] - wv[i]) <= 1e-4 + 1e-4 * std::fabs(wv[i]),
+               qPrintable(QString("element %1: got %2, expected %3").arg(i).arg(gv[i]).arg(wv[i])));
   }
 };
 
