@@ -1,6 +1,8 @@
 // Reference kernels for recurrent and resampling ops (LSTM, GRU, RNN, Resize, Upsample, Pad) and
 // kiln:FusedElementwise: small cases computed by hand, the decline/throw contract and size checks. The ONNX backend
 // node tests of these ops run in test_kernels' conformanceSuite.
+#include <zlib.h>
+
 #include <QFile>
 #include <QFileInfo>
 #include <QtEndian>
@@ -9,8 +11,6 @@
 #include <cmath>
 #include <cstring>
 #include <map>
-
-#include <zlib.h>
 
 #include "emulator/kernels/kernel.h"
 #include "io/onnx/onnx_reader.h"
@@ -24,8 +24,7 @@ namespace {
 // One node in its own graph, evaluated on the tensors given (an invalid Tensor is an omitted input).
 class Op {
  public:
-  explicit Op(const char* type, size_t outputs = 1, const char* domain = "")
-      : graph_(std::make_shared<IdSource>()) {
+  explicit Op(const char* type, size_t outputs = 1, const char* domain = "") : graph_(std::make_shared<IdSource>()) {
     node_ = graph_.addNode(type, {}, outputs, type, domain);
   }
   template <typename T>
@@ -53,7 +52,9 @@ class Op {
   Node* node_;
 };
 
-Tensor f32(std::vector<int64_t> dims, std::vector<float> v) { return Tensor::fromVector(DType::Float, std::move(dims), v); }
+Tensor f32(std::vector<int64_t> dims, std::vector<float> v) {
+  return Tensor::fromVector(DType::Float, std::move(dims), v);
+}
 Tensor f64(std::vector<int64_t> dims, std::vector<double> v) {
   return Tensor::fromVector(DType::Double, std::move(dims), v);
 }
@@ -200,8 +201,9 @@ class KernelRnnTest : public QObject {
     QVERIFY(near(values<double>(out[1]), {0.5847804422981326}));
     QVERIFY(near(values<double>(out[2]), {0.9469579311979307}));
     // fp32 computes the same step to float precision.
-    auto f = Op("LSTM", 2).run({f32({1, 1, 1}, {1}), f32({1, 4, 1}, {0.5, 1, -1, 2}), f32({1, 4, 1}, {0.1f, 0.2f, 0.3f, 0.4f}),
-                               f32({1, 8}, {0.1f, 0, 0, 0, 0, 0, 0, 0}), none, f32({1, 1, 1}, {0.5}), f32({1, 1, 1}, {1})});
+    auto f = Op("LSTM", 2).run({f32({1, 1, 1}, {1}), f32({1, 4, 1}, {0.5, 1, -1, 2}),
+                                f32({1, 4, 1}, {0.1f, 0.2f, 0.3f, 0.4f}), f32({1, 8}, {0.1f, 0, 0, 0, 0, 0, 0, 0}),
+                                none, f32({1, 1, 1}, {0.5}), f32({1, 1, 1}, {1})});
     QVERIFY(std::fabs(values<float>(f[1])[0] - 0.55178238f) < 1e-6f);
   }
 
@@ -251,8 +253,8 @@ class KernelRnnTest : public QObject {
     QVERIFY(near(values<double>(out[1]), {4.25, 2.75, 25, 20}));
     // The same through LSTM: a row of length 0 keeps its initial state and writes no Y.
     const Tensor lw = f64({1, 4, 1}, {1, 1, 1, 1}), lr = f64({1, 4, 1}, {0, 0, 0, 0});
-    auto l = Op("LSTM", 3).run({f64({2, 2, 1}, {1, 1, 1, 1}), lw, lr, none, i32({2}, {2, 0}), f64({1, 2, 1}, {0, 7}),
-                                f64({1, 2, 1}, {0, 8})});
+    auto l = Op("LSTM", 3).run(
+        {f64({2, 2, 1}, {1, 1, 1, 1}), lw, lr, none, i32({2}, {2, 0}), f64({1, 2, 1}, {0, 7}), f64({1, 2, 1}, {0, 8})});
     QCOMPARE(values<double>(l[0])[1], 0.0);
     QCOMPARE(values<double>(l[0])[3], 0.0);
     QVERIFY(values<double>(l[0])[2] != 0.0);
@@ -286,9 +288,10 @@ class KernelRnnTest : public QObject {
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("RNN").attr("hidden_size", int64_t{2}).run({x, w, r}));
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("RNN").run({x, w, r, none, i32({1}, {2})}));  // len > seq
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("RNN").strings("activations", {"Swish"}).run({x, w, r}));
-    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("RNN").run({x, w, f32({1, 1, 1}, {0})}));  // mixed types
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("RNN").run({x, w, f32({1, 1, 1}, {0})}));         // mixed types
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("LSTM").run({x, f64({1, 3, 1}, {1, 1, 1}), r}));  // 3 not 4·H
-    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("GRU", 3).run({x, f64({1, 3, 1}, {1, 1, 1}), f64({1, 3, 1}, {0, 0, 0})}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error,
+                             Op("GRU", 3).run({x, f64({1, 3, 1}, {1, 1, 1}), f64({1, 3, 1}, {0, 0, 0})}));
     // A sequence long enough to need a huge Y is refused before allocating.
     QVERIFY_THROWS_EXCEPTION(KernelOutputTooLarge,
                              Op("RNN").run({f64({100, 1, 1}, std::vector<double>(100, 1)), w, r}, KernelLimits{400}));
@@ -366,18 +369,25 @@ class KernelRnnTest : public QObject {
 
   void resizeContract() {
     const Tensor x = f32({1, 1, 2, 2}, {1, 2, 3, 4});
-    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Resize").one({x, none, f32({4}, {1, 1, 2, 2}), i64({4}, {1, 1, 4, 4})}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error,
+                             Op("Resize").one({x, none, f32({4}, {1, 1, 2, 2}), i64({4}, {1, 1, 4, 4})}));
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Resize").one({x, none, f32({4}, {1, 1, -2, 2})}));
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Resize").one({x, none, f32({2}, {2, 2})}));
-    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Resize").attr("mode", std::string("area")).one({x, none, f32({4}, {1, 1, 2, 2})}));
     QVERIFY_THROWS_EXCEPTION(std::runtime_error,
-                             Op("Resize").attr("coordinate_transformation_mode", std::string("diagonal")).one({x, none, f32({4}, {1, 1, 2, 2})}));
+                             Op("Resize").attr("mode", std::string("area")).one({x, none, f32({4}, {1, 1, 2, 2})}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Resize")
+                                                     .attr("coordinate_transformation_mode", std::string("diagonal"))
+                                                     .one({x, none, f32({4}, {1, 1, 2, 2})}));
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Resize").one({x}));  // neither scales nor sizes
     QVERIFY_THROWS_EXCEPTION(KernelOutputTooLarge, Op("Resize").one({x, none, f32({4}, {1, 1, 1e20f, 1e20f})}));
     QVERIFY_THROWS_EXCEPTION(KernelOutputTooLarge,
                              Op("Resize").run({x, none, none, i64({4}, {1, 1, 1000, 1000})}, KernelLimits{4000}));
     // Antialiased linear downsampling is not implemented: declined, not approximated.
-    QVERIFY(Op("Resize").attr("mode", std::string("linear")).attr("antialias", int64_t{1}).run({x, none, f32({4}, {1, 1, 0.5f, 0.5f})}).empty());
+    QVERIFY(Op("Resize")
+                .attr("mode", std::string("linear"))
+                .attr("antialias", int64_t{1})
+                .run({x, none, f32({4}, {1, 1, 0.5f, 0.5f})})
+                .empty());
   }
 
   void padModes() {
@@ -411,7 +421,8 @@ class KernelRnnTest : public QObject {
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Pad").one({v, i64({1}, {1})}));       // one entry per side
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Pad").one({v, i64({2}, {-2, -2})}));  // crops below zero
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Pad").one({v, i64({2}, {1, 1}), f32({}, {1})}));  // value type
-    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Pad").attr("mode", std::string("mirror")).one({v, i64({2}, {1, 1})}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error,
+                             Op("Pad").attr("mode", std::string("mirror")).one({v, i64({2}, {1, 1})}));
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Pad").one({v, f32({2}, {1, 1})}));  // pads must be integers
     QVERIFY_THROWS_EXCEPTION(std::runtime_error,
                              Op("Pad").attr("mode", std::string("reflect")).one({i32({0}, {}), i64({2}, {1, 1})}));
@@ -434,7 +445,7 @@ class KernelRnnTest : public QObject {
     QCOMPARE(values<float>(fused.one({x, bias})), (std::vector<float>{4, 0, 8, 2}));
     // A wrong input count is a malformed node; a body op that throws makes the node throw as the chain would.
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, fused.run({x}));
-    QVERIFY_THROWS_EXCEPTION(std::runtime_error, fused.run({x, f32({3}, {1, 2, 3})}));  // does not broadcast
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, fused.run({x, f32({3}, {1, 2, 3})}));         // does not broadcast
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("FusedElementwise", 1, "kiln").run({x}));  // no body
 
     Op rooted("FusedElementwise", 1, "kiln");

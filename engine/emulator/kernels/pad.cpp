@@ -20,9 +20,12 @@ int64_t sourceOf(PadMode mode, int64_t o, int64_t begin, int64_t in) {
   int64_t i = o - begin;
   if (i >= 0 && i < in) return i;
   switch (mode) {
-    case PadMode::Constant: return -1;
-    case PadMode::Edge: return std::clamp<int64_t>(i, 0, in - 1);
-    case PadMode::Wrap: return ((i % in) + in) % in;
+    case PadMode::Constant:
+      return -1;
+    case PadMode::Edge:
+      return std::clamp<int64_t>(i, 0, in - 1);
+    case PadMode::Wrap:
+      return ((i % in) + in) % in;
     case PadMode::Reflect: {
       if (in == 1) return 0;
       const int64_t period = 2 * (in - 1);  // reflection without repeating the edge element, as numpy's "reflect"
@@ -105,8 +108,10 @@ std::vector<Tensor> pad(const KernelContext& ctx) {
     }
     copyElement(out.data() + i * size, constant ? fill.data() : x.data() + offset * size, static_cast<size_t>(size));
     for (size_t a = pos.size(); a-- > 0;)
-      if (++pos[a] < dims[a]) break;
-      else pos[a] = 0;
+      if (++pos[a] < dims[a])
+        break;
+      else
+        pos[a] = 0;
   }
   return {out.finish()};
 }

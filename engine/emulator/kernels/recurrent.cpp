@@ -21,24 +21,46 @@ int64_t gatesOf(Cell c) { return c == Cell::Rnn ? 1 : c == Cell::Gru ? 3 : 4; }
 size_t activationsPerDirection(Cell c) { return c == Cell::Rnn ? 1 : c == Cell::Gru ? 2 : 3; }
 
 struct Activation {
-  enum class Kind { Sigmoid, Tanh, Relu, HardSigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, Elu, Softsign,
-                    Softplus };
+  enum class Kind {
+    Sigmoid,
+    Tanh,
+    Relu,
+    HardSigmoid,
+    Affine,
+    LeakyRelu,
+    ThresholdedRelu,
+    ScaledTanh,
+    Elu,
+    Softsign,
+    Softplus
+  };
   Kind kind = Kind::Sigmoid;
   double alpha = 0, beta = 0;
 
   double operator()(double x) const {
     switch (kind) {
-      case Kind::Sigmoid: return 1 / (1 + std::exp(-x));
-      case Kind::Tanh: return std::tanh(x);
-      case Kind::Relu: return std::max(x, 0.0);
-      case Kind::HardSigmoid: return std::clamp(alpha * x + beta, 0.0, 1.0);
-      case Kind::Affine: return alpha * x + beta;
-      case Kind::LeakyRelu: return x >= 0 ? x : alpha * x;
-      case Kind::ThresholdedRelu: return x > alpha ? x : 0.0;
-      case Kind::ScaledTanh: return alpha * std::tanh(beta * x);
-      case Kind::Elu: return x >= 0 ? x : alpha * (std::exp(x) - 1);
-      case Kind::Softsign: return x / (1 + std::fabs(x));
-      case Kind::Softplus: return x > 30 ? x : std::log1p(std::exp(x));  // log(1 + e^x) without overflow
+      case Kind::Sigmoid:
+        return 1 / (1 + std::exp(-x));
+      case Kind::Tanh:
+        return std::tanh(x);
+      case Kind::Relu:
+        return std::max(x, 0.0);
+      case Kind::HardSigmoid:
+        return std::clamp(alpha * x + beta, 0.0, 1.0);
+      case Kind::Affine:
+        return alpha * x + beta;
+      case Kind::LeakyRelu:
+        return x >= 0 ? x : alpha * x;
+      case Kind::ThresholdedRelu:
+        return x > alpha ? x : 0.0;
+      case Kind::ScaledTanh:
+        return alpha * std::tanh(beta * x);
+      case Kind::Elu:
+        return x >= 0 ? x : alpha * (std::exp(x) - 1);
+      case Kind::Softsign:
+        return x / (1 + std::fabs(x));
+      case Kind::Softplus:
+        return x > 30 ? x : std::log1p(std::exp(x));  // log(1 + e^x) without overflow
     }
     return x;
   }
@@ -47,7 +69,7 @@ struct Activation {
 struct ActivationName {
   const char* name;
   Activation::Kind kind;
-  int params;  // how many of (alpha, beta) it takes from the attribute lists
+  int params;          // how many of (alpha, beta) it takes from the attribute lists
   double alpha, beta;  // the defaults of the ONNX op of the same name
 };
 
@@ -107,8 +129,9 @@ std::vector<Activation> activations(const KernelContext& ctx, Cell cell, size_t 
 }
 
 void expectDims(const KernelContext& ctx, const Tensor& t, const std::vector<int64_t>& want, const char* what) {
-  if (t.dims() != want) ctx.fail(std::string(what) + " has shape " + Shape::ofStatic(t.dims()).toString() +
-                                 ", expected " + Shape::ofStatic(want).toString());
+  if (t.dims() != want)
+    ctx.fail(std::string(what) + " has shape " + Shape::ofStatic(t.dims()).toString() + ", expected " +
+             Shape::ofStatic(want).toString());
 }
 
 double dot(const double* a, const double* b, int64_t n) {
@@ -159,7 +182,8 @@ std::vector<Tensor> recurrent(const KernelContext& ctx) {
   if (hasAttr(node, "hidden_size") && node.attrInt("hidden_size", 0) != H) ctx.fail("hidden_size does not match W");
   expectDims(ctx, r, {dirs, G * H, H}, "R");
   if (bias) expectDims(ctx, *bias, {dirs, 2 * G * H}, "B");
-  const std::vector<int64_t> stateDims = layout ? std::vector<int64_t>{batch, dirs, H} : std::vector<int64_t>{dirs, batch, H};
+  const std::vector<int64_t> stateDims =
+      layout ? std::vector<int64_t>{batch, dirs, H} : std::vector<int64_t>{dirs, batch, H};
   if (h0) expectDims(ctx, *h0, stateDims, "initial_h");
   if (c0) expectDims(ctx, *c0, stateDims, "initial_c");
   if (peep) expectDims(ctx, *peep, {dirs, 3 * H}, "P");
@@ -168,7 +192,8 @@ std::vector<Tensor> recurrent(const KernelContext& ctx) {
     seqLens = intValues(ctx, *lens, "sequence_lens");
     if (static_cast<int64_t>(seqLens.size()) != batch) ctx.fail("sequence_lens must have one entry per batch row");
     for (int64_t l : seqLens)
-      if (l < 0 || l > seq) ctx.fail("sequence length " + std::to_string(l) + " outside [0, " + std::to_string(seq) + "]");
+      if (l < 0 || l > seq)
+        ctx.fail("sequence length " + std::to_string(l) + " outside [0, " + std::to_string(seq) + "]");
   }
   const double clip = node.attrFloat("clip", INFINITY);
   if (!(clip >= 0)) ctx.fail("clip must be a non-negative number");
@@ -177,7 +202,8 @@ std::vector<Tensor> recurrent(const KernelContext& ctx) {
   const std::vector<Activation> act = activations(ctx, C, static_cast<size_t>(dirs));
   const size_t perDir = activationsPerDirection(C);
 
-  OutBuffer y(ctx, x.dtype(), layout ? std::vector<int64_t>{batch, seq, dirs, H} : std::vector<int64_t>{seq, dirs, batch, H});
+  OutBuffer y(ctx, x.dtype(),
+              layout ? std::vector<int64_t>{batch, seq, dirs, H} : std::vector<int64_t>{seq, dirs, batch, H});
   OutBuffer yh(ctx, x.dtype(), stateDims);
   OutBuffer yc(ctx, x.dtype(), stateDims);
   checkScratch(ctx, y.numel() + 2 * yh.numel() + 3 * G * H, 8);
@@ -189,8 +215,12 @@ std::vector<Tensor> recurrent(const KernelContext& ctx) {
   const std::vector<double> pv = peep ? peep->toDouble() : std::vector<double>(static_cast<size_t>(dirs * 3 * H));
 
   const auto xAt = [&](int64_t t, int64_t b) { return xv.data() + (layout ? b * seq + t : t * batch + b) * inSize; };
-  const auto yAt = [&](int64_t t, int64_t d, int64_t b) { return (layout ? (b * seq + t) * dirs + d : (t * dirs + d) * batch + b) * H; };
-  const auto stateAt = [&](int64_t d, int64_t b) { return static_cast<size_t>((layout ? b * dirs + d : d * batch + b) * H); };
+  const auto yAt = [&](int64_t t, int64_t d, int64_t b) {
+    return (layout ? (b * seq + t) * dirs + d : (t * dirs + d) * batch + b) * H;
+  };
+  const auto stateAt = [&](int64_t d, int64_t b) {
+    return static_cast<size_t>((layout ? b * dirs + d : d * batch + b) * H);
+  };
   const auto clipped = [clip](double v) { return std::clamp(v, -clip, clip); };
   const auto uH = static_cast<size_t>(H);
   std::vector<double> h(uH), c(uH), xw(static_cast<size_t>(G * H)), hr(xw.size()), rh(uH), gated(uH);
@@ -220,12 +250,13 @@ std::vector<Tensor> recurrent(const KernelContext& ctx) {
           } else if constexpr (C == Cell::Gru) {  // gates z, r, h
             const double z = f[0](clipped(xw[j] + hr[j]));
             const double reset = f[0](clipped(xw[uH + j] + hr[uH + j]));
-            rh[j] = z;                // update gate, kept until the candidate is known
-            xw[uH + j] = reset;       // reset gate, read below
+            rh[j] = z;           // update gate, kept until the candidate is known
+            xw[uH + j] = reset;  // reset gate, read below
             if (linearBeforeReset) hr[2 * uH + j] *= reset;
           } else {  // gates i, o, f, c; P holds i, o, f
             const double in = f[0](clipped(xw[j] + hr[j] + P[j] * c[j]));
-            const double forget = coupled ? 1 - in : f[0](clipped(xw[2 * uH + j] + hr[2 * uH + j] + P[2 * uH + j] * c[j]));
+            const double forget =
+                coupled ? 1 - in : f[0](clipped(xw[2 * uH + j] + hr[2 * uH + j] + P[2 * uH + j] * c[j]));
             const double cand = f[1](clipped(xw[3 * uH + j] + hr[3 * uH + j]));
             c[j] = forget * c[j] + in * cand;
             const double out = f[0](clipped(xw[uH + j] + hr[uH + j] + P[uH + j] * c[j]));

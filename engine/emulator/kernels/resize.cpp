@@ -53,7 +53,7 @@ double sourceCoordinate(const KernelContext& ctx, const Settings& s, double o, d
   }
   if (m == "tf_crop_and_resize")
     return resized > 1 ? roiStart * double(in - 1) + o * (roiEnd - roiStart) * double(in - 1) / (resized - 1)
-                   : 0.5 * (roiStart + roiEnd) * double(in - 1);
+                       : 0.5 * (roiStart + roiEnd) * double(in - 1);
   ctx.fail("unknown coordinate_transformation_mode '" + m + "'");
 }
 
@@ -69,8 +69,8 @@ int64_t roundNearest(const KernelContext& ctx, const std::string& mode, double x
 
 // Keys' cubic convolution weights of the taps at floor(x) - 1 .. floor(x) + 2 for t = x - floor(x).
 void cubicWeights(double a, double t, double w[4]) {
-  const auto near = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };           // |d| <= 1
-  const auto far = [a](double d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };      // 1 < |d| < 2
+  const auto near = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };       // |d| <= 1
+  const auto far = [a](double d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };  // 1 < |d| < 2
   w[0] = far(t + 1);
   w[1] = near(t);
   w[2] = near(1 - t);
@@ -164,10 +164,13 @@ void gatherNearest(OutBuffer& out, const Tensor& x, const std::vector<AxisPlan>&
       outside = outside || plans[a].extrapolate[o];
       offset += plans[a].index[o] * strides[a];
     }
-    copyElement(out.data() + i * size, outside ? fillBytes.data() : x.data() + offset * size, static_cast<size_t>(size));
+    copyElement(out.data() + i * size, outside ? fillBytes.data() : x.data() + offset * size,
+                static_cast<size_t>(size));
     for (size_t a = rank; a-- > 0;)
-      if (++pos[a] < out.dims()[a]) break;
-      else pos[a] = 0;
+      if (++pos[a] < out.dims()[a])
+        break;
+      else
+        pos[a] = 0;
   }
 }
 
@@ -213,8 +216,8 @@ std::vector<double> floatValues(const KernelContext& ctx, const Tensor& t, const
 }
 
 int64_t outputExtent(const KernelContext& ctx, double v) {
-  if (!(v < 9.0e18)) throw KernelOutputTooLarge(ctx.node().opType() + " '" + ctx.node().name() + "': output size overflows",
-                                                INT64_MAX);
+  if (!(v < 9.0e18))
+    throw KernelOutputTooLarge(ctx.node().opType() + " '" + ctx.node().name() + "': output size overflows", INT64_MAX);
   return static_cast<int64_t>(std::floor(v));
 }
 
