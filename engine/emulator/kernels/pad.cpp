@@ -15,9 +15,13 @@ namespace {
 
 enum class PadMode { Constant, Reflect, Edge, Wrap };
 
-// Input position read by output position `o` of an axis (-1: the constant).
+int64_t floorMod(int64_t a, int64_t m) { return ((a % m) + m) % m; }
+
+// Input position read by output position `o` of an axis (-1: the constant). The periodic modes reduce o and begin
+// separately, so a begin near INT64_MIN (a huge crop) cannot overflow o - begin.
 int64_t sourceOf(PadMode mode, int64_t o, int64_t begin, int64_t in) {
-  int64_t i = o - begin;
+  int64_t i = 0;
+  if (__builtin_sub_overflow(o, begin, &i)) i = INT64_MAX;  // far past the end
   if (i >= 0 && i < in) return i;
   switch (mode) {
     case PadMode::Constant:
@@ -25,12 +29,12 @@ int64_t sourceOf(PadMode mode, int64_t o, int64_t begin, int64_t in) {
     case PadMode::Edge:
       return std::clamp<int64_t>(i, 0, in - 1);
     case PadMode::Wrap:
-      return ((i % in) + in) % in;
+      return floorMod(o % in - begin % in, in);
     case PadMode::Reflect: {
       if (in == 1) return 0;
       const int64_t period = 2 * (in - 1);  // reflection without repeating the edge element, as numpy's "reflect"
-      i = ((i % period) + period) % period;
-      return i < in ? i : period - i;
+      const int64_t j = floorMod(o % period - begin % period, period);
+      return j < in ? j : period - j;
     }
   }
   return -1;

@@ -312,6 +312,8 @@ std::vector<Tensor> resize(const KernelContext& ctx) {
   if (!scales.empty() && scales.size() != n) ctx.fail("scales must have one entry per axis");
   if (!sizes.empty() && sizes.size() != n) ctx.fail("sizes must have one entry per axis");
   if (!roi.empty() && roi.size() != 2 * n) ctx.fail("roi must have two entries per axis");
+  for (double v : roi)
+    if (!std::isfinite(v)) ctx.fail("roi must be finite");
   checkScales(ctx, scales);
   for (int64_t v : sizes)
     if (v < 0) ctx.fail("negative size");
