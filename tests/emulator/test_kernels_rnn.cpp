@@ -382,12 +382,21 @@ class KernelRnnTest : public QObject {
     QVERIFY_THROWS_EXCEPTION(KernelOutputTooLarge, Op("Resize").one({x, none, f32({4}, {1, 1, 1e20f, 1e20f})}));
     QVERIFY_THROWS_EXCEPTION(KernelOutputTooLarge,
                              Op("Resize").run({x, none, none, i64({4}, {1, 1, 1000, 1000})}, KernelLimits{4000}));
-    // Antialiased linear downsampling is not implemented: declined, not approximated.
-    QVERIFY(Op("Resize")
-                .attr("mode", std::string("linear"))
-                .attr("antialias", int64_t{1})
-                .run({x, none, f32({4}, {1, 1, 0.5f, 0.5f})})
-                .empty());
+    // Antialiased linear 4 -> 2 of [0, 1, 2, 3]: the triangle stretched to 2 elements each side. Output 0 has source
+    // 0.5, taps -1..2 (edge: 0, 0, 1, 2) weighted 0.25, 0.75, 0.75, 0.25 / 2 -> 0.625; output 1 (source 2.5) 2.375.
+    // exclude_outside drops the taps past the edges: 1.25 / 1.75 and 4 / 1.75.
+    Op aa("Resize");
+    aa.attr("mode", std::string("linear")).attr("antialias", int64_t{1});
+    const Tensor ramp = f64({4}, {0, 1, 2, 3}), half = f32({1}, {0.5f});
+    QVERIFY(near(values<double>(aa.one({ramp, none, half})), {0.625, 2.375}));
+    aa.attr("exclude_outside", int64_t{1});
+    QVERIFY(near(values<double>(aa.one({ramp, none, half})), {1.25 / 1.75, 4 / 1.75}));
+    // Upscaling is unaffected.
+    QCOMPARE(values<float>(Op("Resize")
+                               .attr("mode", std::string("linear"))
+                               .attr("antialias", int64_t{1})
+                               .one({x, none, f32({4}, {1, 1, 1, 2})})),
+             (std::vector<float>{1, 1.25f, 1.75f, 2, 3, 3.25f, 3.75f, 4}));
   }
 
   void padModes() {

@@ -1,12 +1,12 @@
 // Resize (opset 10 to 19 forms) and its deprecated alias Upsample. Every axis is resampled on its own: an output
 // position maps to a source coordinate (coordinate_transformation_mode), which picks taps (one for nearest, two for
-// linear, four for cubic) with weights. Nearest copies elements, so it takes every fixed-size type; linear and cubic
-// interpolate in double, one axis after the other, and round once into the input's floating type.
+// linear, four for cubic, more when antialiased) with weights. Nearest copies elements, so it takes every fixed-size
+// type; linear and cubic interpolate in double, one axis after the other, and round once into the input's floating
+// type.
 //
 // Separable passes give the same result as the multi-dimensional formulas because the weights of every output
 // position sum to 1: an extrapolated (tf_crop_and_resize outside the crop) row stays the extrapolation value
-// through the later passes. antialias (opset 18) is declined when it would change the result (a downscaled axis
-// with linear or cubic).
+// through the later passes. antialias (opset 18) widens the linear / cubic filter of a downscaled axis.
 #include <algorithm>
 #include <cmath>
 
@@ -25,6 +25,7 @@ struct Settings {
   double cubicA = -0.75;
   bool excludeOutside = false;
   double extrapolation = 0;
+  bool antialias = false;
 };
 
 // One axis: for each output position, `taps` (index, weight) pairs, or extrapolate[o] when the position falls
@@ -67,20 +68,28 @@ int64_t roundNearest(const KernelContext& ctx, const std::string& mode, double x
   ctx.fail("unknown nearest_mode '" + mode + "'");
 }
 
-// Keys' cubic convolution weights of the taps at floor(x) - 1 .. floor(x) + 2 for t = x - floor(x).
-void cubicWeights(double a, double t, double w[4]) {
-  const auto near = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };       // |d| <= 1
-  const auto far = [a](double d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };  // 1 < |d| < 2
-  w[0] = far(t + 1);
-  w[1] = near(t);
-  w[2] = near(1 - t);
-  w[3] = far(2 - t);
+// The interpolation filter at distance d (in input elements): the triangle for linear, Keys' cubic convolution with
+// coefficient a for cubic. Both reach `support` elements to each side.
+double filter(Mode mode, double a, double d) {
+  d = std::fabs(d);
+  if (mode == Mode::Linear) return std::max(0.0, 1 - d);
+  if (d <= 1) return ((a + 2) * d - (a + 3)) * d * d + 1;
+  if (d < 2) return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+  return 0;
 }
 
 AxisPlan planAxis(const KernelContext& ctx, const Settings& s, int64_t in, int64_t out, double resized, double scale,
                   double roiStart, double roiEnd) {
   AxisPlan p;
-  p.taps = s.mode == Mode::Nearest ? 1 : s.mode == Mode::Linear ? 2 : 4;
+  // Antialiasing a downscaled axis stretches the filter by 1 / scale (so it averages every input element it covers);
+  // taps at floor(x) + first .. floor(x) - first + 1.
+  const double support = s.mode == Mode::Linear ? 1 : 2;
+  const double stretch = s.antialias && scale < 1 && s.mode != Mode::Nearest ? scale : 1.0;
+  if (!(support / stretch < 1e9))
+    throw KernelOutputTooLarge(ctx.node().opType() + " '" + ctx.node().name() + "': antialias filter too wide",
+                               INT64_MAX);
+  const auto first = static_cast<int64_t>(std::floor(-support / stretch)) + 1;
+  p.taps = s.mode == Mode::Nearest ? 1 : 2 - 2 * first;
   checkScratch(ctx, out * p.taps, 17);
   const auto n = static_cast<size_t>(out * p.taps);
   p.index.assign(n, 0);
@@ -104,22 +113,15 @@ AxisPlan planAxis(const KernelContext& ctx, const Settings& s, int64_t in, int64
     }
     const double lo = std::floor(clamped);
     const double t = clamped - lo;
-    if (s.mode == Mode::Linear) {
-      idx[0] = static_cast<int64_t>(lo);
-      idx[1] = idx[0] + 1;
-      w[0] = 1 - t;
-      w[1] = t;
-    } else {
-      cubicWeights(s.cubicA, t, w);
-      for (int k = 0; k < 4; ++k) idx[k] = static_cast<int64_t>(lo) - 1 + k;
-    }
     double sum = 0;
     for (int64_t k = 0; k < p.taps; ++k) {
-      if (s.excludeOutside && (idx[k] < 0 || idx[k] >= in)) w[k] = 0;
+      const int64_t i = static_cast<int64_t>(lo) + first + k;
+      w[k] = s.excludeOutside && (i < 0 || i >= in) ? 0.0 : filter(s.mode, s.cubicA, double(first + k - t) * stretch);
+      idx[k] = std::clamp<int64_t>(i, 0, in - 1);
       sum += w[k];
-      idx[k] = std::clamp<int64_t>(idx[k], 0, in - 1);
     }
-    if (s.excludeOutside && sum != 0)
+    // The plain filters sum to 1 by themselves; stretched or truncated ones are renormalised.
+    if ((s.excludeOutside || stretch < 1) && sum != 0)
       for (int64_t k = 0; k < p.taps; ++k) w[k] /= sum;
   }
   return p;
@@ -350,12 +352,7 @@ std::vector<Tensor> resize(const KernelContext& ctx) {
   } else {
     scales = spread(scales, axes, rank, 1.0);
   }
-  if (node.attrInt("antialias", 0) != 0 && s.mode != Mode::Nearest) {
-    for (size_t a = 0; a < rank; ++a) {
-      const bool down = sizes.empty() ? scales[a] < 1 : sizes[a] < x.dims()[a];
-      if (down) return {};  // antialiased downsampling is not implemented
-    }
-  }
+  s.antialias = node.attrInt("antialias", 0) != 0;
   return run(ctx, s, x, scales, sizes, allRoi);
 }
 
