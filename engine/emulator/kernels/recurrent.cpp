@@ -223,7 +223,8 @@ std::vector<Tensor> recurrent(const KernelContext& ctx) {
   };
   const auto clipped = [clip](double v) { return std::clamp(v, -clip, clip); };
   const auto uH = static_cast<size_t>(H);
-  std::vector<double> h(uH), c(uH), xw(static_cast<size_t>(G * H)), hr(xw.size()), rh(uH), gated(uH);
+  std::vector<double> h(uH), c(uH), xw(static_cast<size_t>(G * H)), hr(xw.size()), hNext(uH), update(uH), reset(uH),
+      gated(uH);
 
   for (int64_t d = 0; d < dirs; ++d) {
     const bool reverse = direction == "reverse" || d == 1;
@@ -246,13 +247,11 @@ std::vector<Tensor> recurrent(const KernelContext& ctx) {
         }
         for (size_t j = 0; j < uH; ++j) {
           if constexpr (C == Cell::Rnn) {
-            rh[j] = f[0](clipped(xw[j] + hr[j]));
+            hNext[j] = f[0](clipped(xw[j] + hr[j]));
           } else if constexpr (C == Cell::Gru) {  // gates z, r, h
-            const double z = f[0](clipped(xw[j] + hr[j]));
-            const double reset = f[0](clipped(xw[uH + j] + hr[uH + j]));
-            rh[j] = z;           // update gate, kept until the candidate is known
-            xw[uH + j] = reset;  // reset gate, read below
-            if (linearBeforeReset) hr[2 * uH + j] *= reset;
+            update[j] = f[0](clipped(xw[j] + hr[j]));
+            reset[j] = f[0](clipped(xw[uH + j] + hr[uH + j]));
+            if (linearBeforeReset) hr[2 * uH + j] *= reset[j];
           } else {  // gates i, o, f, c; P holds i, o, f
             const double in = f[0](clipped(xw[j] + hr[j] + P[j] * c[j]));
             const double forget =
@@ -260,21 +259,21 @@ std::vector<Tensor> recurrent(const KernelContext& ctx) {
             const double cand = f[1](clipped(xw[3 * uH + j] + hr[3 * uH + j]));
             c[j] = forget * c[j] + in * cand;
             const double out = f[0](clipped(xw[uH + j] + hr[uH + j] + P[uH + j] * c[j]));
-            rh[j] = out * f[2](c[j]);
+            hNext[j] = out * f[2](c[j]);
           }
         }
         if constexpr (C == Cell::Gru) {
           if (!linearBeforeReset) {  // the candidate sees R_h (r ⊙ H_{t-1}) + Rb_h
-            for (size_t j = 0; j < uH; ++j) gated[j] = xw[uH + j] * h[j];
+            for (size_t j = 0; j < uH; ++j) gated[j] = reset[j] * h[j];
             for (int64_t k = 0; k < H; ++k)
               hr[2 * uH + static_cast<size_t>(k)] = Rb[2 * H + k] + dot(R + (2 * H + k) * H, gated.data(), H);
           }
           for (size_t j = 0; j < uH; ++j) {
             const double cand = f[1](clipped(xw[2 * uH + j] + hr[2 * uH + j]));
-            rh[j] = (1 - rh[j]) * cand + rh[j] * h[j];
+            hNext[j] = (1 - update[j]) * cand + update[j] * h[j];
           }
         }
-        h = rh;
+        h = hNext;
         std::copy(h.begin(), h.end(), yv.begin() + yAt(t, d, b));
       }
       std::copy(h.begin(), h.end(), hv.begin() + static_cast<std::ptrdiff_t>(stateAt(d, b)));
