@@ -200,6 +200,10 @@ class KernelRnnTest : public QObject {
     out = Op("LSTM", 3).run({x, w, r, b, none, h0, c0, f64({1, 3}, {0.5, 0.25, -0.5})});
     QVERIFY(near(values<double>(out[1]), {0.5847804422981326}));
     QVERIFY(near(values<double>(out[2]), {0.9469579311979307}));
+    // input_forget couples the gates: f = 1 - i, so C = (1 - i)·C0 + i·c~.
+    out = Op("LSTM", 3).attr("input_forget", int64_t{1}).run({x, w, r, b, none, h0, c0});
+    QVERIFY(near(values<double>(out[1]), {0.5663108541011983}));
+    QVERIFY(near(values<double>(out[2]), {0.9840629826389531}));
     // fp32 computes the same step to float precision.
     auto f = Op("LSTM", 2).run({f32({1, 1, 1}, {1}), f32({1, 4, 1}, {0.5, 1, -1, 2}),
                                 f32({1, 4, 1}, {0.1f, 0.2f, 0.3f, 0.4f}), f32({1, 8}, {0.1f, 0, 0, 0, 0, 0, 0, 0}),
@@ -233,6 +237,18 @@ class KernelRnnTest : public QObject {
     QCOMPARE(bi[0].dims(), (Dims{3, 2, 1, 1}));
     QVERIFY(near(values<double>(bi[0]), {1, 2.75, 2.5, 3.5, 4.25, 3}));
     QVERIFY(near(values<double>(bi[1]), {4.25, 2.75}));
+    // fp16 computes in wider precision and rounds on store (these values are exact in fp16).
+    const auto half = [](std::vector<float> v) {
+      std::vector<uint16_t> bits;
+      for (float e : v) bits.push_back(floatToHalf(e));
+      return bits;
+    };
+    const auto h = [&](Dims dims, std::vector<float> v) {
+      return Tensor::fromVector(DType::Float16, std::move(dims), half(std::move(v)));
+    };
+    auto f16 = linearRnn("forward", {h({3, 1, 1}, {1, 2, 3}), h({1, 1, 1}, {1}), h({1, 1, 1}, {0.5f})});
+    QCOMPARE(f16[0].dtype(), DType::Float16);
+    QCOMPARE(values<uint16_t>(f16[0]), half({1, 2.5f, 4.25f}));
   }
 
   void sequenceLensStopEachBatchRow() {
