@@ -378,7 +378,14 @@ class KernelRnnTest : public QObject {
     QCOMPARE(values<float>(u), (std::vector<float>{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4}));
     u = Op("Upsample").attr("mode", std::string("linear")).one({x, f32({4}, {1, 1, 1, 2})});  // opset 9 input
     QCOMPARE(values<float>(u), (std::vector<float>{1, 1.5f, 2, 2, 3, 3.5f, 4, 4}));
-    // Resize-10 (X, scales) works the same way.
+    // Resize-10 (X, scales): nearest rounds down when upscaling, up when downscaling (the opset 10 backend tests:
+    // sources o/3 for x3, o/0.6 = 0, 1.67 for x0.6).
+    Tensor r10 = Op("Resize").one({x, f32({4}, {1, 1, 1, 3})});
+    QCOMPARE(values<float>(r10), (std::vector<float>{1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4}));
+    r10 = Op("Resize").one({f32({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), f32({4}, {1, 1, 0.6f, 0.6f})});
+    QCOMPARE(r10.dims(), (Dims{1, 1, 1, 2}));
+    QCOMPARE(values<float>(r10), (std::vector<float>{1, 3}));
+    // Linear Resize-10 interpolates like Upsample.
     QCOMPARE(values<float>(Op("Resize").attr("mode", std::string("linear")).one({x, f32({4}, {1, 1, 1, 2})})),
              values<float>(u));
   }

@@ -107,7 +107,9 @@ AxisPlan planAxis(const KernelContext& ctx, const Settings& s, int64_t in, int64
     // Coordinates beyond the edges read the edge element (the spec pads with edge values).
     const double clamped = std::clamp(x, -2.0, double(in) + 1);
     if (s.mode == Mode::Nearest) {
-      idx[0] = std::clamp<int64_t>(roundNearest(ctx, s.nearest, clamped), 0, in - 1);
+      // Resize-10 had no nearest_mode; its tests (and onnxruntime) round down when upscaling, up when downscaling.
+      const std::string rounding = s.nearest != "opset10" ? s.nearest : scale < 1 ? "ceil" : "floor";
+      idx[0] = std::clamp<int64_t>(roundNearest(ctx, rounding, clamped), 0, in - 1);
       w[0] = 1;
       continue;
     }
@@ -284,9 +286,9 @@ std::vector<Tensor> resize(const KernelContext& ctx) {
   const auto given = [&](size_t i) { return ctx.input(i) && ctx.input(i)->numel() > 0 ? ctx.input(i) : nullptr; };
   std::vector<double> scales, roi;
   std::vector<int64_t> sizes;
-  if (ctx.numInputs() == 2) {  // opset 10: (X, scales), asymmetric coordinates, nearest rounds down
+  if (ctx.numInputs() == 2) {  // opset 10: (X, scales), asymmetric coordinates
     s.coordinates = "asymmetric";
-    s.nearest = "floor";
+    s.nearest = "opset10";
     scales = floatValues(ctx, ctx.required(1), "scales");
   } else {
     s.coordinates = node.attrString("coordinate_transformation_mode", "half_pixel");
