@@ -37,6 +37,10 @@ KernelRegistry& KernelRegistry::global() {
     kernels::registerSoftmaxKernels(r);
     kernels::registerNormalizationKernels(r);
     kernels::registerFusedNnKernels(r);
+    kernels::registerRecurrentKernels(r);
+    kernels::registerResizeKernels(r);
+    kernels::registerPadKernels(r);
+    kernels::registerFusedElementwiseKernels(r);
     return r;
   }();
   return registry;

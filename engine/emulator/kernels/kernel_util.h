@@ -1,6 +1,7 @@
 #pragma once
 // Shared by the kernel families (internal to emulator/kernels): element access per dtype, output allocation with
 // size checks, numpy broadcasting, axis and attribute helpers.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -169,6 +170,22 @@ T floatToInt(double v) {
   return static_cast<T>(v);
 }
 
+// The bytes of one element of type t holding v (floats round, integers saturate as in floatToInt, bool is v != 0):
+// fill values given as float attributes (Pad's value, Resize's extrapolation_value).
+inline std::vector<uint8_t> elementBytes(DType t, double v) {
+  std::vector<uint8_t> bytes(static_cast<size_t>(std::max<int64_t>(dtypeSize(t), 0)), 0);
+  dispatch<kAll>(t, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    if constexpr (kIsInt<S>)
+      Elem<S>::store(bytes.data(), 0, floatToInt<S>(v));
+    else if constexpr (std::is_same_v<S, bool>)
+      Elem<S>::store(bytes.data(), 0, v != 0);
+    else
+      Elem<S>::store(bytes.data(), 0, static_cast<ComputeOf<S>>(v));
+  });
+  return bytes;
+}
+
 // A zero-filled output whose size was checked (overflow, KernelLimits) before allocating.
 class OutBuffer {
  public:
@@ -287,5 +304,9 @@ void registerPoolKernels(KernelRegistry& r);
 void registerSoftmaxKernels(KernelRegistry& r);
 void registerNormalizationKernels(KernelRegistry& r);
 void registerFusedNnKernels(KernelRegistry& r);  // kiln: fused Cube/Vector NN ops
+void registerRecurrentKernels(KernelRegistry& r);
+void registerResizeKernels(KernelRegistry& r);
+void registerPadKernels(KernelRegistry& r);
+void registerFusedElementwiseKernels(KernelRegistry& r);  // kiln:FusedElementwise
 
 }  // namespace kiln::kernels
