@@ -31,6 +31,14 @@ KernelRegistry& KernelRegistry::global() {
     kernels::registerReduceKernels(r);
     kernels::registerTransDataKernels(r);
     kernels::registerFusedKernels(r);
+    kernels::registerActivationKernels(r);
+    kernels::registerTrigonometryKernels(r);
+    kernels::registerElementwiseBitsKernels(r);
+    kernels::registerLinalgKernels(r);
+    kernels::registerIndexingKernels(r);
+    kernels::registerScatterGatherKernels(r);
+    kernels::registerRearrangeKernels(r);
+    kernels::registerUniqueKernels(r);
     return r;
   }();
   return registry;
