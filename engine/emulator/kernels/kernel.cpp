@@ -39,6 +39,7 @@ KernelRegistry& KernelRegistry::global() {
     kernels::registerScatterGatherKernels(r);
     kernels::registerRearrangeKernels(r);
     kernels::registerUniqueKernels(r);
+    kernels::registerEinsumKernels(r);
     return r;
   }();
   return registry;

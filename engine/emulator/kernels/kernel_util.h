@@ -335,5 +335,6 @@ void registerIndexingKernels(KernelRegistry& r);
 void registerScatterGatherKernels(KernelRegistry& r);
 void registerRearrangeKernels(KernelRegistry& r);
 void registerUniqueKernels(KernelRegistry& r);
+void registerEinsumKernels(KernelRegistry& r);
 
 }  // namespace kiln::kernels
