@@ -197,6 +197,13 @@ class KernelOpsTest : public QObject {
              (std::vector<uint8_t>{128, 254, 0}));  // a shift by the width gives 0
     QCOMPARE(values<uint8_t>(Op("BitShift").s("direction", "RIGHT").one({u8({2}, {128, 255}), u8({1}, {3})})),
              (std::vector<uint8_t>{16, 31}));
+    // Wide types too (a plain C++ shift by >= the width would be undefined; on x86 it shifts modulo the width).
+    QCOMPARE(values<uint64_t>(Op("BitShift").s("direction", "LEFT").one(
+                 {Tensor::fromVector<uint64_t>(DType::UInt64, {2}, {1, 1}), Tensor::fromVector<uint64_t>(DType::UInt64, {2}, {63, 64})})),
+             (std::vector<uint64_t>{uint64_t{1} << 63, 0}));
+    QCOMPARE(values<uint32_t>(Op("BitShift").s("direction", "RIGHT").one(
+                 {Tensor::fromVector<uint32_t>(DType::UInt32, {1}, {5}), Tensor::fromVector<uint32_t>(DType::UInt32, {1}, {32})})),
+             (std::vector<uint32_t>{0}));
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("BitShift").one({u8({1}, {1}), u8({1}, {1})}));
     QVERIFY(Op("BitShift").s("direction", "LEFT").run({i32({1}, {1}), i32({1}, {1})}).empty());  // unsigned only
     QCOMPARE(values<int8_t>(Op("BitwiseAnd").one({i8({2}, {12, -1}), i8({2}, {10, 5})})), (std::vector<int8_t>{8, 5}));
@@ -399,6 +406,40 @@ class KernelOpsTest : public QObject {
     QCOMPARE(r[0].numel(), int64_t{2});
     QCOMPARE(values<int64_t>(r[3]), (I{1, 2}));
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Unique").i("axis", 2).one({m}));
+  }
+  void einsum() {
+    const Tensor a = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+    const Tensor b = f32({3, 2}, {1, 0, 0, 1, 1, 1});
+    Tensor r = Op("Einsum").s("equation", "ij,jk->ik").one({a, b});
+    QCOMPARE(r.dims(), (Dims{2, 2}));
+    QCOMPARE(values<float>(r), (F{4, 5, 10, 11}));
+    // Implicit output: the letters used once, alphabetically ("ba" transposes, "ij,jk" is a matmul again).
+    QCOMPARE(Op("Einsum").s("equation", "ba").one({a}).dims(), (Dims{3, 2}));
+    QCOMPARE(values<float>(Op("Einsum").s("equation", "ba").one({a})), (F{1, 4, 2, 5, 3, 6}));
+    QCOMPARE(values<float>(Op("Einsum").s("equation", "ij, jk").one({a, b})), (F{4, 5, 10, 11}));
+    // Repeated letters: trace (implicit, nothing left) and diagonal (explicit).
+    const Tensor m = i64({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+    r = Op("Einsum").s("equation", "ii").one({m});
+    QVERIFY(r.dims().empty());
+    QCOMPARE(values<int64_t>(r), (I{15}));
+    QCOMPARE(values<int64_t>(Op("Einsum").s("equation", "ii->i").one({m})), (I{1, 5, 9}));
+    QCOMPARE(values<int64_t>(Op("Einsum").s("equation", "ij->").one({m})), (I{45}));
+    // Ellipsis: batch dims broadcast ([2, 1, 2] against [2]: the leading 2 of the first operand only).
+    r = Op("Einsum").s("equation", "...i,...i->...").one({f32({2, 1, 2}, {1, 2, 3, 4}), f32({2}, {10, 1})});
+    QCOMPARE(r.dims(), (Dims{2, 1}));
+    QCOMPARE(values<float>(r), (F{12, 34}));
+    r = Op("Einsum").s("equation", "bi...,bj...->bij...").one({f32({1, 2}, {1, 2}), f32({1, 2}, {3, 4})});
+    QCOMPARE(values<float>(r), (F{3, 4, 6, 8}));  // outer product per batch, empty ellipsis
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Einsum").s("equation", "ij,jk->ik").one({a, a}));  // 3 vs 2
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Einsum").s("equation", "ij->iz").one({a}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Einsum").s("equation", "ij->ii").one({a}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Einsum").s("equation", "ijk").one({a}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Einsum").s("equation", "i.j").one({a}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Einsum").s("equation", "ij,jk").one({a}));
+    QVERIFY(Op("Einsum").s("equation", "i->i").run({boolean({1}, {1})}).empty());
+    // Too much work for a reference kernel: declined rather than run for hours.
+    const Tensor big = f32({1024, 1024}, std::vector<float>(1024 * 1024, 1));
+    QVERIFY(Op("Einsum").s("equation", "ij,kl->").run({big, big}).empty());
   }
 };
 
