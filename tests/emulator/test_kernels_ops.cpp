@@ -27,6 +27,7 @@ class Op {
   Op& i(const char* name, int64_t v) { return attr(name, v); }
   Op& f(const char* name, float v) { return attr(name, v); }
   Op& s(const char* name, const char* v) { return attr(name, std::string(v)); }
+  Op& ints(const char* name, std::vector<int64_t> v) { return attr(name, std::move(v)); }
   std::vector<Tensor> run(const std::vector<Tensor>& in, KernelLimits limits = {}) const {
     std::vector<const Tensor*> ptrs;
     for (const Tensor& t : in) ptrs.push_back(t.valid() ? &t : nullptr);
@@ -99,10 +100,12 @@ class KernelOpsTest : public QObject {
     QVERIFY(near(values<float>(Op("Elu").one({x})), F{std::expm1(-2.0f), std::expm1(-0.5f), 0, 3}));
     QVERIFY(near(values<float>(Op("Selu").f("alpha", 2).f("gamma", 3).one({x})),
                  F{3 * 2 * std::expm1(-2.0f), 3 * 2 * std::expm1(-0.5f), 0, 9}));
-    QVERIFY(near(values<float>(Op("Celu").f("alpha", 2).one({x})), F{2 * std::expm1(-1.0f), 2 * std::expm1(-0.25f), 0, 3}));
+    QVERIFY(near(values<float>(Op("Celu").f("alpha", 2).one({x})),
+                 F{2 * std::expm1(-1.0f), 2 * std::expm1(-0.25f), 0, 3}));
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Celu").f("alpha", 0).one({x}));
     QCOMPARE(values<float>(Op("HardSigmoid").one({f32({3}, {-10, 0, 1})})), (F{0, 0.5f, 0.7f}));
     QCOMPARE(values<float>(Op("HardSwish").one({f32({4}, {-4, 0, 3, 5})})), (F{0, 0, 3, 5}));
+    QVERIFY(std::isnan(values<float>(Op("HardSigmoid").one({f32({1}, {std::numeric_limits<float>::quiet_NaN()})}))[0]));
     // Softplus must not overflow for large inputs: log(1 + e^100) = 100.
     QVERIFY(near(values<float>(Op("Softplus").one({f32({3}, {0, 100, -100})})), F{std::log(2.0f), 100, 0}));
     QCOMPARE(values<float>(Op("Softsign").one({f32({2}, {1, -3})})), (F{0.5f, -0.75f}));
@@ -198,11 +201,11 @@ class KernelOpsTest : public QObject {
     QCOMPARE(values<uint8_t>(Op("BitShift").s("direction", "RIGHT").one({u8({2}, {128, 255}), u8({1}, {3})})),
              (std::vector<uint8_t>{16, 31}));
     // Wide types too (a plain C++ shift by >= the width would be undefined; on x86 it shifts modulo the width).
-    QCOMPARE(values<uint64_t>(Op("BitShift").s("direction", "LEFT").one(
-                 {Tensor::fromVector<uint64_t>(DType::UInt64, {2}, {1, 1}), Tensor::fromVector<uint64_t>(DType::UInt64, {2}, {63, 64})})),
+    const auto u64 = [](std::vector<uint64_t> v) { return Tensor::fromVector(DType::UInt64, {int64_t(v.size())}, v); };
+    const auto u32 = [](std::vector<uint32_t> v) { return Tensor::fromVector(DType::UInt32, {int64_t(v.size())}, v); };
+    QCOMPARE(values<uint64_t>(Op("BitShift").s("direction", "LEFT").one({u64({1, 1}), u64({63, 64})})),
              (std::vector<uint64_t>{uint64_t{1} << 63, 0}));
-    QCOMPARE(values<uint32_t>(Op("BitShift").s("direction", "RIGHT").one(
-                 {Tensor::fromVector<uint32_t>(DType::UInt32, {1}, {5}), Tensor::fromVector<uint32_t>(DType::UInt32, {1}, {32})})),
+    QCOMPARE(values<uint32_t>(Op("BitShift").s("direction", "RIGHT").one({u32({5}), u32({32})})),
              (std::vector<uint32_t>{0}));
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("BitShift").one({u8({1}, {1}), u8({1}, {1})}));
     QVERIFY(Op("BitShift").s("direction", "LEFT").run({i32({1}, {1}), i32({1}, {1})}).empty());  // unsigned only
@@ -270,7 +273,8 @@ class KernelOpsTest : public QObject {
     QCOMPARE(r.dims(), (Dims{2, 2}));
     QCOMPARE(values<int32_t>(r), (std::vector<int32_t>{-1, 1, 1, -1}));
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("OneHot").one({i64({1}, {0}), i64({}, {0}), f32({2}, {0, 1})}));
-    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("OneHot").i("axis", 2).one({i64({1}, {0}), i64({}, {2}), f32({2}, {0, 1})}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error,
+                             Op("OneHot").i("axis", 2).one({i64({1}, {0}), i64({}, {2}), f32({2}, {0, 1})}));
     QVERIFY_THROWS_EXCEPTION(KernelOutputTooLarge,
                              Op("OneHot").one({i64({4}, {0, 1, 2, 3}), i64({}, {INT64_MAX}), f32({2}, {0, 1})}));
   }
@@ -290,8 +294,10 @@ class KernelOpsTest : public QObject {
                 .empty());
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("ScatterElements").one({data, i64({1, 1}, {2}), f32({1, 1}, {1})}));
     QVERIFY_THROWS_EXCEPTION(std::runtime_error,
-                             Op("ScatterElements").s("reduction", "avg").one({data, i64({1, 1}, {0}), f32({1, 1}, {1})}));
-    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("ScatterElements").one({data, i64({1, 1}, {0}), f32({1, 2}, {1, 2})}));
+                             Op("ScatterElements").s("reduction", "avg").one(
+                                 {data, i64({1, 1}, {0}), f32({1, 1}, {1})}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error,
+                             Op("ScatterElements").one({data, i64({1, 1}, {0}), f32({1, 2}, {1, 2})}));
   }
 
   void scatterGatherNd() {
@@ -299,7 +305,8 @@ class KernelOpsTest : public QObject {
     // k = 2 addresses elements, k = 1 rows.
     QCOMPARE(values<int64_t>(Op("ScatterND").one({data, i64({2, 2}, {0, 1, -1, 0}), i64({2}, {9, 8})})),
              (I{1, 9, 8, 4}));
-    QCOMPARE(values<int64_t>(Op("ScatterND").s("reduction", "add").one({data, i64({2, 1}, {1, 1}), i64({2, 2}, {10, 20, 100, 200})})),
+    QCOMPARE(values<int64_t>(Op("ScatterND").s("reduction", "add").one(
+                 {data, i64({2, 1}, {1, 1}), i64({2, 2}, {10, 20, 100, 200})})),
              (I{1, 2, 113, 224}));
     QCOMPARE(values<int64_t>(Op("ScatterND").s("reduction", "mul").one({data, i64({1, 1}, {0}), i64({1, 2}, {5, 6})})),
              (I{5, 12, 3, 4}));
@@ -440,6 +447,29 @@ class KernelOpsTest : public QObject {
     // Too much work for a reference kernel: declined rather than run for hours.
     const Tensor big = f32({1024, 1024}, std::vector<float>(1024 * 1024, 1));
     QVERIFY(Op("Einsum").s("equation", "ij,kl->").run({big, big}).empty());
+  }
+  void maxUnpool() {
+    // MaxPool 2x2 stride 2 over a 4x4 image picked flat positions 5, 7, 13, 15.
+    const Tensor x = f32({1, 1, 2, 2}, {1, 2, 3, 4});
+    const Tensor idx = i64({1, 1, 2, 2}, {5, 7, 13, 15});
+    Tensor r = Op("MaxUnpool").ints("kernel_shape", {2, 2}).ints("strides", {2, 2}).one({x, idx});
+    QCOMPARE(r.dims(), (Dims{1, 1, 4, 4}));
+    QCOMPARE(values<float>(r), (F{0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4}));
+    // A larger output_shape pads at the end; the values keep their coordinates (3 at (3, 1), 4 at (3, 3)).
+    r = Op("MaxUnpool").ints("kernel_shape", {2, 2}).ints("strides", {2, 2}).one({x, idx, i64({4}, {1, 1, 5, 5})});
+    QCOMPARE(r.dims(), (Dims{1, 1, 5, 5}));
+    QCOMPARE(values<float>(r)[16], 3.0f);
+    QCOMPARE(values<float>(r)[18], 4.0f);
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("MaxUnpool").ints("kernel_shape", {2, 2}).ints("strides", {2, 2})
+                                                     .one({x, idx, i64({4}, {1, 1, 3, 5})}));
+    QCOMPARE(Op("MaxUnpool").ints("kernel_shape", {2, 2}).ints("strides", {2, 2}).ints("pads", {1, 0, 1, 0})
+                 .one({x, i64({1, 1, 2, 2}, {0, 1, 2, 3})}).dims(),
+             (Dims{1, 1, 2, 4}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("MaxUnpool").ints("kernel_shape", {2, 2}).ints("strides", {2, 2})
+                                                     .one({x, i64({1, 1, 2, 2}, {5, 7, 13, 16})}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("MaxUnpool").ints("kernel_shape", {2}).one({x, idx}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("MaxUnpool").ints("kernel_shape", {1, 1}).ints("pads", {2, 0, 1, 0})
+                                                     .one({x, idx}));
   }
 };
 

@@ -10,6 +10,12 @@
 namespace kiln::kernels {
 namespace {
 
+// Clamps to [0, 1] letting NaN through (std::fmin/fmax would replace it).
+template <typename C>
+C clamp01(C x) {
+  return x < C(0) ? C(0) : x > C(1) ? C(1) : x;
+}
+
 template <typename C>
 C softplus(C x) {
   // log(1 + e^x) without overflowing e^x for large x.
@@ -46,13 +52,13 @@ std::vector<Tensor> hardSigmoid(const KernelContext& c) {
   const float beta = c.node().attrFloat("beta", 0.5f);
   return unary<kFloats>(c, [alpha, beta](auto x) {
     using C = decltype(x);
-    return std::fmax(C(0), std::fmin(C(1), static_cast<C>(alpha) * x + static_cast<C>(beta)));
+    return clamp01(static_cast<C>(alpha) * x + static_cast<C>(beta));
   });
 }
 std::vector<Tensor> hardSwish(const KernelContext& c) {
   return unary<kFloats>(c, [](auto x) {
     using C = decltype(x);
-    return x * std::fmax(C(0), std::fmin(C(1), x / C(6) + C(0.5)));
+    return x * clamp01(x / C(6) + C(0.5));
   });
 }
 std::vector<Tensor> softplusK(const KernelContext& c) {

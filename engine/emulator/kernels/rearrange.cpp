@@ -44,7 +44,8 @@ std::vector<Tensor> compress(const KernelContext& ctx) {
   return {out.finish()};
 }
 
-// Trilu(input, k): keeps the upper (j - i >= k) or lower (j - i <= k) triangle of each trailing matrix, zeroes the rest.
+// Trilu(input, k): keeps the upper (j - i >= k) or lower (j - i <= k) triangle of each trailing matrix, zeroes the
+// rest.
 std::vector<Tensor> trilu(const KernelContext& ctx) {
   const Tensor& x = ctx.required(0);
   const size_t rank = x.dims().size();
@@ -105,7 +106,8 @@ std::vector<Tensor> reverseSequence(const KernelContext& ctx) {
   const int64_t steps = x.dims()[static_cast<size_t>(timeAxis)];
   if (static_cast<int64_t>(lens.size()) != batch) ctx.fail("sequence_lens must have one entry per batch");
   for (int64_t l : lens)
-    if (l < 0 || l > steps) ctx.fail("sequence length " + std::to_string(l) + " outside [0, " + std::to_string(steps) + "]");
+    if (l < 0 || l > steps)
+      ctx.fail("sequence length " + std::to_string(l) + " outside [0, " + std::to_string(steps) + "]");
   int64_t inner = dtypeSize(x.dtype());  // bytes per (dim 0, dim 1) position
   for (size_t d = 2; d < x.dims().size(); ++d) inner *= x.dims()[d];
   const auto at = [&](int64_t bi, int64_t ti) { return batchAxis == 0 ? bi * steps + ti : ti * batch + bi; };

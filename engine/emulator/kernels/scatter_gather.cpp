@@ -1,10 +1,12 @@
-// Index-driven writes and reads: ScatterElements (and its deprecated alias Scatter), ScatterND, GatherND.
+// Index-driven writes and reads: ScatterElements (and its deprecated alias Scatter), ScatterND, GatherND, MaxUnpool.
 // Every index is checked against its extent (negative ones count from the end) before anything is written; updates
 // apply in index order, so with duplicate indices and reduction "none" the last write wins.
 #include <algorithm>
+#include <optional>
 
 #include "emulator/kernels/kernel_util.h"
 #include "ir/graph.h"
+#include "ir/shape.h"
 
 namespace kiln::kernels {
 namespace {
@@ -173,6 +175,62 @@ std::vector<Tensor> gatherNd(const KernelContext& ctx) {
   return {out.finish()};
 }
 
+// MaxUnpool(X, I, output_shape?): the inverse of MaxPool with indices. X[i] goes to the flat position I[i] (MaxPool's
+// Indices count over the whole [N, C, spatial...] tensor) of the unpooled shape, whose spatial extents are
+// (in - 1) * stride + kernel - pad_begin - pad_end; the rest is zero. A larger output_shape pads that result at the end
+// of each dim, as the ONNX reference does: indices keep their coordinates, not their flat positions.
+std::vector<Tensor> maxUnpool(const KernelContext& ctx) {
+  const Tensor& x = ctx.required(0);
+  const Tensor& indices = ctx.required(1);
+  const Node& node = ctx.node();
+  if (x.dims().size() < 3) ctx.fail("X must be [N, C, spatial...]");
+  if (indices.dims() != x.dims()) ctx.fail("I must have X's shape");
+  const size_t spatial = x.dims().size() - 2;
+  const std::vector<int64_t> kernel = node.attrInts("kernel_shape");
+  std::vector<int64_t> strides = node.attrInts("strides"), pads = node.attrInts("pads");
+  if (strides.empty()) strides.assign(spatial, 1);
+  if (pads.empty()) pads.assign(2 * spatial, 0);
+  if (kernel.size() != spatial || strides.size() != spatial || pads.size() != 2 * spatial)
+    ctx.fail("kernel_shape, strides and pads must match the spatial rank");
+  std::vector<int64_t> unpooled = {x.dims()[0], x.dims()[1]};
+  for (size_t d = 0; d < spatial; ++d) {
+    if (kernel[d] < 1 || strides[d] < 1 || pads[d] < 0 || pads[d + spatial] < 0)
+      ctx.fail("kernel_shape and strides must be positive, pads non-negative");
+    const int64_t in = x.dims()[d + 2];
+    const std::optional<int64_t> span = checkedMul(in > 0 ? in - 1 : 0, strides[d]);
+    int64_t extent = 0, padSum = 0;
+    if (!span || __builtin_add_overflow(*span, kernel[d], &extent)) ctx.fail("output extent overflows");
+    if (__builtin_add_overflow(pads[d], pads[d + spatial], &padSum) || padSum > extent)
+      ctx.fail("pads exceed the output extent");
+    unpooled.push_back(extent - padSum);
+  }
+  std::vector<int64_t> dims = unpooled;
+  if (const Tensor* shape = ctx.input(2)) {
+    dims = intValues(ctx, *shape, "output_shape");
+    if (dims.size() != unpooled.size()) ctx.fail("output_shape must have X's rank");
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (dims[d] < unpooled[d] || (d < 2 && dims[d] != unpooled[d]))
+        ctx.fail("output_shape is smaller than the unpooled shape (or changes N or C)");
+  }
+  OutBuffer out(ctx, x.dtype(), dims);
+  const std::optional<int64_t> positions = checkedProduct(unpooled);  // at most out.numel(): cannot overflow
+  checkScratch(ctx, indices.numel(), sizeof(int64_t));
+  const std::vector<int64_t> idx = intValues(ctx, indices, "indices");
+  const size_t size = static_cast<size_t>(dtypeSize(x.dtype()));
+  for (size_t i = 0; i < idx.size(); ++i) {
+    if (idx[i] < 0 || idx[i] >= *positions)
+      ctx.fail("index " + std::to_string(idx[i]) + " outside the unpooled " + std::to_string(*positions) + " elements");
+    int64_t rest = idx[i], at = 0, scale = 1;  // the same coordinates in the (possibly larger) output
+    for (size_t d = dims.size(); d-- > 0;) {
+      at += (rest % unpooled[d]) * scale;
+      rest /= unpooled[d];
+      scale *= dims[d];
+    }
+    copyElement(out.data() + static_cast<size_t>(at) * size, x.data() + i * size, size);
+  }
+  return {out.finish()};
+}
+
 }  // namespace
 
 void registerScatterGatherKernels(KernelRegistry& r) {
@@ -180,6 +238,7 @@ void registerScatterGatherKernels(KernelRegistry& r) {
   r.add("Scatter", scatterElements);
   r.add("ScatterND", scatterNd);
   r.add("GatherND", gatherNd);
+  r.add("MaxUnpool", maxUnpool);
 }
 
 }  // namespace kiln::kernels
