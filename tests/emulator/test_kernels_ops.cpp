@@ -471,6 +471,30 @@ class KernelOpsTest : public QObject {
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("MaxUnpool").ints("kernel_shape", {1, 1}).ints("pads", {2, 0, 1, 0})
                                                      .one({x, idx}));
   }
+  void hostileInputs() {
+    // Extreme indices and attributes are refused or handled without overflow (run under ASan/UBSan too).
+    QCOMPARE(values<float>(Op("OneHot").one({i64({1}, {INT64_MIN}), i64({}, {3}), f32({2}, {0, 1})})), (F{0, 0, 0}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("GatherND").one({i64({2}, {1, 2}), i64({1}, {INT64_MIN})}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error,
+                             Op("ScatterElements").one({i64({2}, {1, 2}), i64({1}, {INT64_MIN}), i64({1}, {0})}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error,
+                             Op("DepthToSpace").i("blocksize", INT64_MAX).one({f32({1, 1, 1, 1}, {1})}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error,
+                             Op("MaxUnpool").ints("kernel_shape", {1}).ints("strides", {INT64_MAX}).one(
+                                 {f32({1, 1, 3}, {1, 2, 3}), i64({1, 1, 3}, {0, 1, 2})}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("ReverseSequence").one({i64({2, 1}, {1, 2}), i64({1}, {-1})}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Einsum").one({f32({1}, {1})}));  // no equation
+    QCOMPARE(values<float>(Op("Einsum").s("equation", ",->").one({f32({}, {3}), f32({}, {4})})), (F{12}));
+    QCOMPARE(values<int64_t>(Op("Trilu").i("upper", 0).one({i64({1, 2}, {1, 2}), i64({}, {INT64_MAX})})), (I{1, 2}));
+    // NaNs sort above every number (TopK largest puts them first) and do not break the ordering.
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    auto r = Op("TopK", 2).run({f32({4}, {1, nan, 3, nan}), i64({1}, {3})});
+    QCOMPARE(values<int64_t>(r[1]), (I{1, 3, 2}));
+    QCOMPARE(values<int64_t>(Op("ArgMax").one({f32({3}, {1, nan, 2})})), (I{1}));
+    r = Op("Unique", 4).run({i64({4}, {INT64_MAX, INT64_MIN, INT64_MAX, 0})});
+    QCOMPARE(values<int64_t>(r[0]), (I{INT64_MIN, 0, INT64_MAX}));
+    QCOMPARE(values<int64_t>(r[3]), (I{1, 1, 2}));
+  }
 };
 
 QTEST_GUILESS_MAIN(KernelOpsTest)
