@@ -9,36 +9,6 @@
 namespace kiln::kernels {
 namespace {
 
-template <unsigned Set, typename Fn>
-std::vector<Tensor> unary(const KernelContext& ctx, Fn fn) {
-  const Tensor& x = ctx.required(0);
-  std::vector<Tensor> out;
-  dispatch<Set>(x.dtype(), [&](auto tag) {
-    using S = typename decltype(tag)::type;
-    using C = ComputeOf<S>;
-    out.push_back(mapUnary<S, S>(ctx, x, [&](C v) { return static_cast<C>(fn(v)); }));
-  });
-  return out;
-}
-
-// Both inputs of one element type, output of that type. fn(x, y, undefined) sets `undefined` for a result that has
-// no defined value (integer division by zero): the whole node is then declined.
-template <unsigned Set, typename Fn>
-std::vector<Tensor> binary(const KernelContext& ctx, Fn fn) {
-  const Tensor& a = ctx.required(0);
-  const Tensor& b = ctx.required(1);
-  if (a.dtype() != b.dtype()) ctx.fail("input element types differ");
-  bool undefined = false;
-  std::vector<Tensor> out;
-  dispatch<Set>(a.dtype(), [&](auto tag) {
-    using S = typename decltype(tag)::type;
-    using C = ComputeOf<S>;
-    out.push_back(mapBinary<S, S, S>(ctx, a, b, [&](C x, C y) { return static_cast<C>(fn(x, y, undefined)); }));
-  });
-  if (undefined) return {};
-  return out;
-}
-
 // Min, Max, Sum, Mean take one or more inputs, broadcast together; folded pairwise from the left.
 template <unsigned Set, typename Fn>
 std::vector<Tensor> variadic(const KernelContext& ctx, Fn fn, bool average = false) {

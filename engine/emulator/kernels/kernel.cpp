@@ -41,6 +41,15 @@ KernelRegistry& KernelRegistry::global() {
     kernels::registerResizeKernels(r);
     kernels::registerPadKernels(r);
     kernels::registerFusedElementwiseKernels(r);
+    kernels::registerActivationKernels(r);
+    kernels::registerTrigonometryKernels(r);
+    kernels::registerElementwiseBitsKernels(r);
+    kernels::registerLinalgKernels(r);
+    kernels::registerIndexingKernels(r);
+    kernels::registerScatterGatherKernels(r);
+    kernels::registerRearrangeKernels(r);
+    kernels::registerUniqueKernels(r);
+    kernels::registerEinsumKernels(r);
     return r;
   }();
   return registry;

@@ -289,6 +289,52 @@ Tensor mapBinary(const KernelContext& ctx, const Tensor& a, const Tensor& b, Fn&
   return out.finish();
 }
 
+// Same-type unary op over the element types in Set: out = fn(x) computed in ComputeOf<S>; declines other types.
+template <unsigned Set, typename Fn>
+std::vector<Tensor> unary(const KernelContext& ctx, Fn fn) {
+  const Tensor& x = ctx.required(0);
+  std::vector<Tensor> out;
+  dispatch<Set>(x.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    using C = ComputeOf<S>;
+    out.push_back(mapUnary<S, S>(ctx, x, [&](C v) { return static_cast<C>(fn(v)); }));
+  });
+  return out;
+}
+
+// Both inputs of one element type, output of that type. fn(x, y, undefined) sets `undefined` for a result that has
+// no defined value (integer division by zero): the whole node is then declined.
+template <unsigned Set, typename Fn>
+std::vector<Tensor> binary(const KernelContext& ctx, Fn fn) {
+  const Tensor& a = ctx.required(0);
+  const Tensor& b = ctx.required(1);
+  if (a.dtype() != b.dtype()) ctx.fail("input element types differ");
+  bool undefined = false;
+  std::vector<Tensor> out;
+  dispatch<Set>(a.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    using C = ComputeOf<S>;
+    out.push_back(mapBinary<S, S, S>(ctx, a, b, [&](C x, C y) { return static_cast<C>(fn(x, y, undefined)); }));
+  });
+  if (undefined) return {};
+  return out;
+}
+
+// A strict total order for sorting values that may be NaN (NaN above +inf, all NaNs equal), so std::sort and
+// friends keep their strict-weak-ordering precondition.
+template <typename C>
+bool totalLess(C a, C b) {
+  if constexpr (std::is_floating_point_v<C>) {
+    if (a != a) return false;
+    if (b != b) return true;
+  }
+  return a < b;
+}
+template <typename C>
+bool totalEqual(C a, C b) {
+  return !totalLess(a, b) && !totalLess(b, a);
+}
+
 // The families, each in its own file.
 void registerElementwiseMathKernels(KernelRegistry& r);
 void registerElementwiseLogicKernels(KernelRegistry& r);
@@ -308,5 +354,14 @@ void registerRecurrentKernels(KernelRegistry& r);
 void registerResizeKernels(KernelRegistry& r);
 void registerPadKernels(KernelRegistry& r);
 void registerFusedElementwiseKernels(KernelRegistry& r);  // kiln:FusedElementwise
+void registerActivationKernels(KernelRegistry& r);
+void registerTrigonometryKernels(KernelRegistry& r);
+void registerElementwiseBitsKernels(KernelRegistry& r);
+void registerLinalgKernels(KernelRegistry& r);
+void registerIndexingKernels(KernelRegistry& r);
+void registerScatterGatherKernels(KernelRegistry& r);
+void registerRearrangeKernels(KernelRegistry& r);
+void registerUniqueKernels(KernelRegistry& r);
+void registerEinsumKernels(KernelRegistry& r);
 
 }  // namespace kiln::kernels
