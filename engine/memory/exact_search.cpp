@@ -64,6 +64,7 @@ void ExactSearch::FailedStates::insert(std::pair<uint64_t, uint64_t> key) {
 ExactSearch::ExactSearch(const std::vector<Buffer>& buffers, int64_t alignment, const ExactInstance& instance)
     : buf_(buffers), align_(alignment), inst_(instance), n_(buffers.size()) {
   acc_.assign(inst_.sections, 0);
+  low_.assign(inst_.sections, 0);
   accStamp_.assign(inst_.sections, 0);
 }
 
@@ -133,6 +134,21 @@ void ExactSearch::unwindTo(size_t mark) {
 // release dates: this is exactly when one column of the section fits). Checked per section as the sweep goes from the
 // highest t down.
 bool ExactSearch::sectionsOverflow(const std::vector<int32_t>& members, const std::vector<int64_t>& lowest) {
+  // First the cheap special case t = the lowest offset in the section (no sort), which most failing states fail.
+  if (++stamp_ == 0) std::fill(accStamp_.begin(), accStamp_.end(), 0), stamp_ = 1;
+  for (size_t k = 0; k < members.size(); ++k) {
+    const size_t b = size_t(members[k]);
+    for (size_t s = inst_.lo[b]; s < inst_.hi[b]; ++s) {
+      if (accStamp_[s] != stamp_) accStamp_[s] = stamp_, acc_[s] = 0, low_[s] = lowest[k];
+      acc_[s] += buf_[b].size;
+      low_[s] = std::min(low_[s], lowest[k]);
+    }
+  }
+  for (size_t k = 0; k < members.size(); ++k) {
+    const size_t b = size_t(members[k]);
+    for (size_t s = inst_.lo[b]; s < inst_.hi[b]; ++s)
+      if (low_[s] > capacity_ - acc_[s]) return true;
+  }
   std::vector<std::pair<int64_t, int32_t>> byLowest(members.size());
   for (size_t k = 0; k < members.size(); ++k) byLowest[k] = {lowest[k], members[k]};
   std::sort(byLowest.begin(), byLowest.end(), std::greater<>());

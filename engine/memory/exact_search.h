@@ -88,7 +88,7 @@ class ExactSearch {
   std::vector<int64_t> offset_;  // per placed buffer
   std::vector<char> placed_;
   std::vector<std::pair<int32_t, int64_t>> trail_;  // undo log: (buffer, previous cand), (-1 - b, 0) marks b placed
-  std::vector<int64_t> acc_;                         // per section scratch for the section bound
+  std::vector<int64_t> acc_, low_;                   // per section scratch for the section bound
   std::vector<uint32_t> accStamp_;
   uint32_t stamp_ = 0;
   FailedStates failed_;
