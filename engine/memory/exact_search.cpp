@@ -65,6 +65,10 @@ ExactSearch::ExactSearch(const std::vector<Buffer>& buffers, int64_t alignment, 
     : buf_(buffers), align_(alignment), inst_(instance), n_(buffers.size()) {
   acc_.assign(inst_.sections, 0);
   low_.assign(inst_.sections, 0);
+  top1_.assign(inst_.sections, 0);
+  top2_.assign(inst_.sections, 0);
+  who1_.assign(inst_.sections, -1);
+  topStamp_s_.assign(inst_.sections, 0);
   accStamp_.assign(inst_.sections, 0);
 }
 
@@ -133,8 +137,14 @@ void ExactSearch::unwindTo(size_t mark) {
 // t, everything that cannot start below t needs t + its total size <= capacity (single-machine scheduling with
 // release dates: this is exactly when one column of the section fits). Checked per section as the sweep goes from the
 // highest t down.
-bool ExactSearch::sectionsOverflow(const std::vector<int32_t>& members, const std::vector<int64_t>& lowest) {
-  // First the cheap special case t = the lowest offset in the section (no sort), which most failing states fail.
+// The special case t = the lowest offset in the section needs no sort, and most failing states fail it: checked on
+// its own first (quick = true), before the state's key is even computed.
+bool ExactSearch::sectionsOverflow(const std::vector<int32_t>& members, const std::vector<int64_t>& lowest, bool quick) {
+  if (quick) return quickOverflow(members, lowest);
+  return fullOverflow(members, lowest);
+}
+
+bool ExactSearch::quickOverflow(const std::vector<int32_t>& members, const std::vector<int64_t>& lowest) {
   if (++stamp_ == 0) std::fill(accStamp_.begin(), accStamp_.end(), 0), stamp_ = 1;
   for (size_t k = 0; k < members.size(); ++k) {
     const size_t b = size_t(members[k]);
@@ -149,6 +159,10 @@ bool ExactSearch::sectionsOverflow(const std::vector<int32_t>& members, const st
     for (size_t s = inst_.lo[b]; s < inst_.hi[b]; ++s)
       if (low_[s] > capacity_ - acc_[s]) return true;
   }
+  return false;
+}
+
+bool ExactSearch::fullOverflow(const std::vector<int32_t>& members, const std::vector<int64_t>& lowest) {
   std::vector<std::pair<int64_t, int32_t>> byLowest(members.size());
   for (size_t k = 0; k < members.size(); ++k) byLowest[k] = {lowest[k], members[k]};
   std::sort(byLowest.begin(), byLowest.end(), std::greater<>());
@@ -224,6 +238,7 @@ Outcome ExactSearch::dfs(const std::vector<int32_t>& group, int64_t watermark, i
   // The lowest offset each buffer left can still take, and the lowest end any of them can reach.
   std::vector<int64_t> lowest(members.size());
   int64_t lowestTop = kNone;
+  bool anyUnder = false;
   for (size_t k = 0; k < members.size(); ++k) {
     const size_t b = size_t(members[k]);
     const int64_t size = buf_[b].size, top = cand_[b] + size;
@@ -231,22 +246,40 @@ Outcome ExactSearch::dfs(const std::vector<int32_t>& group, int64_t watermark, i
     // there in any completion, so none of them is the witness.
     if (top <= watermark) return ++stats_.gap, Outcome::Infeasible;
     lowestTop = std::min(lowestTop, top);
-    int64_t at = cand_[b];
-    if (at < watermark) {
-      // Under the watermark it can only rest on a buffer placed later, so no lower than the lowest end one of them
-      // can reach; none left means a dead end.
-      int64_t restsOn = kNone;
-      for (int32_t q : inst_.conflicts[b])
-        if (!placed_[size_t(q)]) restsOn = std::min(restsOn, std::max(cand_[size_t(q)], watermark) + buf_[size_t(q)].size);
-      if (restsOn == kNone) return Outcome::Infeasible;
-      at = alignUp(restsOn, align_);
-    }
-    if (at > capacity_ - size) return Outcome::Infeasible;
-    lowest[k] = at;
+    lowest[k] = std::max(cand_[b], watermark);
+    anyUnder = anyUnder || cand_[b] < watermark;
   }
+  if (anyUnder) {
+    // Under the watermark a buffer can only rest on one placed later (sharing a section with it), so no lower than
+    // the lowest end one of them can reach; none left means a dead end. Per section: the two lowest such ends.
+    if (++topStamp_ == 0) std::fill(topStamp_s_.begin(), topStamp_s_.end(), 0), topStamp_ = 1;
+    for (size_t k = 0; k < members.size(); ++k) {
+      const size_t b = size_t(members[k]);
+      const int64_t end = lowest[k] + buf_[b].size;
+      for (size_t s = inst_.lo[b]; s < inst_.hi[b]; ++s) {
+        if (topStamp_s_[s] != topStamp_) topStamp_s_[s] = topStamp_, top1_[s] = top2_[s] = kNone, who1_[s] = -1;
+        if (end < top1_[s])
+          top2_[s] = top1_[s], top1_[s] = end, who1_[s] = int32_t(b);
+        else if (end < top2_[s])
+          top2_[s] = end;
+      }
+    }
+    for (size_t k = 0; k < members.size(); ++k) {
+      const size_t b = size_t(members[k]);
+      if (cand_[b] >= watermark) continue;
+      int64_t restsOn = kNone;
+      for (size_t s = inst_.lo[b]; s < inst_.hi[b]; ++s)
+        restsOn = std::min(restsOn, who1_[s] == int32_t(b) ? top2_[s] : top1_[s]);
+      if (restsOn == kNone) return Outcome::Infeasible;
+      lowest[k] = alignUp(restsOn, align_);
+    }
+  }
+  for (size_t k = 0; k < members.size(); ++k)
+    if (lowest[k] > capacity_ - buf_[size_t(members[k])].size) return Outcome::Infeasible;
+  if (sectionsOverflow(members, lowest, true)) return ++stats_.sections, Outcome::Infeasible;
   const auto key = stateKey(members, watermark, last);
   if (failed_.contains(key)) return ++stats_.memo, Outcome::Infeasible;
-  if (sectionsOverflow(members, lowest)) return ++stats_.sections, Outcome::Infeasible;
+  if (sectionsOverflow(members, lowest, false)) return ++stats_.sections, Outcome::Infeasible;
 
   const Outcome apart = solveApart(members);
   if (apart == Outcome::Found || stopped_) return apart;

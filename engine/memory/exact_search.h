@@ -53,7 +53,9 @@ class ExactSearch {
  private:
   Outcome dfs(const std::vector<int32_t>& group, int64_t watermark, int32_t last);
   Outcome solveApart(const std::vector<int32_t>& members);
-  bool sectionsOverflow(const std::vector<int32_t>& members, const std::vector<int64_t>& lowest);
+  bool sectionsOverflow(const std::vector<int32_t>& members, const std::vector<int64_t>& lowest, bool quick);
+  bool quickOverflow(const std::vector<int32_t>& members, const std::vector<int64_t>& lowest);
+  bool fullOverflow(const std::vector<int32_t>& members, const std::vector<int64_t>& lowest);
   int32_t twinBelow(size_t b) const;
   void place(size_t b, int64_t at);
   void unwindTo(size_t mark);
@@ -91,6 +93,10 @@ class ExactSearch {
   std::vector<int64_t> acc_, low_;                   // per section scratch for the section bound
   std::vector<uint32_t> accStamp_;
   uint32_t stamp_ = 0;
+  std::vector<int64_t> top1_, top2_;  // per section scratch: the two lowest ends buffers left there can reach
+  std::vector<int32_t> who1_;         // ... and which buffer reaches the lowest
+  std::vector<uint32_t> topStamp_s_;
+  uint32_t topStamp_ = 0;
   FailedStates failed_;
   Stats stats_;
 };
