@@ -1,8 +1,9 @@
 // The depth-first decision search of planner "exact" (its rules are listed, with why they are safe, at the top of
-// planner_exact.cpp). Every rule here keeps one particular solution reachable whenever any exists: the one with the
-// smallest sum of offsets, where no buffer can move down. In it each buffer sits at the aligned highest end of the
-// buffers below it that share its time, so placing its buffers in (offset, rank) order puts each at its "candidate"
-// offset (the aligned highest end of the placed buffers it conflicts with) with offsets never decreasing.
+// planner_exact.cpp). Every rule here keeps one particular solution reachable whenever any exists, the witness: the
+// one with the smallest sum of offset x size^2 (equal twins in rank order), where no buffer can move down. In it each
+// buffer sits at the aligned highest end of the buffers below it that share its time, so placing its buffers in
+// (offset, rank) order puts each at its "candidate" offset (the aligned highest end of the placed buffers it
+// conflicts with) with offsets never decreasing.
 #include "memory/exact_search.h"
 
 #include <algorithm>
@@ -138,12 +139,7 @@ void ExactSearch::unwindTo(size_t mark) {
 // release dates: this is exactly when one column of the section fits). Checked per section as the sweep goes from the
 // highest t down.
 // The special case t = the lowest offset in the section needs no sort, and most failing states fail it: checked on
-// its own first (quick = true), before the state's key is even computed.
-bool ExactSearch::sectionsOverflow(const std::vector<int32_t>& members, const std::vector<int64_t>& lowest, bool quick) {
-  if (quick) return quickOverflow(members, lowest);
-  return fullOverflow(members, lowest);
-}
-
+// its own first, before the state's key is even computed.
 bool ExactSearch::quickOverflow(const std::vector<int32_t>& members, const std::vector<int64_t>& lowest) {
   if (++stamp_ == 0) std::fill(accStamp_.begin(), accStamp_.end(), 0), stamp_ = 1;
   for (size_t k = 0; k < members.size(); ++k) {
@@ -276,10 +272,10 @@ Outcome ExactSearch::dfs(const std::vector<int32_t>& group, int64_t watermark, i
   }
   for (size_t k = 0; k < members.size(); ++k)
     if (lowest[k] > capacity_ - buf_[size_t(members[k])].size) return Outcome::Infeasible;
-  if (sectionsOverflow(members, lowest, true)) return ++stats_.sections, Outcome::Infeasible;
+  if (quickOverflow(members, lowest)) return ++stats_.sections, Outcome::Infeasible;
   const auto key = stateKey(members, watermark, last);
   if (failed_.contains(key)) return ++stats_.memo, Outcome::Infeasible;
-  if (sectionsOverflow(members, lowest, false)) return ++stats_.sections, Outcome::Infeasible;
+  if (fullOverflow(members, lowest)) return ++stats_.sections, Outcome::Infeasible;
 
   const Outcome apart = solveApart(members);
   if (apart == Outcome::Found || stopped_) return apart;

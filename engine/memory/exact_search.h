@@ -53,7 +53,6 @@ class ExactSearch {
  private:
   Outcome dfs(const std::vector<int32_t>& group, int64_t watermark, int32_t last);
   Outcome solveApart(const std::vector<int32_t>& members);
-  bool sectionsOverflow(const std::vector<int32_t>& members, const std::vector<int64_t>& lowest, bool quick);
   bool quickOverflow(const std::vector<int32_t>& members, const std::vector<int64_t>& lowest);
   bool fullOverflow(const std::vector<int32_t>& members, const std::vector<int64_t>& lowest);
   int32_t twinBelow(size_t b) const;
