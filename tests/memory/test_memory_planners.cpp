@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "memory/exact_search.h"
 #include "memory/memory_plan.h"
 #include "memory/trace_csv.h"
 #include "memory_test_support.h"
@@ -102,6 +103,74 @@ class MemoryPlannersTest : public QObject {
       QVERIFY2(plan.arenaBytes == bruteForceOptimum(b, alignment),
                qPrintable(QString("seed %1: exact %2").arg(seed).arg(plan.arenaBytes)));
     }
+  }
+
+  // Each pruning rule of the exact search, on small instances where it fires: the decision "fits in C?" must match
+  // brute force at every capacity from the lower bound to the optimum, under every strategy (preorder x twin rule),
+  // with no node limit. Instances with few distinct times and sizes make twins, gaps and splits common.
+  void exactRulesPruneAndKeepOptimality() {
+    using namespace kiln::memory::detail;
+    ExactSearch::Stats fired;
+    uint64_t decisions = 0;
+    const auto never = std::chrono::steady_clock::now() + std::chrono::hours(1);
+    for (uint32_t seed = 1; seed <= 60; ++seed) {
+      const auto b = randomBuffers(seed, 4 + seed % 4, 4 + seed % 3, 4);
+      const int64_t alignment = seed % 5 == 0 ? 2 : 1;
+      const int64_t optimum = bruteForceOptimum(b, alignment);
+      ExactInstance instance;
+      QVERIFY(buildExactInstance(b, 1000, instance));
+      for (size_t strategy = 0; strategy < 6; ++strategy) {
+        ExactSearch search(b, alignment, instance);
+        QCOMPARE(search.strategies(), size_t(6));
+        // Top down, so the remembered failures are reused while the capacity shrinks.
+        for (int64_t capacity = optimum; capacity >= lowerBound(b); --capacity) {
+          std::vector<int64_t> offsets;
+          const Outcome r = search.solve(capacity, strategy, UINT64_MAX, never, offsets);
+          ++decisions;
+          const QString what = QString("seed %1 strategy %2 capacity %3 (optimum %4)").arg(seed).arg(strategy).arg(capacity).arg(optimum);
+          QVERIFY2(r == (capacity >= optimum ? Outcome::Found : Outcome::Infeasible), qPrintable(what));
+          if (r == Outcome::Found) {
+            Plan p;
+            p.offset = offsets;
+            p.alignment = alignment;
+            for (size_t i = 0; i < b.size(); ++i) p.arenaBytes = std::max(p.arenaBytes, offsets[i] + b[i].size);
+            QVERIFY2(validatePlan(b, p).empty(), qPrintable(what));
+            QVERIFY2(p.arenaBytes <= capacity, qPrintable(what));
+          }
+        }
+        fired.gap += search.stats().gap;
+        fired.sections += search.stats().sections;
+        fired.twins += search.stats().twins;
+        fired.memo += search.stats().memo;
+        fired.splits += search.stats().splits;
+      }
+    }
+    qInfo("%llu decisions; gap %llu, sections %llu, twins %llu, memo %llu, splits %llu", (unsigned long long)decisions,
+          (unsigned long long)fired.gap, (unsigned long long)fired.sections, (unsigned long long)fired.twins,
+          (unsigned long long)fired.memo, (unsigned long long)fired.splits);
+    QVERIFY(fired.gap > 0);
+    QVERIFY(fired.sections > 0);
+    QVERIFY(fired.twins > 0);
+    QVERIFY(fired.memo > 0);
+    QVERIFY(fired.splits > 0);
+  }
+
+  // Hand-made: two twins (same lifetime) of sizes 1 and 2 under a buffer spanning both phases; the twin rule forbids
+  // the small one under the large one, and the optimum (the lower bound, 5) is still found by every strategy.
+  void exactTwinRuleKeepsTheOptimum() {
+    using namespace kiln::memory::detail;
+    const std::vector<Buffer> b = {{0, 0, 2, 1}, {1, 0, 2, 2}, {2, 0, 4, 2}, {3, 2, 4, 3}};
+    ExactInstance instance;
+    QVERIFY(buildExactInstance(b, 100, instance));
+    QCOMPARE(instance.twins[0], std::vector<int32_t>{1});
+    const auto never = std::chrono::steady_clock::now() + std::chrono::hours(1);
+    for (size_t strategy = 0; strategy < 6; ++strategy) {
+      ExactSearch search(b, 1, instance);
+      std::vector<int64_t> offsets;
+      QVERIFY(search.solve(5, strategy, UINT64_MAX, never, offsets) == Outcome::Found);
+      QVERIFY(search.solve(4, strategy, UINT64_MAX, never, offsets) == Outcome::Infeasible);
+    }
+    QCOMPARE(planChecked(b, "exact", 1, 60000).arenaBytes, int64_t(5));
   }
 
   void exactFallsBackWhenOutOfTime() {
