@@ -90,12 +90,20 @@ std::vector<Tensor> shrink(const KernelContext& c) {
   });
 }
 
-// PRelu: the slope broadcasts to X (unidirectionally), so the output has X's shape.
+// PRelu: the slope broadcasts to X (unidirectionally), so the output has X's shape. Before opset 7 a 1-D slope of
+// X's channel count applied per channel (axis 1), which numpy broadcasting would line up with the last axis instead.
 std::vector<Tensor> prelu(const KernelContext& c) {
   const Tensor& x = c.required(0);
-  const Tensor& slope = c.required(1);
+  Tensor slope = c.required(1);
+  const int64_t opset = c.limits().opset;
+  if (opset > 0 && opset < 7 && slope.dims().size() == 1 && x.dims().size() >= 2 && slope.dims()[0] == x.dims()[1] &&
+      slope.dims()[0] > 1) {
+    std::vector<int64_t> perChannel(x.dims().size() - 1, 1);
+    perChannel[0] = slope.dims()[0];
+    slope = viewAs(slope, perChannel);
+  }
   if (broadcastShapes(c, {&x.dims(), &slope.dims()}) != x.dims()) c.fail("slope does not broadcast to X's shape");
-  return binary<kFloats | kInts>(c, [](auto v, auto s, bool&) {
+  return binary<kFloats | kInts>(c, x, slope, [](auto v, auto s, bool&) {
     using C = decltype(v);
     if constexpr (std::is_unsigned_v<C>)
       return v;  // never negative

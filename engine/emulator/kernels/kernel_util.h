@@ -305,9 +305,7 @@ std::vector<Tensor> unary(const KernelContext& ctx, Fn fn) {
 // Both inputs of one element type, output of that type. fn(x, y, undefined) sets `undefined` for a result that has
 // no defined value (integer division by zero): the whole node is then declined.
 template <unsigned Set, typename Fn>
-std::vector<Tensor> binary(const KernelContext& ctx, Fn fn) {
-  const Tensor& a = ctx.required(0);
-  const Tensor& b = ctx.required(1);
+std::vector<Tensor> binary(const KernelContext& ctx, const Tensor& a, const Tensor& b, Fn fn) {
   if (a.dtype() != b.dtype()) ctx.fail("input element types differ");
   bool undefined = false;
   std::vector<Tensor> out;
@@ -318,6 +316,10 @@ std::vector<Tensor> binary(const KernelContext& ctx, Fn fn) {
   });
   if (undefined) return {};
   return out;
+}
+template <unsigned Set, typename Fn>
+std::vector<Tensor> binary(const KernelContext& ctx, Fn fn) {
+  return binary<Set>(ctx, ctx.required(0), ctx.required(1), fn);
 }
 
 // A strict total order for sorting values that may be NaN (NaN above +inf, all NaNs equal), so std::sort and
