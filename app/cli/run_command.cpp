@@ -149,7 +149,7 @@ int runRun(const Argv& argv) {
   }
   const std::string precision = options.getString("precision_mode");
   const bool fp32 = precision == "force_fp32" || precision == "must_keep_origin_dtype";
-  bool failed = !notEmulatable.empty();
+  bool failed = !notEmulatable.empty() || !report.compiledError.empty();
   for (size_t i = 0; fp32 && i < report.compiled.size(); ++i)
     failed = failed || !compareTensors(report.compiled[i], report.reference[i], {kFp32RelTolerance, 1e-6}).within();
   for (const OutputError& e : expected) failed = failed || !e.diff.within();
@@ -174,6 +174,7 @@ int runRun(const Argv& argv) {
     for (const OutputError& e : expected) exp.push(differenceJson(e.name, e.diff));
     j.set("expected", std::move(exp));
     j.set("passed", !failed);
+    if (!report.compiledError.empty()) j.set("compiled_error", report.compiledError);
     if (!notEmulatable.empty()) j.set("not_emulatable", notEmulatable);
     j.set("soc", soc.name);
     j.set("bound_dims", bound);
@@ -193,13 +194,18 @@ int runRun(const Argv& argv) {
     std::cout << "model       " << path << "\n";
     if (!bound.empty()) std::cout << "shapes      " << bound << " (bind with --dim SYMBOL=N)\n";
     if (notEmulatable.empty())
-      std::cout << "inputs      " << inputs.description
-              << "\n"
-              << "reference   " << formatDuration(report.referenceMs / 1000.0) << " (original graph, every tensor its own buffer)\n"
-              << "compiled    " << formatDuration(report.compiledMs / 1000.0) << " (" << precision << ", "
-              << report.arena.placedTensors << " tensors in one " << formatBytes(double(report.arena.arenaBytes))
-              << " arena" << (report.arena.asideTensors ? ", " + std::to_string(report.arena.asideTensors) + " unsized kept aside" : "")
-              << ")\n";
+      std::cout << "inputs      " << inputs.description << "\n"
+                << "reference   " << formatDuration(report.referenceMs / 1000.0)
+                << " (original graph, every tensor its own buffer)\n";
+    if (notEmulatable.empty() && report.compiledError.empty())
+      std::cout << "compiled    " << formatDuration(report.compiledMs / 1000.0) << " (" << precision << ", "
+                << report.arena.placedTensors << " tensors in one " << formatBytes(double(report.arena.arenaBytes))
+                << " arena"
+                << (report.arena.asideTensors
+                        ? ", " + std::to_string(report.arena.asideTensors) + " unsized kept aside"
+                        : "")
+                << ")\n";
+    if (!report.compiledError.empty()) std::cout << "compiled    could not run: " << report.compiledError << "\n";
     for (const OutputError& e : report.errors)
       std::cout << "output      " << e.name << ": compiled vs reference: " << differenceLine(e.diff) << "\n";
     for (const OutputError& e : expected)

@@ -55,7 +55,12 @@ EmulationReport emulateModel(const Model& original, const Model& compiled, const
   compiledOptions.opset = compiled.opsetFor("");
   compiledOptions.functions = makeFunctionExpander(compiled);
   start = std::chrono::steady_clock::now();
-  report.arena = runInArena(out, compiledInputs, compiledOptions);
+  try {
+    report.arena = runInArena(out, compiledInputs, compiledOptions);
+  } catch (const std::exception& e) {
+    report.compiledError = e.what();
+    return report;
+  }
   report.compiledMs = msSince(start);
   report.compiled = report.arena.outputs;
   if (report.compiled.size() != report.reference.size())

@@ -20,6 +20,8 @@ struct EmulationReport {
   std::vector<OutputError> errors;          // compiled against reference, per output
   double referenceMs = 0, compiledMs = 0;
   ArenaRunResult arena;
+  // Why the compiled mode could not run (empty when it did): the reference results stand on their own.
+  std::string compiledError;
   // Largest error over the outputs (max abs), and the smallest cosine.
   double maxAbsError() const;
   double maxRelError() const;
@@ -27,7 +29,8 @@ struct EmulationReport {
 };
 
 // `inputs` are given for the original graph's inputs; the compiled graph's inputs are matched to them by name.
-// Throws NotEmulatable or std::runtime_error (from either executor).
+// Throws NotEmulatable or std::runtime_error when the reference mode fails; a compiled-mode failure is reported in
+// compiledError instead (errors then stay empty).
 EmulationReport emulateModel(const Model& original, const Model& compiled, const std::vector<Tensor>& inputs,
                              ExecutionOptions options = {});
 

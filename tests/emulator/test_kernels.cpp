@@ -1,6 +1,6 @@
 // Reference kernels: hand-computed cases per family (broadcasting, opset forms, rounding, wrap-around, the
-// decline/throw contract, size limits), then the ONNX backend node suite (Debian's libonnx-testdata): every test whose
-// ops all have kernels is executed on its input_*.pb and compared with output_*.pb.
+// decline/throw contract, size limits). The ONNX backend suite runs through the emulator in
+// tests/conformance/test_emulator_conformance.cpp.
 #include <QDir>
 #include <QFileInfo>
 #include <QtTest>
@@ -74,131 +74,6 @@ std::vector<T> values(const Tensor& t) {
   return out;
 }
 using Dims = std::vector<int64_t>;
-
-// ---- conformance-suite runner ----
-const char* kNodeDir = "/usr/share/libonnx-testdata/data/node";
-
-enum class Outcome { NotAttempted, Declined, Pass, Fail };
-
-// The suite stores bfloat16 tensors as uint16 bit patterns; the graph's declared type says what they are.
-Tensor retagged(Tensor t, const ValueType& declared) {
-  if (declared.isTensor() && declared.dtype == DType::BFloat16 && t.dtype() == DType::UInt16)
-    return Tensor::fromBytes(DType::BFloat16, t.dims(),
-                             std::string(reinterpret_cast<const char*>(t.data()), t.byteSize()));
-  return t;
-}
-
-// Relative tolerance per element type: 1e-5 for fp32/fp64 (with a 1e-6 absolute floor for results near zero),
-// about one unit in the last place for fp16/bf16, whose outputs round after every op.
-bool closeEnough(const Tensor& got, const Tensor& want, QString* why) {
-  if (got.dtype() != want.dtype() || got.dims() != want.dims()) {
-    *why = QString("got %1%2, expected %3%4")
-               .arg(QString::fromStdString(std::string(dtypeName(got.dtype()))),
-                    QString::fromStdString(Shape::ofStatic(got.dims()).toString()),
-                    QString::fromStdString(std::string(dtypeName(want.dtype()))),
-                    QString::fromStdString(Shape::ofStatic(want.dims()).toString()));
-    return false;
-  }
-  if (isFloating(want.dtype())) {
-    const double rel = want.dtype() == DType::Float16 ? 1e-3 : want.dtype() == DType::BFloat16 ? 8e-3 : 1e-5;
-    const double floor = want.dtype() == DType::Float || want.dtype() == DType::Double ? 1e-6 : 1e-4;
-    const auto g = got.toDouble(), w = want.toDouble();
-    for (size_t i = 0; i < w.size(); ++i) {
-      if (std::isnan(w[i]) && std::isnan(g[i])) continue;
-      if (g[i] == w[i]) continue;
-      if (!(std::fabs(g[i] - w[i]) <= rel * std::fabs(w[i]) + floor)) {
-        *why = QString("element %1: got %2, expected %3").arg(i).arg(g[i], 0, 'g', 9).arg(w[i], 0, 'g', 9);
-        return false;
-      }
-    }
-    return true;
-  }
-  if (want.dtype() == DType::Bool) {
-    for (int64_t i = 0; i < want.numel(); ++i)
-      if ((got.data()[i] != 0) != (want.data()[i] != 0)) {
-        *why = QString("element %1 differs").arg(i);
-        return false;
-      }
-    return true;
-  }
-  if (got.byteSize() != want.byteSize() || std::memcmp(got.data(), want.data(), got.byteSize()) != 0) {
-    const auto g = got.toInt64(), w = want.toInt64();
-    for (size_t i = 0; i < w.size(); ++i)
-      if (g[i] != w[i]) {
-        *why = QString("element %1: got %2, expected %3").arg(i).arg(g[i]).arg(w[i]);
-        break;
-      }
-    return false;
-  }
-  return true;
-}
-
-// Runs every node of the test's graph (single-op tests and the function-expanded ones) with the kernels.
-Outcome runConformance(const QString& dir, QString* why, int* compared) {
-  std::unique_ptr<Model> model;
-  try {
-    model = readOnnxFile((dir + "/model.onnx").toStdString(), {.runChecker = false}).model;
-  } catch (const std::exception& e) {
-    *why = QString("import failed: ") + e.what();
-    return Outcome::NotAttempted;
-  }
-  Graph& g = *model->graph;
-  for (const Node* n : g.nodes())
-    if (!hasKernel(*n) || !n->subgraphs().empty()) return Outcome::NotAttempted;
-  std::map<const Value*, Tensor> env;
-  for (Value* v : g.values())
-    if (v->constant()) env[v] = *v->constant();
-  const QString data = dir + "/test_data_set_0/";
-  try {
-    for (size_t i = 0; i < g.inputs().size(); ++i)
-      env[g.inputs()[i]] =
-          retagged(readTensorFile((data + QString("input_%1.pb").arg(i)).toStdString()).tensor, g.inputs()[i]->type());
-  } catch (const std::exception&) {
-    *why = "non-tensor input";  // sequence / optional inputs
-    return Outcome::NotAttempted;
-  }
-  auto order = g.topologicalOrder();
-  if (!order) return Outcome::NotAttempted;
-  try {
-    for (const Node* n : *order) {
-      std::vector<const Tensor*> in;
-      for (const Value* v : n->inputs()) {
-        if (!v) {
-          in.push_back(nullptr);
-          continue;
-        }
-        auto it = env.find(v);
-        if (it == env.end()) {
-          *why = "input without data";
-          return Outcome::NotAttempted;
-        }
-        in.push_back(&it->second);
-      }
-      std::vector<Tensor> out = evaluateNode(*n, in);
-      if (out.empty()) {
-        *why = QString::fromStdString(n->opType()) + " declined";
-        return Outcome::Declined;
-      }
-      for (size_t i = 0; i < n->numOutputs(); ++i)
-        if (n->output(i)) env[n->output(i)] = out[i];
-    }
-    for (size_t i = 0; i < g.outputs().size(); ++i) {
-      const QString pb = data + QString("output_%1.pb").arg(i);
-      if (!QFileInfo::exists(pb)) continue;
-      const Tensor want = retagged(readTensorFile(pb.toStdString()).tensor, g.outputs()[i]->type());
-      QString detail;
-      ++*compared;
-      if (!closeEnough(env.at(g.outputs()[i]), want, &detail)) {
-        *why = QString("output %1: %2").arg(i).arg(detail);
-        return Outcome::Fail;
-      }
-    }
-  } catch (const std::exception& e) {
-    *why = QString("threw: ") + e.what();
-    return Outcome::Fail;
-  }
-  return Outcome::Pass;
-}
 
 }  // namespace
 
@@ -467,38 +342,6 @@ class KernelTest : public QObject {
     QVERIFY_THROWS_EXCEPTION(KernelOutputTooLarge,
                              Op("Range").run({i64({}, {INT64_MIN}), i64({}, {INT64_MAX}), i64({}, {1})}, small));
     QCOMPARE(Op("Expand").run({f32({1}, {1}), i64({1}, {250})}, small).size(), size_t{1});
-  }
-
-  void conformanceSuite() {
-    QString detail;  // the comparison itself must reject a difference above the tolerance
-    QVERIFY(!closeEnough(f32({1}, {1.0f}), f32({1}, {1.0001f}), &detail));
-    QVERIFY(closeEnough(f32({1}, {1.0f}), f32({1}, {1.000001f}), &detail));
-    QDir root(kNodeDir);
-    if (!root.exists()) QSKIP("libonnx-testdata is not installed (apt-get install libonnx-testdata)");
-    std::map<Outcome, int> counts;
-    QStringList failures, declined, skipped;
-    int compared = 0;
-    for (const QString& name : root.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
-      QString why;
-      const Outcome o = runConformance(root.filePath(name), &why, &compared);
-      ++counts[o];
-      if (o == Outcome::Fail) failures << name + ": " + why;
-      if (o == Outcome::Declined) declined << name + " (" + why + ")";
-      if (o == Outcome::NotAttempted && !why.isEmpty()) skipped << name + " (" + why + ")";
-    }
-    const int attempted = counts[Outcome::Pass] + counts[Outcome::Fail];
-    const double rate = attempted ? double(counts[Outcome::Pass]) / attempted : 0.0;
-    qInfo(
-        "ONNX node suite: %d passed, %d failed of %d attempted (%.1f%%, %d output tensors compared); %d declined "
-        "(unsupported element type), %d not attempted (ops without kernels, non-tensor inputs)",
-        counts[Outcome::Pass], counts[Outcome::Fail], attempted, 100.0 * rate, compared, counts[Outcome::Declined],
-        counts[Outcome::NotAttempted]);
-    for (const QString& f : failures) qInfo("  FAIL %s", qPrintable(f));
-    for (const QString& d : declined) qInfo("  declined %s", qPrintable(d));
-    for (const QString& d : skipped) qInfo("  not attempted %s", qPrintable(d));
-    QVERIFY2(attempted > 200, "expected a few hundred applicable tests");
-    QVERIFY2(compared >= attempted, "every attempted test must compare at least one output");
-    QVERIFY2(rate >= 0.95, qPrintable(QString("pass rate %1% is below 95%").arg(100.0 * rate, 0, 'f', 1)));
   }
 };
 
