@@ -8,59 +8,22 @@
 #include <functional>
 #include <random>
 
+#include "support/kernel_op.h"
 #include "emulator/kernels/kernel.h"
 #include "ir/graph.h"
 
 using namespace kiln;
+using namespace kiln::testing;
 
 namespace {
 
-using Dims = std::vector<int64_t>;
 
-// One node in its own graph, evaluated on the tensors given (an invalid Tensor is an omitted input).
-class Op {
- public:
-  explicit Op(const char* type, size_t outputs = 1, const char* domain = "") : graph_(std::make_shared<IdSource>()) {
-    node_ = graph_.addNode(type, {}, outputs, type, domain);
-  }
-  template <typename T>
-  Op& attr(const char* name, T value) {
-    node_->setAttr(name, Attribute(std::move(value)));
-    return *this;
-  }
-  Op& ints(const char* name, std::vector<int64_t> v) { return attr(name, std::move(v)); }
-  Op& f(const char* name, float v) { return attr(name, v); }
-  Op& i(const char* name, int64_t v) { return attr(name, v); }
-  Op& s(const char* name, const char* v) { return attr(name, std::string(v)); }
-  Op& opset(int v) {
-    node_->setAnnotation("opset", std::to_string(v));
-    return *this;
-  }
-  std::vector<Tensor> run(const std::vector<Tensor>& in, KernelLimits limits = {}) const {
-    std::vector<const Tensor*> ptrs;
-    for (const Tensor& t : in) ptrs.push_back(t.valid() ? &t : nullptr);
-    return evaluateNode(*node_, ptrs, limits);
-  }
-  Tensor one(const std::vector<Tensor>& in) const {
-    auto out = run(in);
-    if (out.empty()) throw std::runtime_error("kernel declined");
-    return out[0];
-  }
 
- private:
-  Graph graph_;
-  Node* node_;
-};
-
-Tensor f32(Dims dims, std::vector<float> v) { return Tensor::fromVector(DType::Float, std::move(dims), v); }
-Tensor i64(Dims dims, std::vector<int64_t> v) { return Tensor::fromVector(DType::Int64, std::move(dims), v); }
-Tensor i32(Dims dims, std::vector<int32_t> v) { return Tensor::fromVector(DType::Int32, std::move(dims), v); }
 Tensor f16(Dims dims, const std::vector<float>& v) {
   std::vector<uint16_t> bits;
   for (float e : v) bits.push_back(floatToHalf(e));
   return Tensor::fromVector(DType::Float16, std::move(dims), bits);
 }
-Tensor boolean(Dims dims, std::vector<uint8_t> v) { return Tensor::fromVector(DType::Bool, std::move(dims), v); }
 Tensor iota(Dims dims) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;

@@ -12,67 +12,19 @@
 #include <cstring>
 #include <map>
 
+#include "support/kernel_op.h"
 #include "emulator/kernels/kernel.h"
 #include "io/onnx/onnx_reader.h"
 #include "ir/graph.h"
 #include "ir/model.h"
 
 using namespace kiln;
+using namespace kiln::testing;
 
 namespace {
 
-// One node in its own graph, evaluated on the tensors given (an invalid Tensor is an omitted input).
-class Op {
- public:
-  explicit Op(const char* type, size_t outputs = 1, const char* domain = "") : graph_(std::make_shared<IdSource>()) {
-    node_ = graph_.addNode(type, {}, outputs, type, domain);
-  }
-  template <typename T>
-  Op& attr(const char* name, T value) {
-    node_->setAttr(name, Attribute(std::move(value)));
-    return *this;
-  }
-  Op& ints(const char* name, std::vector<int64_t> v) { return attr(name, std::move(v)); }
-  Op& floats(const char* name, std::vector<float> v) { return attr(name, std::move(v)); }
-  Op& strings(const char* name, std::vector<std::string> v) { return attr(name, std::move(v)); }
-  Graph& graph() { return graph_; }
-  std::vector<Tensor> run(const std::vector<Tensor>& in, KernelLimits limits = {}) const {
-    std::vector<const Tensor*> ptrs;
-    for (const Tensor& t : in) ptrs.push_back(t.valid() ? &t : nullptr);
-    return evaluateNode(*node_, ptrs, limits);
-  }
-  Tensor one(const std::vector<Tensor>& in) const {
-    auto out = run(in);
-    if (out.size() != 1) throw std::runtime_error("expected one output");
-    return out[0];
-  }
 
- private:
-  Graph graph_;
-  Node* node_;
-};
 
-Tensor f32(std::vector<int64_t> dims, std::vector<float> v) {
-  return Tensor::fromVector(DType::Float, std::move(dims), v);
-}
-Tensor f64(std::vector<int64_t> dims, std::vector<double> v) {
-  return Tensor::fromVector(DType::Double, std::move(dims), v);
-}
-Tensor i64(std::vector<int64_t> dims, std::vector<int64_t> v) {
-  return Tensor::fromVector(DType::Int64, std::move(dims), v);
-}
-Tensor i32(std::vector<int64_t> dims, std::vector<int32_t> v) {
-  return Tensor::fromVector(DType::Int32, std::move(dims), v);
-}
-const Tensor none;  // an omitted optional input
-
-template <typename T>
-std::vector<T> values(const Tensor& t) {
-  std::vector<T> out(static_cast<size_t>(t.numel()));
-  if (!out.empty()) std::memcpy(out.data(), t.data(), out.size() * sizeof(T));
-  return out;
-}
-using Dims = std::vector<int64_t>;
 
 bool near(const std::vector<double>& got, const std::vector<double>& want, double tol = 1e-12) {
   if (got.size() != want.size()) return false;
@@ -189,7 +141,7 @@ class KernelRnnTest : public QObject {
     const Tensor x = f64({1, 1, 1}, {1}), w = f64({1, 4, 1}, {0.5, 1, -1, 2}), r = f64({1, 4, 1}, {0.1, 0.2, 0.3, 0.4});
     const Tensor b = f64({1, 8}, {0.1, 0, 0, 0, 0, 0, 0, 0});
     const Tensor h0 = f64({1, 1, 1}, {0.5}), c0 = f64({1, 1, 1}, {1});
-    auto out = Op("LSTM", 3).attr("hidden_size", int64_t{1}).run({x, w, r, b, none, h0, c0});
+    auto out = Op("LSTM", 3).attr("hidden_size", int64_t{1}).run({x, w, r, b, none(), h0, c0});
     QCOMPARE(out.size(), size_t{3});
     QCOMPARE(out[0].dims(), (Dims{1, 1, 1, 1}));
     QCOMPARE(out[1].dims(), (Dims{1, 1, 1}));
@@ -197,17 +149,17 @@ class KernelRnnTest : public QObject {
     QVERIFY(near(values<double>(out[1]), {0.5517823856178964}));
     QVERIFY(near(values<double>(out[2]), {0.940506302838479}));
     // Peepholes P = (i, o, f) = 0.5, 0.25, -0.5: i and f see C0, o sees the new C.
-    out = Op("LSTM", 3).run({x, w, r, b, none, h0, c0, f64({1, 3}, {0.5, 0.25, -0.5})});
+    out = Op("LSTM", 3).run({x, w, r, b, none(), h0, c0, f64({1, 3}, {0.5, 0.25, -0.5})});
     QVERIFY(near(values<double>(out[1]), {0.5847804422981326}));
     QVERIFY(near(values<double>(out[2]), {0.9469579311979307}));
     // input_forget couples the gates: f = 1 - i, so C = (1 - i)·C0 + i·c~.
-    out = Op("LSTM", 3).attr("input_forget", int64_t{1}).run({x, w, r, b, none, h0, c0});
+    out = Op("LSTM", 3).attr("input_forget", int64_t{1}).run({x, w, r, b, none(), h0, c0});
     QVERIFY(near(values<double>(out[1]), {0.5663108541011983}));
     QVERIFY(near(values<double>(out[2]), {0.9840629826389531}));
     // fp32 computes the same step to float precision.
     auto f = Op("LSTM", 2).run({f32({1, 1, 1}, {1}), f32({1, 4, 1}, {0.5, 1, -1, 2}),
                                 f32({1, 4, 1}, {0.1f, 0.2f, 0.3f, 0.4f}), f32({1, 8}, {0.1f, 0, 0, 0, 0, 0, 0, 0}),
-                                none, f32({1, 1, 1}, {0.5}), f32({1, 1, 1}, {1})});
+                                none(), f32({1, 1, 1}, {0.5}), f32({1, 1, 1}, {1})});
     QVERIFY(std::fabs(values<float>(f[1])[0] - 0.55178238f) < 1e-6f);
   }
 
@@ -217,8 +169,8 @@ class KernelRnnTest : public QObject {
     //   h~ = tanh(1 + 0.4·(r·0.5) + 0.1) (reset before the product), tanh(1 + r·(0.4·0.5 + 0.1)) (linear_before_reset)
     const Tensor x = f64({1, 1, 1}, {1}), w = f64({1, 3, 1}, {0.5, -0.5, 1}), r = f64({1, 3, 1}, {0.2, 0.3, 0.4});
     const Tensor b = f64({1, 6}, {0, 0, 0, 0, 0, 0.1}), h0 = f64({1, 1, 1}, {0.5});
-    QVERIFY(near(values<double>(Op("GRU", 2).run({x, w, r, b, none, h0})[1]), {0.6163288034723313}));
-    QVERIFY(near(values<double>(Op("GRU", 2).attr("linear_before_reset", int64_t{1}).run({x, w, r, b, none, h0})[1]),
+    QVERIFY(near(values<double>(Op("GRU", 2).run({x, w, r, b, none(), h0})[1]), {0.6163288034723313}));
+    QVERIFY(near(values<double>(Op("GRU", 2).attr("linear_before_reset", int64_t{1}).run({x, w, r, b, none(), h0})[1]),
                  {0.6094783282171536}));
   }
 
@@ -255,14 +207,14 @@ class KernelRnnTest : public QObject {
     // Batch row 1 has length 2 (its t = 2 input, 30, must be ignored): forward 10, 25; reverse from t = 1: 20, 20.
     const Tensor x = f64({3, 2, 1}, {1, 10, 2, 20, 3, 30});
     const Tensor w = f64({2, 1, 1}, {1, 1}), r = f64({2, 1, 1}, {0.5, 0.5}), lens = i32({2}, {3, 2});
-    auto out = linearRnn("bidirectional", {x, w, r, none, lens});
+    auto out = linearRnn("bidirectional", {x, w, r, none(), lens});
     QCOMPARE(out[0].dims(), (Dims{3, 2, 2, 1}));
     // (t, direction, batch): zeros past the end of row 1 in both directions.
     QVERIFY(near(values<double>(out[0]), {1, 10, 2.75, 20, 2.5, 25, 3.5, 20, 4.25, 0, 3, 0}));
     QVERIFY(near(values<double>(out[1]), {4.25, 25, 2.75, 20}));
     // layout 1: X [batch, seq, input], Y [batch, seq, directions, hidden], Y_h [batch, directions, hidden].
     const Tensor xb = f64({2, 3, 1}, {1, 2, 3, 10, 20, 30});
-    out = linearRnn("bidirectional", {xb, w, r, none, lens}, 1);
+    out = linearRnn("bidirectional", {xb, w, r, none(), lens}, 1);
     QCOMPARE(out[0].dims(), (Dims{2, 3, 2, 1}));
     QCOMPARE(out[1].dims(), (Dims{2, 2, 1}));
     QVERIFY(near(values<double>(out[0]), {1, 2.75, 2.5, 3.5, 4.25, 3, 10, 20, 25, 20, 0, 0}));
@@ -270,7 +222,7 @@ class KernelRnnTest : public QObject {
     // The same through LSTM: a row of length 0 keeps its initial state and writes no Y.
     const Tensor lw = f64({1, 4, 1}, {1, 1, 1, 1}), lr = f64({1, 4, 1}, {0, 0, 0, 0});
     auto l = Op("LSTM", 3).run(
-        {f64({2, 2, 1}, {1, 1, 1, 1}), lw, lr, none, i32({2}, {2, 0}), f64({1, 2, 1}, {0, 7}), f64({1, 2, 1}, {0, 8})});
+        {f64({2, 2, 1}, {1, 1, 1, 1}), lw, lr, none(), i32({2}, {2, 0}), f64({1, 2, 1}, {0, 7}), f64({1, 2, 1}, {0, 8})});
     QCOMPARE(values<double>(l[0])[1], 0.0);
     QCOMPARE(values<double>(l[0])[3], 0.0);
     QVERIFY(values<double>(l[0])[2] != 0.0);
@@ -302,7 +254,7 @@ class KernelRnnTest : public QObject {
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("RNN").run({x, f64({1, 2, 1}, {1, 1}), r}));  // R mismatch
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("RNN").attr("direction", std::string("up")).run({x, w, r}));
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("RNN").attr("hidden_size", int64_t{2}).run({x, w, r}));
-    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("RNN").run({x, w, r, none, i32({1}, {2})}));  // len > seq
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("RNN").run({x, w, r, none(), i32({1}, {2})}));  // len > seq
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("RNN").strings("activations", {"Swish"}).run({x, w, r}));
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("RNN").run({x, w, f32({1, 1, 1}, {0})}));         // mixed types
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("LSTM").run({x, f64({1, 3, 1}, {1, 1, 1}), r}));  // 3 not 4·H
@@ -317,7 +269,7 @@ class KernelRnnTest : public QObject {
     const Tensor x = f32({1, 1, 2, 2}, {1, 2, 3, 4});
     const Tensor up = f32({4}, {1, 1, 2, 2});
     // half_pixel (default), round_prefer_floor: source = o/2 - 0.25 -> 0, 0, 1, 1.
-    Tensor r = Op("Resize").one({x, none, up});
+    Tensor r = Op("Resize").one({x, none(), up});
     QCOMPARE(r.dims(), (Dims{1, 1, 4, 4}));
     QCOMPARE(values<float>(r), (std::vector<float>{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4}));
     // asymmetric: source = o/2 = 0, 0.5, 1, 1.5; the ties decide.
@@ -325,7 +277,7 @@ class KernelRnnTest : public QObject {
       Tensor t = Op("Resize")
                      .attr("coordinate_transformation_mode", std::string("asymmetric"))
                      .attr("nearest_mode", std::string(nearestMode))
-                     .one({x, none, none, i64({4}, {1, 1, 1, 4})});
+                     .one({x, none(), none(), i64({4}, {1, 1, 1, 4})});
       return values<float>(t);
     };
     QCOMPARE(row("round_prefer_floor"), (std::vector<float>{1, 1, 2, 2}));
@@ -333,43 +285,43 @@ class KernelRnnTest : public QObject {
     QCOMPARE(row("floor"), (std::vector<float>{1, 1, 2, 2}));
     QCOMPARE(row("ceil"), (std::vector<float>{1, 2, 2, 2}));
     // Nearest copies any element type, int64 exactly. Sources (o + 0.5)/1.5 - 0.5 = -1/6, 0.5 (tie: floor), 7/6.
-    Tensor big = Op("Resize").one({i64({2}, {int64_t{1} << 60, 3}), none, f32({1}, {1.5f})});
+    Tensor big = Op("Resize").one({i64({2}, {int64_t{1} << 60, 3}), none(), f32({1}, {1.5f})});
     QCOMPARE(values<int64_t>(big), (std::vector<int64_t>{int64_t{1} << 60, int64_t{1} << 60, 3}));
   }
 
   void resizeLinearAndCubic() {
     const Tensor x = f32({1, 1, 2, 2}, {1, 2, 3, 4});
-    Tensor r = Op("Resize").attr("mode", std::string("linear")).one({x, none, f32({4}, {1, 1, 2, 2})});
+    Tensor r = Op("Resize").attr("mode", std::string("linear")).one({x, none(), f32({4}, {1, 1, 2, 2})});
     QCOMPARE(values<float>(r), (std::vector<float>{1, 1.25f, 1.75f, 2, 1.5f, 1.75f, 2.25f, 2.5f, 2.5f, 2.75f, 3.25f,
                                                    3.5f, 3, 3.25f, 3.75f, 4}));
     r = Op("Resize")
             .attr("mode", std::string("linear"))
             .attr("coordinate_transformation_mode", std::string("align_corners"))
-            .one({x, none, none, i64({4}, {1, 1, 3, 3})});
+            .one({x, none(), none(), i64({4}, {1, 1, 3, 3})});
     QCOMPARE(values<float>(r), (std::vector<float>{1, 1.5f, 2, 2, 2.5f, 3, 3, 3.5f, 4}));
     // Cubic, A = -0.75, asymmetric, source 0.5 of [0, 1, 4, 9]: taps -1..2 (edge 0, 0, 1, 4) with weights
     // -0.09375, 0.59375, 0.59375, -0.09375 -> 0.21875; exclude_outside drops tap -1 and renormalises -> 0.2.
     const Tensor q = f64({4}, {0, 1, 4, 9});
     Op cubic("Resize");
     cubic.attr("mode", std::string("cubic")).attr("coordinate_transformation_mode", std::string("asymmetric"));
-    QVERIFY(near({values<double>(cubic.one({q, none, f32({1}, {2})}))[1]}, {0.21875}));
+    QVERIFY(near({values<double>(cubic.one({q, none(), f32({1}, {2})}))[1]}, {0.21875}));
     cubic.attr("exclude_outside", int64_t{1});
-    QVERIFY(near({values<double>(cubic.one({q, none, f32({1}, {2})}))[1]}, {0.2}));
+    QVERIFY(near({values<double>(cubic.one({q, none(), f32({1}, {2})}))[1]}, {0.2}));
     // tf_crop_and_resize: roi [0.5, 1.5] of [1, 2, 3, 4] at 3 points -> sources 1.5, 3, 4.5 (outside: extrapolated).
     r = Op("Resize")
             .attr("mode", std::string("linear"))
             .attr("coordinate_transformation_mode", std::string("tf_crop_and_resize"))
             .attr("extrapolation_value", 10.0f)
-            .one({f32({4}, {1, 2, 3, 4}), f32({2}, {0.5f, 1.5f}), none, i64({1}, {3})});
+            .one({f32({4}, {1, 2, 3, 4}), f32({2}, {0.5f, 1.5f}), none(), i64({1}, {3})});
     QCOMPARE(values<float>(r), (std::vector<float>{2.5f, 4, 10}));
     // Opset 18: sizes for some axes, keeping the aspect ratio (not_larger: min(3/2, 5/2) = 1.5 on both).
     r = Op("Resize")
             .ints("axes", {2, 3})
             .attr("keep_aspect_ratio_policy", std::string("not_larger"))
-            .one({x, none, none, i64({2}, {3, 5})});
+            .one({x, none(), none(), i64({2}, {3, 5})});
     QCOMPARE(r.dims(), (Dims{1, 1, 3, 3}));
     // Integers have no linear form here: declined.
-    QVERIFY(Op("Resize").attr("mode", std::string("linear")).run({i32({2}, {1, 2}), none, f32({1}, {2})}).empty());
+    QVERIFY(Op("Resize").attr("mode", std::string("linear")).run({i32({2}, {1, 2}), none(), f32({1}, {2})}).empty());
   }
 
   void upsampleForms() {
@@ -393,32 +345,32 @@ class KernelRnnTest : public QObject {
   void resizeContract() {
     const Tensor x = f32({1, 1, 2, 2}, {1, 2, 3, 4});
     QVERIFY_THROWS_EXCEPTION(std::runtime_error,
-                             Op("Resize").one({x, none, f32({4}, {1, 1, 2, 2}), i64({4}, {1, 1, 4, 4})}));
-    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Resize").one({x, none, f32({4}, {1, 1, -2, 2})}));
-    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Resize").one({x, none, f32({2}, {2, 2})}));
+                             Op("Resize").one({x, none(), f32({4}, {1, 1, 2, 2}), i64({4}, {1, 1, 4, 4})}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Resize").one({x, none(), f32({4}, {1, 1, -2, 2})}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Resize").one({x, none(), f32({2}, {2, 2})}));
     QVERIFY_THROWS_EXCEPTION(std::runtime_error,
-                             Op("Resize").attr("mode", std::string("area")).one({x, none, f32({4}, {1, 1, 2, 2})}));
+                             Op("Resize").attr("mode", std::string("area")).one({x, none(), f32({4}, {1, 1, 2, 2})}));
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Resize")
                                                      .attr("coordinate_transformation_mode", std::string("diagonal"))
-                                                     .one({x, none, f32({4}, {1, 1, 2, 2})}));
+                                                     .one({x, none(), f32({4}, {1, 1, 2, 2})}));
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Resize").one({x}));  // neither scales nor sizes
-    QVERIFY_THROWS_EXCEPTION(KernelOutputTooLarge, Op("Resize").one({x, none, f32({4}, {1, 1, 1e20f, 1e20f})}));
+    QVERIFY_THROWS_EXCEPTION(KernelOutputTooLarge, Op("Resize").one({x, none(), f32({4}, {1, 1, 1e20f, 1e20f})}));
     QVERIFY_THROWS_EXCEPTION(KernelOutputTooLarge,
-                             Op("Resize").run({x, none, none, i64({4}, {1, 1, 1000, 1000})}, KernelLimits{4000}));
+                             Op("Resize").run({x, none(), none(), i64({4}, {1, 1, 1000, 1000})}, KernelLimits{4000}));
     // Antialiased linear 4 -> 2 of [0, 1, 2, 3]: the triangle stretched to 2 elements each side. Output 0 has source
     // 0.5, taps -1..2 (edge: 0, 0, 1, 2) weighted 0.25, 0.75, 0.75, 0.25 / 2 -> 0.625; output 1 (source 2.5) 2.375.
     // exclude_outside drops the taps past the edges: 1.25 / 1.75 and 4 / 1.75.
     Op aa("Resize");
     aa.attr("mode", std::string("linear")).attr("antialias", int64_t{1});
     const Tensor ramp = f64({4}, {0, 1, 2, 3}), half = f32({1}, {0.5f});
-    QVERIFY(near(values<double>(aa.one({ramp, none, half})), {0.625, 2.375}));
+    QVERIFY(near(values<double>(aa.one({ramp, none(), half})), {0.625, 2.375}));
     aa.attr("exclude_outside", int64_t{1});
-    QVERIFY(near(values<double>(aa.one({ramp, none, half})), {1.25 / 1.75, 4 / 1.75}));
+    QVERIFY(near(values<double>(aa.one({ramp, none(), half})), {1.25 / 1.75, 4 / 1.75}));
     // Upscaling is unaffected.
     QCOMPARE(values<float>(Op("Resize")
                                .attr("mode", std::string("linear"))
                                .attr("antialias", int64_t{1})
-                               .one({x, none, f32({4}, {1, 1, 1, 2})})),
+                               .one({x, none(), f32({4}, {1, 1, 1, 2})})),
              (std::vector<float>{1, 1.25f, 1.75f, 2, 3, 3.25f, 3.75f, 4}));
   }
 
@@ -443,7 +395,7 @@ class KernelRnnTest : public QObject {
     QCOMPARE(values<int32_t>(Op("Pad").ints("pads", {1, 0}).attr("value", 7.9f).one({v})),
              (std::vector<int32_t>{7, 1, 2, 3}));
     // Opset 18: pads for the listed axes only.
-    p = Op("Pad").attr("mode", std::string("edge")).one({x, i64({2}, {1, 0}), none, i64({1}, {-1})});
+    p = Op("Pad").attr("mode", std::string("edge")).one({x, i64({2}, {1, 0}), none(), i64({1}, {-1})});
     QCOMPARE(p.dims(), (Dims{2, 4}));
     QCOMPARE(values<float>(p), (std::vector<float>{1, 1, 2, 3, 4, 4, 5, 6}));
   }
