@@ -36,6 +36,13 @@ bool isMatMul(std::string_view op) {
   return op == "MatMul" || op == "FusedMatMul" || op == "Gemm" || op == "MatMulV2" || op == "BatchMatMul";
 }
 
+// Annotation lookups without building a key string or copying the value: the simulator costs every task.
+const std::string* annotationOf(const Node& n, const std::string& key) {
+  const auto& a = n.annotations();
+  auto it = a.find(key);
+  return it == a.end() ? nullptr : &it->second;
+}
+
 DType computeType(const Node& n) {
   const Value* x = n.input(0);
   return x ? x->type().dtype : DType::Float;
@@ -151,7 +158,9 @@ TaskCost taskCost(const Task& t, const SocProfile& p) {
   }
   const DType dt = computeType(n);
   const CubeShape cube = cubeShapeOf(n);
-  const bool onCube = n.annotation("unit") == "cube" || (n.annotation("unit").empty() && cube.m > 0);
+  static const std::string kUnit = "unit", kSaved = "fusion.hbm_bytes_saved";
+  const std::string* unit = annotationOf(n, kUnit);
+  const bool onCube = unit ? *unit == "cube" : cube.m > 0;
   const int pool = onCube || p.vectorCores == 0 ? p.aiCores : p.vectorCores;
   c.cores = static_cast<int>(std::clamp<int64_t>(t.blockDim, 1, pool));
   c.fixedUs = p.kernelTaskUs;
@@ -173,9 +182,8 @@ TaskCost taskCost(const Task& t, const SocProfile& p) {
     c.computeUs = std::max(c.flops, elements) / (lanes * c.cores) / cyclesPerUs;
   }
   // Fused intermediates stay in the Unified Buffer only while they fit the cores' UB; beyond, they spill to HBM.
-  const std::string saved = n.annotation("fusion.hbm_bytes_saved");
-  if (!saved.empty()) {
-    const double intermediates = std::strtod(saved.c_str(), nullptr);
+  if (const std::string* saved = annotationOf(n, kSaved)) {
+    const double intermediates = std::strtod(saved->c_str(), nullptr);
     if (intermediates > p.ubBytes * c.cores) c.bytes += intermediates;
   }
   c.memoryUs = c.bytes / hbmBytesPerUs;
