@@ -20,6 +20,8 @@
 #include "emulator/timing/timeline_sim.h"
 #include "io/model_loader.h"
 #include "io/tensor_file.h"
+#include "history/history_emulation.h"
+#include "history/history_recorder.h"
 #include "passes/pass_manager.h"
 #include "util/json.h"
 #include "util/units.h"
@@ -95,7 +97,8 @@ std::string criticalSummary(const Timeline& tl) {
 
 int runRun(const Argv& argv) {
   const Args args = parseArgs(
-      argv, {{"--json"}, {"--options", "--set", "--inputs", "--random", "--dim", "--expected", "--soc", "--trace"}});
+      argv, {{"--json"}, {"--options", "--set", "--inputs", "--random", "--dim", "--expected", "--soc", "--trace",
+                          "--history"}});
   if (args.positional.size() != 1 || (args.value("--inputs") && args.value("--random")))
     throw UsageError("usage: kiln run MODEL [--options F] [--set k=v] [--inputs DIR | --random SEED] "
                      "[--dim SYMBOL=N] [--expected OUT.pb]... [--soc NAME|FILE.json] [--trace OUT.json] [--json]");
@@ -109,6 +112,13 @@ int runRun(const Argv& argv) {
   const std::string bound = bindSymbolicInputs(*original.model->graph, dims, options);
   PassManager pm;
   addStandardPasses(pm, options, {});
+  std::unique_ptr<HistoryDb> db;
+  std::unique_ptr<HistoryRecorder> recorder;
+  if (auto h = args.value("--history")) {
+    db = std::make_unique<HistoryDb>(*h);  // LoadError (exit 2) for a foreign or newer file, which stays untouched
+    recorder = std::make_unique<HistoryRecorder>(*db, path);
+    pm.addObserver(recorder.get());
+  }
   RunSummary s;
   try {
     s = pm.run(*compiled.model, options);
@@ -130,6 +140,35 @@ int runRun(const Argv& argv) {
   const std::vector<Task> tasks = buildTaskList(*compiled.model->graph, soc.aiCores);
   const Timeline timeline = simulateTimeline(tasks, soc, options.getBool("model_sink"));
   if (auto trace = args.value("--trace")) writeChromeTrace(timeline, std::filesystem::path(path).filename().string(), *trace);
+  std::string historyError = recorder ? recorder->error() : std::string();
+  if (recorder && recorder->runId() > 0 && historyError.empty()) {
+    // The timeline joins the run's passes, so the workbench can show it beside the graph it came from.
+    std::vector<TimelineRow> rows;
+    rows.reserve(timeline.entries.size());
+    for (const TimelineEntry& e : timeline.entries) {
+      TimelineRow r;
+      r.task = e.task;
+      r.type = taskTypeName(e.type);
+      if (e.node) r.nodeId = static_cast<int64_t>(e.node->id());
+      r.stream = e.stream;
+      if (e.event >= 0) r.event = e.event;
+      r.unit = std::string(simUnitName(e.unit));
+      r.cores = e.cores;
+      r.startUs = e.startUs;
+      r.endUs = e.endUs;
+      r.flops = e.flops;
+      r.bytes = e.bytes;
+      r.memoryBound = e.memoryBound;
+      r.critical = e.critical;
+      rows.push_back(std::move(r));
+    }
+    try {
+      writeTimeline(*db, recorder->runId(), rows);
+    } catch (const std::exception& e) {
+      historyError = e.what();
+    }
+  }
+  if (!historyError.empty()) std::cerr << "kiln run: history: " << historyError << "\n";
 
   const EmulationInputs inputs = emulationInputs(args, *original.model->graph, dims);
   EmulationReport report;
@@ -177,6 +216,7 @@ int runRun(const Argv& argv) {
     if (!report.compiledError.empty()) j.set("compiled_error", report.compiledError);
     if (!notEmulatable.empty()) j.set("not_emulatable", notEmulatable);
     j.set("soc", soc.name);
+    if (recorder) j.set("run", recorder->runId());
     j.set("bound_dims", bound);
     j.set("model_sink", options.getBool("model_sink"));
     j.set("latency_us", timeline.latencyUs);
@@ -224,6 +264,7 @@ int runRun(const Argv& argv) {
     if (!fp32) std::cout << "note        fp16 compute (" << precision << "): the error is reported, not gated\n";
     std::cout << (failed ? "FAILED" : "ok") << "\n";
   }
+  if (!historyError.empty()) return 1;
   return failed ? 1 : 0;
 }
 
