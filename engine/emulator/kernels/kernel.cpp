@@ -50,6 +50,8 @@ KernelRegistry& KernelRegistry::global() {
     kernels::registerRearrangeKernels(r);
     kernels::registerUniqueKernels(r);
     kernels::registerEinsumKernels(r);
+    kernels::registerQuantizeKernels(r);
+    kernels::registerIntegerMatMulKernels(r);
     return r;
   }();
   return registry;

@@ -363,5 +363,7 @@ void registerScatterGatherKernels(KernelRegistry& r);
 void registerRearrangeKernels(KernelRegistry& r);
 void registerUniqueKernels(KernelRegistry& r);
 void registerEinsumKernels(KernelRegistry& r);
+void registerQuantizeKernels(KernelRegistry& r);
+void registerIntegerMatMulKernels(KernelRegistry& r);
 
 }  // namespace kiln::kernels
