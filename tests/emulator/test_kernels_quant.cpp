@@ -237,6 +237,28 @@ class KernelQuantTest : public QObject {
                              Op("QLinearConv").one({x, f32({}, {1}), u8({}, {0}), w, f32({}, {1}), i8({}, {0}),
                                                     f32({}, {1}), u8({}, {0}), i64({2}, {0, 0})}));
   }
+  void nonMaxSuppression() {
+    // Boxes [1, 4, 4] as [y1, x1, y2, x2]: box 1 overlaps box 0 (IoU 0.81 > 0.5), box 2 is apart, box 3 has the
+    // corners swapped and equals box 2 (suppressed by it). Scores per class.
+    const Tensor boxes = f32({1, 4, 4}, {0, 0, 10, 10, 0, 0, 9, 9, 20, 20, 30, 30, 30, 30, 20, 20});
+    const Tensor scores = f32({1, 2, 4}, {0.9f, 0.95f, 0.5f, 0.4f, 0.1f, 0.2f, 0.3f, 0.05f});
+    const Tensor iou = f32({}, {0.5f});
+    Tensor r = Op("NonMaxSuppression").one({boxes, scores, i64({}, {10}), iou, f32({}, {0.15f})});
+    QCOMPARE(r.dims(), (Dims{4, 3}));
+    // class 0: 1 (0.95) keeps, 0 suppressed, 2 keeps, 3 suppressed by 2; class 1: above 0.15 only 2 then 1.
+    QCOMPARE(values<int64_t>(r), (I{0, 0, 1, 0, 0, 2, 0, 1, 2, 0, 1, 1}));
+    // max 1 per class, no score threshold.
+    QCOMPARE(values<int64_t>(Op("NonMaxSuppression").one({boxes, scores, i64({}, {1}), iou})), (I{0, 0, 1, 0, 1, 2}));
+    // No max given: nothing is selected.
+    QCOMPARE(Op("NonMaxSuppression").one({boxes, scores}).dims(), (Dims{0, 3}));
+    // center_point_box 1: [xc, yc, w, h]; two identical boxes, threshold 0.5 keeps the higher score only.
+    QCOMPARE(values<int64_t>(Op("NonMaxSuppression").i("center_point_box", 1).one(
+                 {f32({1, 2, 4}, {5, 5, 10, 10, 5, 5, 10, 10}), f32({1, 1, 2}, {0.1f, 0.2f}), i64({}, {5}), iou})),
+             (I{0, 0, 1}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("NonMaxSuppression").one({f32({1, 4, 3}, F(12, 0)), scores}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("NonMaxSuppression").i("center_point_box", 2).one({boxes, scores}));
+    QVERIFY(Op("NonMaxSuppression").run({f64({1, 1, 4}, {0, 0, 1, 1}), f64({1, 1, 1}, {1})}).empty());
+  }
 };
 
 QTEST_GUILESS_MAIN(KernelQuantTest)

@@ -52,6 +52,7 @@ KernelRegistry& KernelRegistry::global() {
     kernels::registerEinsumKernels(r);
     kernels::registerQuantizeKernels(r);
     kernels::registerIntegerMatMulKernels(r);
+    kernels::registerDetectionKernels(r);
     return r;
   }();
   return registry;

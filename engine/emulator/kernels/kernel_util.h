@@ -365,5 +365,6 @@ void registerUniqueKernels(KernelRegistry& r);
 void registerEinsumKernels(KernelRegistry& r);
 void registerQuantizeKernels(KernelRegistry& r);
 void registerIntegerMatMulKernels(KernelRegistry& r);
+void registerDetectionKernels(KernelRegistry& r);
 
 }  // namespace kiln::kernels
