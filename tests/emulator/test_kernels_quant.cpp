@@ -259,6 +259,31 @@ class KernelQuantTest : public QObject {
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("NonMaxSuppression").i("center_point_box", 2).one({boxes, scores}));
     QVERIFY(Op("NonMaxSuppression").run({f64({1, 1, 4}, {0, 0, 1, 1}), f64({1, 1, 1}, {1})}).empty());
   }
+  void roiAlign() {
+    // X [1, 1, 2, 2] = {1, 2, 3, 4}, roi [0, 0, 1, 1], one sample per bin.
+    const Tensor x = f32({1, 1, 2, 2}, {1, 2, 3, 4});
+    const Tensor roi = f32({1, 4}, {0, 0, 1, 1});
+    const Tensor idx = i64({1}, {0});
+    // output_half_pixel: sample at (0.5, 0.5) -> bilinear 2.5; max mode: largest weighted corner 0.25 * 4 = 1.
+    QCOMPARE(values<float>(Op("RoiAlign").s("coordinate_transformation_mode", "output_half_pixel")
+                               .i("sampling_ratio", 1)
+                               .one({x, roi, idx})),
+             (F{2.5f}));
+    QCOMPARE(values<float>(Op("RoiAlign").s("coordinate_transformation_mode", "output_half_pixel")
+                               .s("mode", "max")
+                               .i("sampling_ratio", 1)
+                               .one({x, roi, idx})),
+             (F{1.0f}));
+    // half_pixel shifts by -0.5: the sample lands on (0, 0).
+    QCOMPARE(values<float>(Op("RoiAlign").i("sampling_ratio", 1).one({x, roi, idx})), (F{1.0f}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("RoiAlign").one({x, roi, i64({1}, {1})}));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("RoiAlign").s("mode", "median").one({x, roi, idx}));
+    QVERIFY(Op("RoiAlign").run({f64({1, 1, 1, 1}, {1}), f64({1, 4}, {0, 0, 1, 1}), idx}).empty());
+    // A NaN or huge roi neither crashes nor walks an enormous grid.
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    QVERIFY(Op("RoiAlign").run({x, f32({1, 4}, {nan, 0, 1, 1}), idx}).empty());
+    QVERIFY(Op("RoiAlign").run({x, f32({1, 4}, {0, 0, 1e30f, 1e30f}), idx}).empty());
+  }
 };
 
 QTEST_GUILESS_MAIN(KernelQuantTest)

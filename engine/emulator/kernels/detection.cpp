@@ -2,6 +2,8 @@
 // (ties: lower box index first); each is kept unless its IoU with an already kept box exceeds iou_threshold, until
 // max_output_boxes_per_class are kept. Output [count, 3] int64 rows (batch, class, box) in that order. float only.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "emulator/kernels/kernel_util.h"
@@ -97,8 +99,111 @@ std::vector<Tensor> nonMaxSuppression(const KernelContext& ctx) {
   return {out.finish()};
 }
 
+
+// RoiAlign (float): bilinear samples on a grid per output bin, averaged ("avg") or the largest weighted corner term
+// ("max", as the ONNX reference does). rois are [x1, y1, x2, y2]; output_half_pixel (opset 10 behaviour) keeps a
+// minimum ROI extent of 1, half_pixel shifts coordinates by -0.5. Sample grids too large to walk are declined.
+std::vector<Tensor> roiAlign(const KernelContext& ctx) {
+  const Tensor& x = ctx.required(0);
+  const Tensor& rois = ctx.required(1);
+  const Tensor& batchIdx = ctx.required(2);
+  if (x.dtype() != DType::Float || rois.dtype() != DType::Float) return {};
+  const Node& node = ctx.node();
+  const auto& xd = x.dims();
+  if (xd.size() != 4) ctx.fail("X must be [N, C, H, W]");
+  if (rois.dims().size() != 2 || rois.dims()[1] != 4) ctx.fail("rois must be [num_rois, 4]");
+  const int64_t numRois = rois.dims()[0];
+  const std::vector<int64_t> batches = intValues(ctx, batchIdx, "batch_indices");
+  if (batchIdx.dims().size() != 1 || static_cast<int64_t>(batches.size()) != numRois)
+    ctx.fail("batch_indices must be one per roi");
+  const std::string mode = node.attrString("mode", "avg");
+  if (mode != "avg" && mode != "max") ctx.fail("mode must be avg or max");
+  const std::string ctm =
+      node.attrString("coordinate_transformation_mode", ctx.limits().opset != 0 && ctx.limits().opset < 16
+                                                            ? "output_half_pixel"
+                                                            : "half_pixel");
+  if (ctm != "half_pixel" && ctm != "output_half_pixel") ctx.fail("unknown coordinate_transformation_mode");
+  const int64_t outH = node.attrInt("output_height", 1), outW = node.attrInt("output_width", 1);
+  const int64_t sampling = node.attrInt("sampling_ratio", 0);
+  const float spatialScale = node.attrFloat("spatial_scale", 1.0f);
+  if (outH < 1 || outW < 1) ctx.fail("output_height and output_width must be positive");
+  if (sampling < 0) ctx.fail("sampling_ratio must not be negative");
+  const int64_t n = xd[0], channels = xd[1], h = xd[2], w = xd[3];
+  for (const int64_t b : batches)
+    if (b < 0 || b >= n) ctx.fail("batch index out of range");
+  OutBuffer out(ctx, DType::Float, {numRois, channels, outH, outW});
+  if (out.numel() == 0) return {out.finish()};
+  const float offset = ctm == "half_pixel" ? 0.5f : 0.0f;
+  constexpr double kMaxGrid = 1 << 16;
+  const auto load = [&](int64_t plane, int64_t yy, int64_t xx) { return Elem<float>::load(x.data(), plane + yy * w + xx); };
+  for (int64_t r = 0; r < numRois; ++r) {
+    const auto roi = [&](int64_t k) { return Elem<float>::load(rois.data(), r * 4 + k); };
+    const float x1 = roi(0) * spatialScale - offset, y1 = roi(1) * spatialScale - offset;
+    float roiW = roi(2) * spatialScale - offset - x1, roiH = roi(3) * spatialScale - offset - y1;
+    if (ctm == "output_half_pixel") {
+      roiW = std::max(roiW, 1.0f);
+      roiH = std::max(roiH, 1.0f);
+    }
+    if (!std::isfinite(x1) || !std::isfinite(y1) || !std::isfinite(roiW) || !std::isfinite(roiH)) return {};
+    const float binH = roiH / static_cast<float>(outH), binW = roiW / static_cast<float>(outW);
+    const double gh = sampling > 0 ? static_cast<double>(sampling) : std::ceil(static_cast<double>(roiH) / outH);
+    const double gw = sampling > 0 ? static_cast<double>(sampling) : std::ceil(static_cast<double>(roiW) / outW);
+    if (!(gh <= kMaxGrid) || !(gw <= kMaxGrid) || gh * gw * static_cast<double>(channels * outH * outW) > 4e9) return {};
+    const int64_t gridH = std::max<int64_t>(static_cast<int64_t>(gh), 0), gridW = std::max<int64_t>(static_cast<int64_t>(gw), 0);
+    const float count = static_cast<float>(std::max<int64_t>(gridH * gridW, 1));
+    for (int64_t c = 0; c < channels; ++c) {
+      const int64_t plane = (batches[static_cast<size_t>(r)] * channels + c) * h * w;
+      for (int64_t ph = 0; ph < outH; ++ph)
+        for (int64_t pw = 0; pw < outW; ++pw) {
+          float sum = 0, mx = std::numeric_limits<float>::lowest();
+          for (int64_t iy = 0; iy < gridH; ++iy) {
+            const float sy = y1 + static_cast<float>(ph) * binH +
+                             (static_cast<float>(iy) + 0.5f) * binH / static_cast<float>(gridH);
+            for (int64_t ix = 0; ix < gridW; ++ix) {
+              const float sx = x1 + static_cast<float>(pw) * binW +
+                               (static_cast<float>(ix) + 0.5f) * binW / static_cast<float>(gridW);
+              float t1 = 0, t2 = 0, t3 = 0, t4 = 0;
+              // Outside [-1, extent] (or NaN) a sample contributes 0.
+              if (sy >= -1.0f && sy <= static_cast<float>(h) && sx >= -1.0f && sx <= static_cast<float>(w) && h > 0 &&
+                  w > 0) {
+                float yy = std::max(sy, 0.0f), xx = std::max(sx, 0.0f);
+                int64_t yl = static_cast<int64_t>(yy), xl = static_cast<int64_t>(xx), yh, xh;
+                if (yl >= h - 1) {
+                  yl = yh = h - 1;
+                  yy = static_cast<float>(yl);
+                } else {
+                  yh = yl + 1;
+                }
+                if (xl >= w - 1) {
+                  xl = xh = w - 1;
+                  xx = static_cast<float>(xl);
+                } else {
+                  xh = xl + 1;
+                }
+                const float ly = yy - static_cast<float>(yl), lx = xx - static_cast<float>(xl);
+                const float hy = 1 - ly, hx = 1 - lx;
+                t1 = hy * hx * load(plane, yl, xl);
+                t2 = hy * lx * load(plane, yl, xh);
+                t3 = ly * hx * load(plane, yh, xl);
+                t4 = ly * lx * load(plane, yh, xh);
+              }
+              sum += t1 + t2 + t3 + t4;
+              mx = std::max(mx, std::max(std::max(t1, t2), std::max(t3, t4)));
+            }
+          }
+          const float v = mode == "avg" ? sum / count : (gridH * gridW == 0 ? 0.0f : mx);
+          Elem<float>::store(out.data(), ((r * channels + c) * outH + ph) * outW + pw, v);
+        }
+    }
+  }
+  return {out.finish()};
+}
+
 }  // namespace
 
-void registerDetectionKernels(KernelRegistry& r) { r.add("NonMaxSuppression", nonMaxSuppression); }
+void registerDetectionKernels(KernelRegistry& r) {
+  r.add("NonMaxSuppression", nonMaxSuppression);
+  r.add("RoiAlign", roiAlign);
+}
 
 }  // namespace kiln::kernels
