@@ -50,6 +50,9 @@ KernelRegistry& KernelRegistry::global() {
     kernels::registerRearrangeKernels(r);
     kernels::registerUniqueKernels(r);
     kernels::registerEinsumKernels(r);
+    kernels::registerQuantizeKernels(r);
+    kernels::registerIntegerMatMulKernels(r);
+    kernels::registerDetectionKernels(r);
     return r;
   }();
   return registry;

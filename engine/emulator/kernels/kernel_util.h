@@ -365,5 +365,8 @@ void registerScatterGatherKernels(KernelRegistry& r);
 void registerRearrangeKernels(KernelRegistry& r);
 void registerUniqueKernels(KernelRegistry& r);
 void registerEinsumKernels(KernelRegistry& r);
+void registerQuantizeKernels(KernelRegistry& r);
+void registerIntegerMatMulKernels(KernelRegistry& r);
+void registerDetectionKernels(KernelRegistry& r);
 
 }  // namespace kiln::kernels
