@@ -36,7 +36,7 @@ void printUsage(std::ostream& os) {
         "                                        bound, ratio; planners none, greedy_size, best_of, exact\n"
         "                                        (default: best_of, then exact on small traces)\n"
         "  run MODEL [--options F] [--set k=v] [--inputs DIR | --random SEED] [--dim SYMBOL=N]\n"
-        "            [--expected OUT.pb]... [--soc NAME|FILE] [--trace OUT.json] [--json]\n"
+        "            [--expected OUT.pb]... [--soc NAME|FILE] [--trace OUT.json] [--history DB] [--json]\n"
         "                                        emulate: reference vs compiled (in the planned arena),\n"
         "                                        per-output error; expected outputs checked\n"
         "  verify MODEL [--options F] [--set k=v] [--inputs DIR | --random SEED] [--dim SYMBOL=N]\n"

@@ -1,5 +1,5 @@
 // kiln run MODEL [--options F] [--set k=v]... [--inputs DIR | --random SEED] [--dim SYMBOL=N]... [--expected F.pb]...
-//          [--json]
+//          [--soc NAME|FILE] [--trace OUT.json] [--history DB] [--json]
 // Emulates a model both ways — the original graph on the reference kernels, the compiled graph inside one arena laid
 // out by its memory plan — on the same inputs and prints each output's error (max abs, max rel, cosine). Expected
 // outputs (ONNX .pb files; by default <model>_output_<i>.pb beside the model, as the light_* models ship) are
@@ -101,7 +101,7 @@ int runRun(const Argv& argv) {
                           "--history"}});
   if (args.positional.size() != 1 || (args.value("--inputs") && args.value("--random")))
     throw UsageError("usage: kiln run MODEL [--options F] [--set k=v] [--inputs DIR | --random SEED] "
-                     "[--dim SYMBOL=N] [--expected OUT.pb]... [--soc NAME|FILE.json] [--trace OUT.json] [--json]");
+                     "[--dim SYMBOL=N] [--expected OUT.pb]... [--soc NAME|FILE.json] [--trace OUT.json] [--history DB] [--json]");
   const std::string path = args.positional[0];
   Options options = optionsFromArgs(args);
   const std::map<std::string, int64_t> dims = dimBindings(args);
