@@ -122,6 +122,11 @@ CREATE TABLE edges(
 CREATE INDEX edges_started ON edges(run_id, first_pass) WHERE first_pass > 0;
 CREATE INDEX edges_ended ON edges(run_id, last_pass) WHERE last_pass IS NOT NULL;
 
+)sql";
+
+// What the emulator records (version 3): per-pass numerical error (kiln verify) and the simulated timeline. Part of
+// the current schema, and what migrateTo3 adds to older files.
+constexpr const char* kEmulationTables = R"sql(
 CREATE TABLE pass_accuracy(
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   seq INTEGER NOT NULL,
@@ -152,6 +157,7 @@ CREATE TABLE timeline(
 
 void createCurrent(sqlite3* db) {
   sqlExec(db, kSchemaCurrent);
+  sqlExec(db, kEmulationTables);
   sqlExec(db, "INSERT INTO meta(key, value) VALUES ('application', 'kiln')");
 }
 
@@ -173,37 +179,8 @@ CREATE INDEX edges_ended ON edges(run_id, last_pass) WHERE last_pass IS NOT NULL
 // kMigrations[v - 1] brings a file from schema version v to v + 1 (a blank file, version 0, is created at the
 // current version by createCurrent). A schema change edits kSchemaCurrent and appends a function here; files are
 // upgraded step by step inside one transaction on their first writable open.
-// Version 3 adds what the emulator records: per-pass numerical error (kiln verify) and the simulated timeline.
-void migrateTo3(sqlite3* db) {
-  sqlExec(db, R"sql(
-CREATE TABLE pass_accuracy(
-  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  seq INTEGER NOT NULL,
-  status TEXT NOT NULL CHECK(status IN ('ok', 'exceeds', 'not_emulatable', 'error')),
-  max_abs REAL,
-  max_rel REAL,
-  cosine REAL,
-  detail TEXT,
-  PRIMARY KEY(run_id, seq)) WITHOUT ROWID;
-
-CREATE TABLE timeline(
-  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  task INTEGER NOT NULL,
-  type TEXT NOT NULL,
-  node_id INTEGER,
-  stream INTEGER NOT NULL,
-  event INTEGER,
-  unit TEXT NOT NULL,
-  cores INTEGER NOT NULL,
-  start_us REAL NOT NULL,
-  end_us REAL NOT NULL,
-  flops REAL NOT NULL,
-  bytes REAL NOT NULL,
-  memory_bound INTEGER NOT NULL,
-  critical INTEGER NOT NULL,
-  PRIMARY KEY(run_id, task)) WITHOUT ROWID;
-)sql");
-}
+// Version 3 adds the emulator's tables.
+void migrateTo3(sqlite3* db) { sqlExec(db, kEmulationTables); }
 
 using Migration = void (*)(sqlite3*);
 constexpr std::array<Migration, HistoryDb::kSchemaVersion - 1> kMigrations = {&migrateTo2, &migrateTo3};

@@ -7,70 +7,14 @@
 #include <limits>
 
 #include "emulator/kernels/kernel.h"
+#include "support/kernel_op.h"
 #include "ir/graph.h"
 
 using namespace kiln;
+using namespace kiln::testing;
 
 namespace {
 
-// One node in its own graph, evaluated on the tensors given (an invalid Tensor stands for an omitted input).
-class Op {
- public:
-  explicit Op(const char* type, size_t outputs = 1) : graph_(std::make_shared<IdSource>()) {
-    node_ = graph_.addNode(type, {}, outputs, type);
-  }
-  template <typename T>
-  Op& attr(const char* name, T value) {
-    node_->setAttr(name, Attribute(std::move(value)));
-    return *this;
-  }
-  Op& i(const char* name, int64_t v) { return attr(name, v); }
-  Op& f(const char* name, float v) { return attr(name, v); }
-  Op& s(const char* name, const char* v) { return attr(name, std::string(v)); }
-  Op& ints(const char* name, std::vector<int64_t> v) { return attr(name, std::move(v)); }
-  std::vector<Tensor> run(const std::vector<Tensor>& in, KernelLimits limits = {}) const {
-    std::vector<const Tensor*> ptrs;
-    for (const Tensor& t : in) ptrs.push_back(t.valid() ? &t : nullptr);
-    return evaluateNode(*node_, ptrs, limits);
-  }
-  Tensor one(const std::vector<Tensor>& in) const {
-    auto out = run(in);
-    if (out.size() != 1) throw std::logic_error("expected one output");
-    return out[0];
-  }
-
- private:
-  Graph graph_;
-  Node* node_;
-};
-
-Tensor f32(std::vector<int64_t> dims, std::vector<float> v) {
-  return Tensor::fromVector(DType::Float, std::move(dims), v);
-}
-Tensor f64(std::vector<int64_t> dims, std::vector<double> v) {
-  return Tensor::fromVector(DType::Double, std::move(dims), v);
-}
-Tensor i64(std::vector<int64_t> dims, std::vector<int64_t> v) {
-  return Tensor::fromVector(DType::Int64, std::move(dims), v);
-}
-Tensor i32(std::vector<int64_t> dims, std::vector<int32_t> v) {
-  return Tensor::fromVector(DType::Int32, std::move(dims), v);
-}
-Tensor i8(std::vector<int64_t> dims, std::vector<int8_t> v) {
-  return Tensor::fromVector(DType::Int8, std::move(dims), v);
-}
-Tensor u8(std::vector<int64_t> dims, std::vector<uint8_t> v) {
-  return Tensor::fromVector(DType::UInt8, std::move(dims), v);
-}
-Tensor none() { return Tensor(); }
-
-template <typename T>
-std::vector<T> values(const Tensor& t) {
-  std::vector<T> out(static_cast<size_t>(t.numel()));
-  if (!out.empty()) std::memcpy(out.data(), t.data(), out.size() * sizeof(T));
-  return out;
-}
-using Dims = std::vector<int64_t>;
 using F = std::vector<float>;
 using I = std::vector<int64_t>;
 

@@ -75,17 +75,9 @@ std::vector<int32_t> intMatMul(const KernelContext& ctx, const nn::MatMulPlan& p
                                const std::vector<int32_t>& b, int64_t outCount) {
   checkScratch(ctx, outCount, sizeof(int32_t));
   std::vector<int32_t> y(static_cast<size_t>(outCount), 0);
-  for (size_t bi = 0; bi < p.aOffsets.size(); ++bi) {
-    const int64_t base = static_cast<int64_t>(bi) * p.m * p.n;
-    for (int64_t i = 0; i < p.m; ++i)
-      for (int64_t j = 0; j < p.n; ++j) {
-        int32_t acc = 0;
-        for (int64_t q = 0; q < p.k; ++q)
-          acc = wrapAdd(acc, wrapMul(a[static_cast<size_t>(p.aOffsets[bi] + i * p.k + q)],
-                                     b[static_cast<size_t>(p.bOffsets[bi] + q * p.n + j)]));
-        y[static_cast<size_t>(base + i * p.n + j)] = acc;
-      }
-  }
+  nn::wrappingMatMul<int32_t>(
+      p, [&](int64_t i) { return a[static_cast<size_t>(i)]; }, [&](int64_t i) { return b[static_cast<size_t>(i)]; },
+      [&](int64_t i, int32_t v) { y[static_cast<size_t>(i)] = v; });
   return y;
 }
 

@@ -124,17 +124,9 @@ template <typename S>
 Tensor matMulInt(const KernelContext& ctx, const Tensor& a, const Tensor& b) {
   const nn::MatMulPlan p = nn::matMulPlan(ctx, a.dims(), b.dims(), false, false);
   OutBuffer out(ctx, a.dtype(), p.outDims);
-  for (size_t bi = 0; bi < p.aOffsets.size(); ++bi) {
-    const int64_t base = static_cast<int64_t>(bi) * p.m * p.n;
-    for (int64_t i = 0; i < p.m; ++i)
-      for (int64_t j = 0; j < p.n; ++j) {
-        S acc = 0;
-        for (int64_t q = 0; q < p.k; ++q)
-          acc = wrapAdd(acc, wrapMul(Elem<S>::load(a.data(), p.aOffsets[bi] + i * p.k + q),
-                                     Elem<S>::load(b.data(), p.bOffsets[bi] + q * p.n + j)));
-        Elem<S>::store(out.data(), base + i * p.n + j, acc);
-      }
-  }
+  nn::wrappingMatMul<S>(
+      p, [&](int64_t i) { return Elem<S>::load(a.data(), i); }, [&](int64_t i) { return Elem<S>::load(b.data(), i); },
+      [&](int64_t i, S v) { Elem<S>::store(out.data(), i, v); });
   return out.finish();
 }
 

@@ -88,6 +88,21 @@ MatMulPlan matMulPlan(const KernelContext& ctx, const std::vector<int64_t>& a, c
 // y (outDims) = alpha * op(A) @ op(B) for every batch.
 void matMul(const MatMulPlan& p, float alpha, const float* a, const float* b, float* y);
 void matMul(const MatMulPlan& p, double alpha, const double* a, const double* b, double* y);
+// Integer products without BLAS: acc += a * b wrapping in T (as the device's integer units do), for every batch.
+// loadA(i) / loadB(i) read flat element i; store(i, acc) writes flat output element i.
+template <typename T, typename LoadA, typename LoadB, typename Store>
+void wrappingMatMul(const MatMulPlan& p, LoadA loadA, LoadB loadB, Store store) {
+  for (size_t bi = 0; bi < p.aOffsets.size(); ++bi) {
+    const int64_t base = static_cast<int64_t>(bi) * p.m * p.n;
+    for (int64_t i = 0; i < p.m; ++i)
+      for (int64_t j = 0; j < p.n; ++j) {
+        T acc = 0;
+        for (int64_t q = 0; q < p.k; ++q)
+          acc = wrapAdd(acc, wrapMul(loadA(p.aOffsets[bi] + i * p.k + q), loadB(p.bOffsets[bi] + q * p.n + j)));
+        store(base + i * p.n + j, acc);
+      }
+  }
+}
 
 enum class SoftmaxKind { Softmax, LogSoftmax, Hardmax };
 
