@@ -1,5 +1,7 @@
 #include "emulator/arena_executor.h"
 
+#include "emulator/stored_layout.h"
+
 #include <cstring>
 #include <unordered_map>
 
@@ -111,16 +113,26 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
         throw std::runtime_error(label(*n) + ": input '" + v->name() + "' has no value (not produced before it runs)");
       }
     }
-    std::vector<Tensor> out = evaluateNode(*n, in, limits);
-    if (out.empty()) {
-      // No kernel: the op's own body (a fused chain) or its function body runs as this one step.
-      std::shared_ptr<Graph> function;
-      const Graph* body = definingBody(*n);
-      if (!body && options.functions) body = (function = options.functions(*n, in)).get();
-      if (!body) throw NotEmulatable(n->qualifiedType());
+    const Graph* body = definingBody(*n);
+    std::vector<Tensor> out;
+    if (body) {
+      // The op's own body (a fused chain) runs as this one step, on the tensors as laid out: its values record
+      // the same layouts, and each of its nodes converts for itself.
       std::vector<Tensor> args;
       for (const Tensor* t : in) args.push_back(t ? *t : Tensor());
       out = bodies.run(*body, args);
+    } else {
+      const KernelOperands operands(*n, in, limits.maxOutputBytes);
+      out = evaluateNode(*n, operands.inputs(), limits);
+      if (out.empty()) {
+        // No kernel: its function body, built for the logical operands, runs as this one step.
+        std::shared_ptr<Graph> function = options.functions ? options.functions(*n, operands.inputs()) : nullptr;
+        if (!function) throw NotEmulatable(n->qualifiedType());
+        std::vector<Tensor> args;
+        for (const Tensor* t : operands.inputs()) args.push_back(t ? *t : Tensor());
+        out = bodies.run(*function, args);
+      }
+      operands.storeOutputs(out);
     }
     ++result.kernelsRun;
     for (size_t i = 0; i < n->numOutputs(); ++i) {

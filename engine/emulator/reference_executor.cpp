@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "emulator/control_flow_data.h"
+#include "emulator/stored_layout.h"
 #include "ir/dtype.h"
 
 namespace kiln {
@@ -146,29 +147,34 @@ class Run {
       if (n.opType() == "Loop") return loopNode(n, in, scope, depth);
       if (n.opType() == "Scan") return scanNode(n, in, scope, depth);
     }
-    std::vector<Tensor> out = evaluateNode(n, in, options_.kernel);
-    if (!out.empty()) return out;
     if (const Graph* body = definingBody(n)) {
+      // A fused chain runs op by op on the tensors as laid out (its values record the layouts; each op converts).
       if (depth >= options_.maxExpansionDepth)
         throw std::runtime_error(nodeLabel(n) + ": bodies nest deeper than " + std::to_string(options_.maxExpansionDepth));
       std::vector<Tensor> args;
       for (const Tensor* t : in) args.push_back(t ? *t : Tensor());
       return graph(*body, args, nullptr, depth + 1);
     }
-    if (options_.functions) {
+    const KernelOperands operands(n, in, options_.kernel.maxOutputBytes);
+    std::vector<Tensor> out = evaluateNode(n, operands.inputs(), options_.kernel);
+    if (out.empty() && options_.functions) {
       if (depth >= options_.maxExpansionDepth)
         throw std::runtime_error(nodeLabel(n) + ": function bodies nest deeper than " +
                                  std::to_string(options_.maxExpansionDepth));
-      if (std::shared_ptr<Graph> body = options_.functions(n, in)) {
+      if (std::shared_ptr<Graph> body = options_.functions(n, operands.inputs())) {
         std::vector<Tensor> args;
-        for (const Tensor* t : in) args.push_back(t ? *t : Tensor());
-        return graph(*body, args, nullptr, depth + 1);
+        for (const Tensor* t : operands.inputs()) args.push_back(t ? *t : Tensor());
+        out = graph(*body, args, nullptr, depth + 1);
       }
+    }
+    if (!out.empty()) {
+      operands.storeOutputs(out);
+      return out;
     }
     std::string what = n.qualifiedType();
     if (hasKernel(n)) {
       what += " on";
-      for (const Tensor* t : in)
+      for (const Tensor* t : operands.inputs())
         if (t) what += " " + std::string(dtypeName(t->dtype()));
     }
     throw NotEmulatable(what);

@@ -77,6 +77,14 @@ bool isBlockedFormat(Format f) {
   return f == Format::NC1HWC0 || f == Format::FRACTAL_Z || f == Format::FRACTAL_NZ;
 }
 
+std::vector<int64_t> nchwPlacement(const std::vector<int64_t>& dims) {
+  if (dims.size() >= 4) return dims;
+  if (dims.size() == 1) return {1, dims[0], 1, 1};
+  std::vector<int64_t> out(4 - dims.size(), 1);
+  out.insert(out.end(), dims.begin(), dims.end());
+  return out;
+}
+
 std::optional<Shape> physicalShape(const Shape& logical, Format to, int elementBytes) {
   if (!logical.rankKnown()) return std::nullopt;
   if (auto e = logical.staticExtents()) {

@@ -26,6 +26,11 @@ std::optional<std::vector<int64_t>> physicalExtents(const std::vector<int64_t>& 
 // NC1HWC0, FRACTAL_Z and FRACTAL_NZ: layouts whose shape is physical (padded blocks), not the logical one.
 bool isBlockedFormat(Format f);
 
+// Where a tensor of rank < 4 sits in NCHW when it is laid out in NC1HWC0 (an operand broadcast against an NCHW
+// activation): a vector is per channel ([C] -> [1, C, 1, 1], as a norm's parameters are read), higher ranks align
+// to the right as NumPy broadcasting does ([C, 1, 1] -> [1, C, 1, 1]). Rank 4 and above are returned unchanged.
+std::vector<int64_t> nchwPlacement(const std::vector<int64_t>& dims);
+
 // physicalExtents over a Shape that may hold symbolic dims: only the blocked axes must be static (C for NC1HWC0, the
 // last two dims for FRACTAL_NZ, everything for FRACTAL_Z); other dims keep their symbol, so a [batch, 3, 224, 224]
 // activation becomes [batch, 1, 224, 224, 16]. Nullopt when the layout does not apply or a blocked axis is not static.

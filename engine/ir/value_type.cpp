@@ -9,6 +9,15 @@ std::optional<int64_t> ValueType::byteSize() const {
   return checkedMul(*n, dtypeSize(dtype));
 }
 
+ValueType ValueType::storedAs(Format f, Shape physical) const {
+  ValueType t = *this;
+  t.format = f;
+  t.shape = std::move(physical);
+  t.originShape = isBlockedFormat(f) ? shape : Shape::unknownRank();
+  t.originFormat = isBlockedFormat(f) ? format : Format::ND;
+  return t;
+}
+
 std::string ValueType::toString() const {
   switch (kind) {
     case Kind::Unknown: return "?";
@@ -28,6 +37,7 @@ std::string ValueType::toString() const {
 
 bool ValueType::operator==(const ValueType& o) const {
   if (kind != o.kind || dtype != o.dtype || !(shape == o.shape) || format != o.format) return false;
+  if (!(originShape == o.originShape) || originFormat != o.originFormat) return false;
   if (!element || !o.element) return element == o.element;
   return *element == *o.element;
 }

@@ -4,6 +4,7 @@
 // runs them (exit codes, JSON keys, history rows).
 #include <QTemporaryDir>
 #include <QtTest>
+#include <set>
 
 #include "emulator/arena_executor.h"
 #include "emulator/emulation.h"
@@ -13,6 +14,7 @@
 #include "history/history_emulation.h"
 #include "io/onnx/onnx_writer.h"
 #include "passes/pass_manager.h"
+#include "samples/graph_builder.h"
 #include "support/kiln_process.h"
 #include "util/json.h"
 
@@ -31,6 +33,22 @@ std::unique_ptr<Model> branchyModel() {
   Node* c = g.addNode("Add", {a->output(0), b->output(0)}, {"c"}, "add");
   Node* out = g.addNode("Mul", {c->output(0), c->output(0)}, {"out"}, "square");
   g.addOutput(out->output(0));
+  return m;
+}
+
+// A small CNN the compiler lays out for the cube: Conv+BN+Relu and a residual block in NC1HWC0 with FRACTAL_Z
+// weights (3 channels padded to C0 = 16), a pool that follows the layout, and a classifier MatMul in FRACTAL_NZ.
+std::unique_ptr<Model> blockedCnn() {
+  auto m = std::make_unique<Model>();
+  m->opsets[""] = 17;
+  samples::GraphBuilder b(m.get(), SampleOptions{});
+  Value* x = b.input("image", DType::Float, {Dim::fixed(2), Dim::fixed(3), Dim::fixed(12), Dim::fixed(12)});
+  Value* y = b.relu(b.batchNorm(b.conv(x, "stem", 3, 24, 3, 1, 1), "bn", 24));
+  y = b.op("MaxPool", {y}, {samples::intsAttr("kernel_shape", {2, 2}), samples::intsAttr("strides", {2, 2})});
+  Value* r = b.relu(b.conv(y, "conv1", 24, 24, 3, 1, 1, 1, true));
+  y = b.relu(b.add(b.conv(r, "conv2", 24, 24, 1, 1, 0, 1, true), y));
+  y = b.reshape(b.op("GlobalAveragePool", {y}), {2, 24});
+  b.output(b.softmax(b.matMul(y, b.weight("fc.weight", {24, 20}, samples::Init::fanIn(24))), -1), "probs");
   return m;
 }
 
@@ -74,6 +92,29 @@ class EmulationTest : public QObject {
     QCOMPARE(r.maxAbsError(), 0.0);
     QVERIFY(r.arena.placedTensors >= 3);
     QVERIFY(r.arena.arenaBytes > 0);
+  }
+
+  void blockedLayoutsRunCompiled() {
+    // The kernels compute on logical tensors; the compiled graph stores NC1HWC0 / FRACTAL_Z / FRACTAL_NZ. Each node
+    // reads its blocked inputs back at their recorded origin and stores its results blocked, so the arena run
+    // matches the reference to float rounding.
+    auto original = blockedCnn();
+    auto compiled = blockedCnn();
+    Options o;
+    o.set("precision_mode=force_fp32");
+    compile(*compiled, o);
+    std::set<Format> formats;
+    for (const Value* v : compiled->graph->values())
+      if (isBlockedFormat(v->type().format)) {
+        formats.insert(v->type().format);
+        QVERIFY2(v->type().originShape.rankKnown(), v->name().c_str());  // every blocked value records its origin
+      }
+    QVERIFY(formats.count(Format::NC1HWC0) && formats.count(Format::FRACTAL_Z) && formats.count(Format::FRACTAL_NZ));
+    const EmulationReport r = emulateModel(*original, *compiled, randomInputs(*original->graph, 5));
+    QVERIFY2(r.compiledError.empty(), r.compiledError.c_str());
+    QCOMPARE(r.errors.size(), size_t{1});
+    const TensorDifference d = compareTensors(r.compiled[0], r.reference[0], Tolerance{1e-4, 1e-7});
+    QVERIFY2(d.within(), d.firstMismatch.c_str());
   }
 
   void overlappingPlanGivesWrongNumbers() {

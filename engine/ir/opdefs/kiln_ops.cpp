@@ -30,8 +30,11 @@ void inferTransData(Node& n) {
   const auto phys = physicalShape(*logical, *dst, dtypeSize(x->type().dtype));
   if (!phys) throw std::runtime_error("TransData cannot express a " + logical->toString() + " tensor in " +
                                       std::string(formatName(*dst)));
-  out.shape = *phys;
-  n.output(0)->setType(out);
+  // Into a blocked layout the logical extents become the output's origin; out of one, the origin is gone.
+  ValueType from = x->type();
+  from.shape = *logical;
+  from.format = isBlockedFormat(*src) ? (isBlockedFormat(*dst) ? x->type().originFormat : *dst) : *src;
+  n.output(0)->setType(from.storedAs(*dst, *phys));
 }
 
 namespace {

@@ -27,6 +27,8 @@ ValueType mergeTypes(const ValueType& existing, const ValueType& inferred, std::
   if (existing.kind != inferred.kind || !existing.isTensor()) return inferred;
   ValueType out = inferred;
   out.format = existing.format;
+  out.originShape = existing.originShape;
+  out.originFormat = existing.originFormat;
   if (inferred.dtype == DType::Undefined) out.dtype = existing.dtype;
   else if (existing.dtype != DType::Undefined && existing.dtype != inferred.dtype && conflict)
     *conflict = "declared " + existing.toString() + ", inferred " + inferred.toString();

@@ -45,9 +45,11 @@ void replaceGraphOutputs(Graph& g, const std::function<bool(Value*)>& affected,
 
 Value* ConstantCopies::add(Graph& g, Value* original, Tensor data, Format format, const std::string& suffix) {
   Value* copy = g.addInitializer(original->name() + suffix, std::move(data));
-  ValueType t = copy->type();
-  t.format = format;
-  copy->setType(std::move(t));
+  // A blocked copy remembers the original's shape and layout (its origin); the copy's own dims are physical, its
+  // element type the data's (a weight converted to fp16 is a copy too).
+  ValueType logical = original->type();
+  logical.dtype = copy->type().dtype;
+  copy->setType(logical.storedAs(format, copy->type().shape));
   copies_.emplace_back(original, copy);
   return copy;
 }

@@ -210,11 +210,12 @@ class FormatRewriter {
   }
 
   // A constant operand that broadcasts per channel ([C,1,1], [1,C,1,1], [1,C,H,W]...: C equal to the output's, other
-  // dims equal or 1) broadcasts the same way in NC1HWC0 once re-laid-out: [1, C1, 1, 1, C0]. Invalid otherwise.
+  // dims equal or 1) broadcasts the same way in NC1HWC0 once re-laid-out: [1, C1, 1, 1, C0]. Invalid otherwise. A
+  // vector broadcasts along W, not C, so it stays logical: nchwPlacement (how the emulator reads the copy back)
+  // reserves rank 1 for a norm's per-channel parameters.
   static Tensor constantIn5hd(const Tensor& t, const Shape& out) {
-    if (t.dims().size() > 4 || out.rank() != 4 || !out[1].isStatic()) return Tensor();
-    std::vector<int64_t> d(4 - t.dims().size(), 1);
-    d.insert(d.end(), t.dims().begin(), t.dims().end());
+    if (t.dims().size() > 4 || t.dims().size() < 2 || out.rank() != 4 || !out[1].isStatic()) return Tensor();
+    const std::vector<int64_t> d = nchwPlacement(t.dims());
     if (d[1] != out[1].value) return Tensor();
     for (size_t a : {size_t{0}, size_t{2}, size_t{3}})
       if (d[a] != 1 && !(out[a].isStatic() && out[a].value == d[a])) return Tensor();
@@ -238,8 +239,8 @@ class FormatRewriter {
       if (!p) continue;
       const Tensor* c = p->constant();
       if (!c || c->dims().size() != 1) return false;
-      // A norm's [C] is per channel (not numpy's trailing axis): read it as [C, 1, 1].
-      Tensor t = constantIn5hd(withDims(*c, {c->dims()[0], 1, 1}), out);
+      // A norm's [C] is per channel (not numpy's trailing axis): nchwPlacement reads it as [1, C, 1, 1].
+      Tensor t = constantIn5hd(withDims(*c, nchwPlacement(c->dims())), out);
       if (!t.valid()) return false;
       params.emplace_back(i, std::move(t));
     }
@@ -249,10 +250,7 @@ class FormatRewriter {
 
   void makeBlocked(Value* v, Format f, const Shape& physical) {
     logical_[v] = Logical{v->type().shape, v->type().format};
-    ValueType t = v->type();
-    t.format = f;
-    t.shape = physical;
-    v->setType(std::move(t));
+    v->setType(v->type().storedAs(f, physical));
   }
 
   // v presented in layout f: itself, an offline-converted constant, or a TransData placed before `before`.
@@ -294,10 +292,13 @@ class FormatRewriter {
     t->setAttr("src_format", Attribute(std::string(formatName(src))));
     t->setAttr("dst_format", Attribute(to));
     t->setAttr("origin_shape", Attribute(originExtents(logical)));
-    ValueType type = v->type();
-    type.format = dst;
-    type.shape = outShape;
-    t->output(0)->setType(std::move(type));
+    // From a blocked layout the logical type is the one recorded; into one, v's own type becomes the origin.
+    ValueType from = v->type();
+    if (isBlockedFormat(src)) {
+      from.shape = logical;
+      from.format = dst;
+    }
+    t->output(0)->setType(from.storedAs(dst, outShape));
     m_.opsets.emplace("kiln", 1);
     r_.add("transdata_inserted");
     return t->output(0);

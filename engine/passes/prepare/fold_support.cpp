@@ -13,11 +13,13 @@ const Tensor* constantData(const Value* v) {
 
 Value* replaceWithInitializer(Value* out, Tensor data, NodeWorklist& work) {
   Graph& g = *out->graph();
-  const Format format = out->type().format;
+  const ValueType declared = out->type();
   Value* init = g.addInitializer(out->name(), std::move(data));
-  if (format != Format::ND) {  // keep a layout the value was already given
+  if (declared.format != Format::ND) {  // keep a layout the value was already given, and its origin
     ValueType t = init->type();
-    t.format = format;
+    t.format = declared.format;
+    t.originShape = declared.originShape;
+    t.originFormat = declared.originFormat;
     init->setType(std::move(t));
   }
   init->setDocString(out->docString());

@@ -1,0 +1,81 @@
+#include "emulator/stored_layout.h"
+
+#include <stdexcept>
+
+#include "emulator/kernels/kernel_util.h"
+#include "emulator/kernels/transdata.h"
+#include "ir/graph.h"
+
+namespace kiln {
+
+namespace {
+
+// The layout kernels convert physical data themselves.
+bool readsPhysicalLayout(const Node& n) {
+  return n.domain() == "kiln" && (n.opType() == "TransData" || n.opType() == "TransDataCast");
+}
+
+std::string describe(const ValueType& t) { return t.toString(); }
+
+// The NCHW / ND extents TransData works in for a blocked t: the origin placed in NCHW for the 4-D layouts (a norm's
+// [C] parameters sit at [1, C, 1, 1]), -1 where the origin is symbolic (the physical dims keep those).
+std::vector<int64_t> transDataOrigin(const ValueType& t) {
+  std::vector<int64_t> origin;
+  for (const Dim& d : t.originShape.dims()) origin.push_back(d.isStatic() ? d.value : -1);
+  if (t.format == Format::NC1HWC0 || t.format == Format::FRACTAL_Z) return nchwPlacement(origin);
+  return origin;
+}
+
+}  // namespace
+
+Tensor logicalTensor(const Tensor& stored, const ValueType& t, int64_t maxOutputBytes) {
+  if (!isBlockedFormat(t.format) || !stored.valid()) return stored;
+  if (!t.originShape.rankKnown())
+    throw std::runtime_error("a " + describe(t) + " tensor has no recorded origin shape: its logical form is unknown");
+  Tensor logical = transDataTensor(stored, t.format, Format::ND, transDataOrigin(t), maxOutputBytes);
+  if (!logical.valid())
+    throw std::runtime_error("a " + describe(t) + " tensor of extents " + Shape::ofStatic(stored.dims()).toString() +
+                             " does not hold its origin " + t.originShape.toString());
+  if (logical.dims().size() == t.originShape.rank()) return logical;
+  // Placed in NCHW from a lower rank: back to the origin's own extents (the element count is the same).
+  auto dims = t.originShape.staticExtents();
+  if (!dims) throw std::runtime_error("a " + describe(t) + " tensor of rank < 4 has a symbolic origin");
+  return kernels::viewAs(logical, *dims);
+}
+
+Tensor storedTensor(const Tensor& logical, const ValueType& t, int64_t maxOutputBytes) {
+  if (!isBlockedFormat(t.format) || !logical.valid()) return logical;
+  Tensor in = logical;
+  if ((t.format == Format::NC1HWC0 || t.format == Format::FRACTAL_Z) && in.dims().size() < 4)
+    in = kernels::viewAs(in, nchwPlacement(in.dims()));
+  Tensor stored = transDataTensor(in, Format::ND, t.format, {}, maxOutputBytes);
+  const auto expected = t.shape.rankKnown() ? t.shape.dims().size() : 0;
+  bool fits = stored.valid() && stored.dims().size() == expected;
+  for (size_t a = 0; fits && a < expected; ++a)
+    fits = !t.shape[a].isStatic() || t.shape[a].value == stored.dims()[a];
+  if (!fits)
+    throw std::runtime_error("a result of extents " + Shape::ofStatic(logical.dims()).toString() +
+                             " cannot be stored as " + describe(t));
+  return stored;
+}
+
+KernelOperands::KernelOperands(const Node& n, const std::vector<const Tensor*>& stored, int64_t maxOutputBytes)
+    : node_(n), maxOutputBytes_(maxOutputBytes), convert_(!readsPhysicalLayout(n)), inputs_(stored) {
+  if (!convert_) return;
+  converted_.reserve(stored.size());  // no reallocation: inputs_ points into it
+  for (size_t i = 0; i < stored.size() && i < n.numInputs(); ++i) {
+    const Value* v = n.input(i);
+    if (!stored[i] || !v || !isBlockedFormat(v->type().format)) continue;
+    converted_.push_back(logicalTensor(*stored[i], v->type(), maxOutputBytes_));
+    inputs_[i] = &converted_.back();
+  }
+}
+
+void KernelOperands::storeOutputs(std::vector<Tensor>& results) const {
+  if (!convert_) return;
+  for (size_t i = 0; i < results.size() && i < node_.numOutputs(); ++i)
+    if (const Value* v = node_.output(i); v && isBlockedFormat(v->type().format))
+      results[i] = storedTensor(results[i], v->type(), maxOutputBytes_);
+}
+
+}  // namespace kiln

@@ -1,0 +1,42 @@
+#pragma once
+// The compiled graph keeps activations and weights in the NPU's blocked layouts (NC1HWC0, FRACTAL_Z, FRACTAL_NZ)
+// while the reference kernels compute on logical (NCHW / ND) tensors. Both executors run every node through here:
+// its blocked inputs are read back at their recorded origin shape, the kernel runs, and its outputs are stored in
+// the layouts their values record. TransData and TransDataCast see the physical data they convert. So the numbers
+// of a compiled run depend on every layout decision the compiler made (a badly re-laid-out weight, a wrong origin
+// or padding read as data all give wrong numbers), not on the kernels knowing the layouts.
+#include <cstdint>
+#include <vector>
+
+#include "ir/tensor.h"
+#include "ir/value_type.h"
+
+namespace kiln {
+
+class Node;
+
+// `stored` (a tensor of type t) as its logical tensor: the origin's extents, row-major. A tensor that is not blocked
+// comes back as it is. Throws std::runtime_error when t is blocked without a usable origin or the data does not have
+// t's physical extents.
+Tensor logicalTensor(const Tensor& stored, const ValueType& t, int64_t maxOutputBytes);
+// The inverse: a logical tensor stored as t (zero padding in the blocks). Throws when it does not fit t.
+Tensor storedTensor(const Tensor& logical, const ValueType& t, int64_t maxOutputBytes);
+
+// One node's operands as its kernel reads them, and its results as its outputs store them.
+class KernelOperands {
+ public:
+  // `stored[i]` holds input i as laid out (nullptr for an absent optional input); the converted tensors live here.
+  KernelOperands(const Node& n, const std::vector<const Tensor*>& stored, int64_t maxOutputBytes);
+  const std::vector<const Tensor*>& inputs() const { return inputs_; }
+  // Stores the kernel's results in the layouts of the node's output values (in place).
+  void storeOutputs(std::vector<Tensor>& results) const;
+
+ private:
+  const Node& node_;
+  int64_t maxOutputBytes_;
+  bool convert_;
+  std::vector<Tensor> converted_;
+  std::vector<const Tensor*> inputs_;
+};
+
+}  // namespace kiln
