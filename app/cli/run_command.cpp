@@ -4,7 +4,7 @@
 // out by its memory plan — on the same inputs and prints each output's error (max abs, max rel, cosine). Expected
 // outputs (ONNX .pb files; by default <model>_output_<i>.pb beside the model, as the light_* models ship) are
 // compared with the reference. Exit 1 when an fp32 compile (precision_mode force_fp32 or must_keep_origin_dtype)
-// differs from the reference by more than rtol 1e-4, or an expected output does not match; fp16 modes report
+// differs from the reference by more than rtol 1e-4 of the output's scale (scaledTolerance), or an expected output does not match; fp16 modes report
 // their error without failing.
 #include <algorithm>
 #include <cstdio>
@@ -190,7 +190,9 @@ int runRun(const Argv& argv) {
   const bool fp32 = precision == "force_fp32" || precision == "must_keep_origin_dtype";
   bool failed = !notEmulatable.empty() || !report.compiledError.empty();
   for (size_t i = 0; fp32 && i < report.compiled.size(); ++i)
-    failed = failed || !compareTensors(report.compiled[i], report.reference[i], {kFp32RelTolerance, 1e-6}).within();
+    failed = failed || !compareTensors(report.compiled[i], report.reference[i],
+                                       scaledTolerance(report.reference[i], kFp32RelTolerance))
+                            .within();
   for (const OutputError& e : expected) failed = failed || !e.diff.within();
 
   if (args.has("--json")) {

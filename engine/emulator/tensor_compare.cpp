@@ -77,4 +77,12 @@ TensorDifference compareTensors(const Tensor& got, const Tensor& want, const Tol
   return d;
 }
 
+Tolerance scaledTolerance(const Tensor& want, double rtol) {
+  double scale = 0;
+  if (want.dtype() != DType::String)
+    for (double v : want.toDouble())
+      if (std::isfinite(v)) scale = std::max(scale, std::abs(v));
+  return Tolerance{rtol, std::max(rtol * scale, Tolerance{}.atol)};
+}
+
 }  // namespace kiln

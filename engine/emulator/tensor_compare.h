@@ -30,4 +30,9 @@ TensorDifference compareTensors(const Tensor& got, const Tensor& want, const Tol
 // formats (whose every op rounds).
 Tolerance toleranceFor(DType t);
 
+// rtol relative to the tensor's scale: |got - want| <= rtol * (|want| + max |want|). Two float evaluation orders of
+// a deep network differ by a few ulps of the LARGEST values they carried, so an element near zero cannot be held to
+// its own magnitude; this is how the compiled and reference runs of one model are compared.
+Tolerance scaledTolerance(const Tensor& want, double rtol);
+
 }  // namespace kiln

@@ -37,6 +37,8 @@ KernelRegistry& KernelRegistry::global() {
     kernels::registerSoftmaxKernels(r);
     kernels::registerNormalizationKernels(r);
     kernels::registerFusedNnKernels(r);
+    kernels::registerContribAttentionKernels(r);
+    kernels::registerExperimentalKernels(r);
     kernels::registerRecurrentKernels(r);
     kernels::registerResizeKernels(r);
     kernels::registerPadKernels(r);

@@ -352,6 +352,8 @@ void registerPoolKernels(KernelRegistry& r);
 void registerSoftmaxKernels(KernelRegistry& r);
 void registerNormalizationKernels(KernelRegistry& r);
 void registerFusedNnKernels(KernelRegistry& r);  // kiln: fused Cube/Vector NN ops
+void registerExperimentalKernels(KernelRegistry& r);  // opset 1-9 experimental: ImageScaler, Crop, Affine...
+void registerContribAttentionKernels(KernelRegistry& r);  // com.microsoft: Attention, MultiHeadAttention, RotaryEmbedding
 void registerRecurrentKernels(KernelRegistry& r);
 void registerResizeKernels(KernelRegistry& r);
 void registerPadKernels(KernelRegistry& r);
