@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 mode="${1:-run}"
 packages=(build-essential cmake ninja-build ccache pkg-config qt6-base-dev libgraphviz-dev graphviz
-          libprotobuf-dev protobuf-compiler libonnx-dev libsqlite3-dev libopenblas-dev
+          libprotobuf-dev protobuf-compiler libonnx-dev libsqlite3-dev libopenblas-dev zlib1g-dev
           xvfb xauth fonts-dejavu-core libonnx-testdata python3-onnx)
 
 install_deps() {

@@ -4,12 +4,17 @@
 #include <QPointer>
 #include <QStandardPaths>
 #include <QThreadPool>
+#include <memory>
 
+#include "emulator/model_inputs.h"
+#include "emulator/pass_verifier.h"
 #include "history/history_db.h"
+#include "history/history_emulation.h"
 #include "history/history_recorder.h"
 #include "io/load_error.h"
 #include "io/model_loader.h"
 #include "passes/pass_manager.h"
+#include "util/json.h"
 
 namespace kiln::views {
 
@@ -50,7 +55,7 @@ void CompileSession::cancel() {
   if (cancel_) cancel_->store(true);
 }
 
-bool CompileSession::start(const QString& modelPath, const kiln::Options& options) {
+bool CompileSession::start(const QString& modelPath, const kiln::Options& options, bool verifyNumerics) {
   if (running_) return false;
   running_ = true;
   cancel_ = std::make_shared<std::atomic<bool>>(false);
@@ -63,15 +68,34 @@ bool CompileSession::start(const QString& modelPath, const kiln::Options& option
     }, Qt::QueuedConnection);
   };
   QThreadPool::globalInstance()->start([self, finish, cancel = cancel_, model = modelPath.toStdString(),
-                                        history = historyPath_.toStdString(), options] {
+                                        history = historyPath_.toStdString(), options = kiln::Options(options), verifyNumerics]() mutable {
     try {
       LoadedModel loaded = loadModel(model);
       HistoryDb db(history);
       HistoryRecorder recorder(db, model);
+      std::unique_ptr<PassVerifier> verifier;
+      std::string accuracyError;
+      if (verifyNumerics) {
+        // Concrete shapes for the data: the compile sees the same binding.
+        if (options.getString("input_shape").empty()) {
+          const std::string spec = inputShapeSpec(*loaded.model->graph, {});
+          if (!spec.empty()) options.setValue("input_shape", Json(spec), "bound for verification");
+        }
+        verifier = std::make_unique<PassVerifier>(
+            randomInputs(*loaded.model->graph, 1), defaultVerifyTolerance(options), [&](const PassAccuracyRow& row) {
+              if (recorder.runId() == 0 || !accuracyError.empty()) return;
+              try {
+                writePassAccuracy(db, recorder.runId(), row);
+              } catch (const std::exception& e) {
+                accuracyError = e.what();
+              }
+            });
+      }
       PassManager pm;
       addStandardPasses(pm, options);
       ProgressObserver progress(self, static_cast<int>(pm.passNames().size()));
-      pm.addObserver(&recorder);
+      pm.addObserver(&recorder);  // first: a pass row exists before its accuracy row
+      if (verifier) pm.addObserver(verifier.get());
       pm.addObserver(&progress);
       pm.setCancelFlag(cancel.get());
       const RunSummary s = pm.run(*loaded.model, options);
@@ -83,6 +107,11 @@ bool CompileSession::start(const QString& modelPath, const kiln::Options& option
       else if (s.status == RunStatus::Failed) message = "failed at pass " + QString::fromStdString(s.error);
       else if (s.status == RunStatus::Stopped) message = "stopped: " + QString::fromStdString(s.error);
       else message = QString("compiled in %1 ms: %L2 → %L3 nodes").arg(s.ms, 0, 'f', 1).arg(s.nodesBefore).arg(s.nodesAfter);
+      if (verifier && !verifier->baselineError().empty())
+        message += "; numerics not verified: " + QString::fromStdString(verifier->baselineError());
+      else if (verifier && verifier->firstExceeding() >= 0)
+        message += "; numbers changed at " + QString::fromStdString(verifier->results()[size_t(verifier->firstExceeding())].pass);
+      if (!accuracyError.empty()) message += "; accuracy not recorded: " + QString::fromStdString(accuracyError);
       finish([runId, ok, message](CompileSession* cs) { emit cs->finished(runId, ok, message); });
     } catch (const LoadError& e) {
       const QString m = QString::fromStdString(e.describe());

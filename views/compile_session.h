@@ -23,8 +23,11 @@ class CompileSession : public QObject {
   // The default: <app data>/history.db (QStandardPaths::AppDataLocation).
   static QString defaultHistoryPath();
 
-  // Starts compiling; false (with `busy`) when a compile is already running.
-  bool start(const QString& modelPath, const kiln::Options& options);
+  // Starts compiling; false (with `busy`) when a compile is already running. With `verifyNumerics` the graph after
+  // every changed pass is also run on seeded random inputs (the emulator's PassVerifier) and its error against the
+  // original recorded in the history (pass_accuracy), as `kiln verify --history` does; symbolic input dims are bound
+  // to 1 for that unless input_shape is set.
+  bool start(const QString& modelPath, const kiln::Options& options, bool verifyNumerics = false);
   void cancel();
   bool running() const { return running_; }
 

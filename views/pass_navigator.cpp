@@ -7,7 +7,9 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include "accuracy_chart.h"
 #include "util/units.h"
+#include "view_colors.h"
 
 namespace kiln::views {
 
@@ -20,6 +22,22 @@ QString deltaText(const PassInfo& p) {
   if (d == 0) return p.changed ? "~" : "—";
   return (d > 0 ? "+" : "−") + QString("%L1").arg(std::abs(d));
 }
+
+constexpr int kErrorColumn = 3;
+
+QString errorText(const PassAccuracyRow& r) {
+  if (r.status == "not_emulatable") return "n/e";
+  if (r.status == "error") return "error";
+  return r.maxAbs ? QString::number(*r.maxAbs, 'g', 2) : QString();
+}
+
+QString errorTip(const PassAccuracyRow& r) {
+  QString tip = QString("numerics after this pass: %1").arg(QString::fromStdString(r.status));
+  if (r.maxAbs) tip += QString("\nmax abs %1, max rel %2").arg(*r.maxAbs, 0, 'g', 3).arg(r.maxRel.value_or(0), 0, 'g', 3);
+  if (r.cosine) tip += QString("\ncosine %1").arg(*r.cosine, 0, 'f', 6);
+  if (!r.detail.empty()) tip += "\n" + QString::fromStdString(r.detail);
+  return tip;
+}
 }  // namespace
 
 PassNavigator::PassNavigator(QWidget* parent) : QWidget(parent) {
@@ -31,19 +49,26 @@ PassNavigator::PassNavigator(QWidget* parent) : QWidget(parent) {
   hideUnchanged_ = new QCheckBox("Hide passes that changed nothing", this);
   hideUnchanged_->setChecked(true);
   tree_ = new QTreeWidget(this);
-  tree_->setColumnCount(3);
-  tree_->setHeaderLabels({"Pass", "ms", "Δ nodes"});
+  tree_->setColumnCount(4);
+  tree_->setHeaderLabels({"Pass", "ms", "Δ nodes", "error"});
+  tree_->headerItem()->setToolTip(kErrorColumn, "Max abs error of the outputs after this pass against the original "
+                                                "(Run ▸ Verify Numerics); red: over tolerance");
   tree_->header()->setSectionResizeMode(0, QHeaderView::Stretch);
-  tree_->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
-  tree_->header()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
+  for (int c = 1; c <= kErrorColumn; ++c) tree_->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+  tree_->setColumnHidden(kErrorColumn, true);
   tree_->header()->setStretchLastSection(false);
   tree_->setRootIsDecorated(true);
   tree_->setUniformRowHeights(true);
   counter_ = new QLabel(this);
+  counter_->setWordWrap(true);
+  chart_ = new AccuracyChart(this);
+  chart_->setVisible(false);
   layout->addWidget(filter_);
   layout->addWidget(hideUnchanged_);
   layout->addWidget(tree_, 1);
+  layout->addWidget(chart_);
   layout->addWidget(counter_);
+  connect(chart_, &AccuracyChart::passClicked, this, [this](int seq) { selectPass(seq); });
   connect(filter_, &QLineEdit::textChanged, this, [this] { rebuild(); });
   connect(hideUnchanged_, &QCheckBox::toggled, this, [this] { rebuild(); });
   connect(tree_, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* item) {
@@ -51,20 +76,51 @@ PassNavigator::PassNavigator(QWidget* parent) : QWidget(parent) {
     const int seq = item->data(0, kSeqRole).toInt();
     if (seq == current_) return;
     current_ = seq;
-    const auto visible = visiblePasses();
-    counter_->setText(QString("pass %1 of %2 (%3 shown)")
-                          .arg(seq)
-                          .arg(passes_.empty() ? 0 : passes_.back().seq)
-                          .arg(visible.size()));
+    updateCounter();
+    chart_->setCurrentPass(seq);
     emit passSelected(seq);
   });
 }
 
 void PassNavigator::setPasses(const std::vector<PassInfo>& passes) {
   passes_ = passes;
+  accuracy_.clear();
+  chart_->setRows({});
+  chart_->setVisible(false);
+  tree_->setColumnHidden(kErrorColumn, true);
   current_ = -1;
   rebuild();
   if (!passes_.empty()) selectPass(passes_.back().seq);
+}
+
+void PassNavigator::setAccuracy(const std::vector<PassAccuracyRow>& rows) {
+  accuracy_.clear();
+  for (const PassAccuracyRow& r : rows) accuracy_[r.seq] = r;
+  std::vector<PassAccuracyRow> ordered;
+  for (const auto& [seq, r] : accuracy_) ordered.push_back(r);
+  chart_->setRows(std::move(ordered));
+  chart_->setVisible(!accuracy_.empty());
+  tree_->setColumnHidden(kErrorColumn, accuracy_.empty());
+  rebuild();
+  updateCounter();
+}
+
+void PassNavigator::updateCounter() {
+  if (current_ < 0) return;
+  QString text = QString("pass %1 of %2 (%3 shown)")
+                     .arg(current_)
+                     .arg(passes_.empty() ? 0 : passes_.back().seq)
+                     .arg(visiblePasses().size());
+  if (const int first = firstExceeding(); first >= 0)
+    for (const auto& p : passes_)
+      if (p.seq == first) text += QString(" · numbers changed at %1").arg(QString::fromStdString(p.name));
+  counter_->setText(text);
+}
+
+int PassNavigator::firstExceeding() const {
+  for (const auto& [seq, r] : accuracy_)
+    if (r.status == "exceeds") return seq;
+  return -1;
 }
 
 int PassNavigator::previousPass(int seq) const {
@@ -125,6 +181,19 @@ void PassNavigator::rebuild() {
       item->setForeground(0, QBrush(QColor(0xdc, 0x26, 0x26)));
     }
     item->setToolTip(0, tip);
+    if (auto a = accuracy_.find(p.seq); a != accuracy_.end()) {
+      const PassAccuracyRow& r = a->second;
+      const bool first = p.seq == firstExceeding();
+      item->setText(kErrorColumn, (first ? "⚠ " : "") + errorText(r));
+      item->setTextAlignment(kErrorColumn, Qt::AlignRight);
+      item->setToolTip(kErrorColumn, errorTip(r) + (first ? "\nthe first pass over tolerance" : ""));
+      if (r.status != "ok") item->setForeground(kErrorColumn, QBrush(views::errorText(palette())));
+      if (first) {
+        QFont b = item->font(kErrorColumn);
+        b.setBold(true);
+        item->setFont(kErrorColumn, b);
+      }
+    }
   }
   closeStage();
   tree_->blockSignals(false);
@@ -155,5 +224,6 @@ bool PassNavigator::step(int delta) {
 
 void PassNavigator::setHideUnchanged(bool hide) { hideUnchanged_->setChecked(hide); }
 void PassNavigator::setFilter(const QString& text) { filter_->setText(text); }
+QString PassNavigator::counterText() const { return counter_->text(); }
 
 }  // namespace kiln::views

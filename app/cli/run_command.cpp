@@ -1,8 +1,9 @@
-// kiln run MODEL [--options F] [--set k=v]... [--inputs DIR | --random SEED] [--dim SYMBOL=N]... [--expected F.pb]...
+// kiln run MODEL [--options F] [--set k=v]... [--inputs DIR|FILE.npz | --random SEED] [--dim SYMBOL=N]... [--expected F.pb]...
 //          [--soc NAME|FILE] [--trace OUT.json] [--history DB] [--json]
 // Emulates a model both ways — the original graph on the reference kernels, the compiled graph inside one arena laid
 // out by its memory plan — on the same inputs and prints each output's error (max abs, max rel, cosine). Expected
-// outputs (ONNX .pb files; by default <model>_output_<i>.pb beside the model, as the light_* models ship) are
+// outputs (ONNX .pb files; by default <model>_output_<i>.pb beside the model, as the light_* models ship, and the
+// arrays of an input .npz named after graph outputs; <model>_io.npz beside the model is the default input) are
 // compared with the reference. Exit 1 when an fp32 compile (precision_mode force_fp32 or must_keep_origin_dtype)
 // differs from the reference by more than rtol 1e-4 of the output's scale (scaledTolerance), or an expected output does not match; fp16 modes report
 // their error without failing.
@@ -100,15 +101,17 @@ int runRun(const Argv& argv) {
       argv, {{"--json"}, {"--options", "--set", "--inputs", "--random", "--dim", "--expected", "--soc", "--trace",
                           "--history"}});
   if (args.positional.size() != 1 || (args.value("--inputs") && args.value("--random")))
-    throw UsageError("usage: kiln run MODEL [--options F] [--set k=v] [--inputs DIR | --random SEED] "
+    throw UsageError("usage: kiln run MODEL [--options F] [--set k=v] [--inputs DIR|FILE.npz | --random SEED] "
                      "[--dim SYMBOL=N] [--expected OUT.pb]... [--soc NAME|FILE.json] [--trace OUT.json] [--history DB] [--json]");
   const std::string path = args.positional[0];
   Options options = optionsFromArgs(args);
-  const std::map<std::string, int64_t> dims = dimBindings(args);
+  std::map<std::string, int64_t> dims = dimBindings(args);
   LoadedModel original = loadModel(path);
   LoadedModel compiled = loadModel(path);
-  // A run has concrete shapes: symbolic input dims are bound (--dim, else 1) for the compiler too, so the memory plan
-  // and the timing see the shapes the data has. An explicit input_shape option wins.
+  // The inputs first: given data fixes the symbolic dims it fills.
+  const EmulationInputs inputs = emulationInputs(args, path, *original.model->graph, dims);
+  // A run has concrete shapes: symbolic input dims are bound (the data's, --dim, else 1) for the compiler too, so the
+  // memory plan and the timing see the shapes the data has. An explicit input_shape option wins.
   const std::string bound = bindSymbolicInputs(*original.model->graph, dims, options);
   PassManager pm;
   addStandardPasses(pm, options, {});
@@ -170,7 +173,6 @@ int runRun(const Argv& argv) {
   }
   if (!historyError.empty()) std::cerr << "kiln run: history: " << historyError << "\n";
 
-  const EmulationInputs inputs = emulationInputs(args, *original.model->graph, dims);
   EmulationReport report;
   std::string notEmulatable;
   try {
@@ -186,6 +188,14 @@ int runRun(const Argv& argv) {
     const Tensor want = readTensorFile(file).tensor;
     expected.push_back({file, compareTensors(report.reference[i], want)});
   }
+  // An input archive's arrays named after a graph output, or after the node producing it (tract's io.npz names
+  // arrays by node), are expected outputs too.
+  const Graph& og = *original.model->graph;
+  for (size_t i = 0; notEmulatable.empty() && i < og.outputs().size() && i < report.reference.size(); ++i)
+    for (const auto& [name, want] : inputs.archive)
+      if (const Value* o = og.outputs()[i];
+          name == o->name() || (o->producer() && !o->producer()->name().empty() && name == o->producer()->name()))
+        expected.push_back({inputs.archivePath + ":" + name, compareTensors(report.reference[i], want)});
   const std::string precision = options.getString("precision_mode");
   const bool fp32 = precision == "force_fp32" || precision == "must_keep_origin_dtype";
   bool failed = !notEmulatable.empty() || !report.compiledError.empty();

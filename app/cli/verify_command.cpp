@@ -30,33 +30,27 @@ std::string sci(const std::optional<double>& v) {
   return buf;
 }
 
-// fp16 compute rounds every op: a 1e-4 tolerance would flag the precision pass itself on every model.
-double defaultTolerance(const Options& options) {
-  const std::string p = options.getString("precision_mode");
-  return p == "force_fp32" || p == "must_keep_origin_dtype" ? 1e-4 : 2e-2;
-}
-
 }  // namespace
 
 int runVerify(const Argv& argv) {
   const Args args = parseArgs(argv, {{"--json", "--per-pass"},
                                      {"--options", "--set", "--inputs", "--random", "--dim", "--rtol", "--history"}});
   if (args.positional.size() != 1 || (args.value("--inputs") && args.value("--random")))
-    throw UsageError("usage: kiln verify MODEL [--options F] [--set k=v] [--inputs DIR | --random SEED] "
+    throw UsageError("usage: kiln verify MODEL [--options F] [--set k=v] [--inputs DIR|FILE.npz | --random SEED] "
                      "[--dim SYMBOL=N] [--rtol X] [--history DB] [--json]");
   const std::string path = args.positional[0];
   Options options = optionsFromArgs(args);
-  double rtol = defaultTolerance(options);
+  double rtol = defaultVerifyTolerance(options);
   if (auto text = args.value("--rtol")) {
     char* end = nullptr;
     rtol = std::strtod(text->c_str(), &end);
     if (!end || *end || !(rtol > 0 && rtol < 1)) throw UsageError("--rtol takes a number in (0, 1), not '" + *text + "'");
   }
-  const std::map<std::string, int64_t> dims = dimBindings(args);
+  std::map<std::string, int64_t> dims = dimBindings(args);
   LoadedModel loaded = loadModel(path);
   Model& model = *loaded.model;
+  const EmulationInputs inputs = emulationInputs(args, path, *model.graph, dims);  // given data fixes its dims
   const std::string bound = bindSymbolicInputs(*model.graph, dims, options);
-  const EmulationInputs inputs = emulationInputs(args, *model.graph, dims);
 
   std::unique_ptr<HistoryDb> db;
   std::unique_ptr<HistoryRecorder> recorder;

@@ -28,6 +28,7 @@
 #include "compile_session.h"
 #include "graph_canvas.h"
 #include "history/history_db.h"
+#include "history/history_emulation.h"
 #include "history/history_reader.h"
 #include "inspector.h"
 #include "options_form.h"
@@ -48,6 +49,7 @@ bool isHistoryFile(const QString& path) {
 // History reads run on the pool with their own read-only connection (SQLite handles are per thread here).
 struct RunData {
   std::vector<PassInfo> passes;
+  std::vector<PassAccuracyRow> accuracy;  // when the run's numerics were verified
   RunInfo info;
   std::string error;
 };
@@ -236,6 +238,14 @@ void MainWindow::buildActions() {
   QMenu* run = menuBar()->addMenu("&Run");
   QAction* rerunAct = run->addAction("&Rerun with Current Options", QKeySequence("Ctrl+R"), this, &MainWindow::rerun);
   QAction* cancelAct = run->addAction("&Cancel", QKeySequence(Qt::Key_Escape), session_, &views::CompileSession::cancel);
+  verifyAct_ = run->addAction("&Verify Numerics on Each Rerun");
+  verifyAct_->setCheckable(true);
+  verifyAct_->setToolTip("Run the graph after every pass on seeded random inputs and record its error against the "
+                         "original (slower; shown in the pass navigator's error column)");
+  run->addAction("Rerun and &Verify Numerics", QKeySequence("Ctrl+Shift+R"), this, [this] {
+    verifyAct_->setChecked(true);
+    rerun();
+  });
   run->addSeparator();
   QAction* prev = run->addAction("&Previous Pass", QKeySequence(Qt::Key_Left), this, [this] { navigator_->step(-1); });
   QAction* next = run->addAction("&Next Pass", QKeySequence(Qt::Key_Right), this, [this] { navigator_->step(1); });
@@ -318,12 +328,16 @@ void MainWindow::openPath(const QString& path) {
   rerun();
 }
 
+void MainWindow::setVerifyNumerics(bool on) {
+  if (verifyAct_) verifyAct_->setChecked(on);
+}
+
 void MainWindow::rerun() {
   if (modelPath_.isEmpty()) {
     showError("Open a model first");
     return;
   }
-  if (!session_->start(modelPath_, optionsForm_->options())) {
+  if (!session_->start(modelPath_, optionsForm_->options(), verifyAct_ && verifyAct_->isChecked())) {
     statusLabel_->setText("A compile is already running");
     return;
   }
@@ -386,6 +400,7 @@ void MainWindow::showRun(qint64 runId) {
     compareWith_->blockSignals(false);
     passes_ = d.passes;
     navigator_->setPasses(d.passes);
+    navigator_->setAccuracy(d.accuracy);
     emit runShown(runId);
   });
   watcher->setFuture(QtConcurrent::run([db = historyPath_.toStdString(), runId] {
@@ -395,6 +410,7 @@ void MainWindow::showRun(qint64 runId) {
       HistoryReader r(h);
       out.info = r.run(runId);
       out.passes = r.passes(runId);
+      out.accuracy = readPassAccuracy(h, runId);
     } catch (const std::exception& e) {
       out.error = e.what();
     }

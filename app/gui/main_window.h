@@ -20,6 +20,7 @@ class QComboBox;
 class QSplitter;
 class QPlainTextEdit;
 class QMenu;
+class QAction;
 
 namespace kiln::views {
 class GraphCanvas;
@@ -52,6 +53,8 @@ class MainWindow : public QMainWindow {
   qint64 currentRun() const { return runId_; }
   bool busy() const;  // compiling, reading or laying out
   void setCompareEnabled(bool on);
+  // Reruns record each pass's numeric error (Run ▸ Verify Numerics).
+  void setVerifyNumerics(bool on);
   void findNext(const QString& text, bool backwards = false);
   QString statusText() const;
 
@@ -95,6 +98,7 @@ class MainWindow : public QMainWindow {
   QLabel* graphLabel_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QPushButton* cancel_ = nullptr;
+  QAction* verifyAct_ = nullptr;
   QMenu* recentMenu_ = nullptr;
   QSplitter* split_ = nullptr;
 

@@ -151,4 +151,17 @@ std::vector<Tensor> readInputFiles(const Graph& g, const std::string& dir) {
   return inputs;
 }
 
+std::vector<Tensor> inputsFromArrays(const Graph& g, const std::vector<std::pair<std::string, Tensor>>& arrays,
+                                     const std::string& file) {
+  std::vector<Tensor> inputs(g.inputs().size());
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    const Value* v = g.inputs()[i];
+    if (v->constant()) continue;
+    for (const auto& [name, t] : arrays)
+      if (name == v->name()) inputs[i] = t;
+    if (!inputs[i].valid()) throw LoadError(file, "holds no array named '" + v->name() + "' (a graph input)");
+  }
+  return inputs;
+}
+
 }  // namespace kiln

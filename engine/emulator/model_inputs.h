@@ -33,4 +33,9 @@ std::vector<Tensor> inputsByName(const Graph& from, const std::vector<Tensor>& t
 // Throws LoadError for a missing or bad file.
 std::vector<Tensor> readInputFiles(const Graph& g, const std::string& dir);
 
+// The fed inputs from named arrays (a .npz archive `file`, array names = input names). Throws LoadError naming the
+// file and the input without an array.
+std::vector<Tensor> inputsFromArrays(const Graph& g, const std::vector<std::pair<std::string, Tensor>>& arrays,
+                                     const std::string& file);
+
 }  // namespace kiln

@@ -17,14 +17,12 @@ bool hasMemoryPlan(const Graph& g) {
   return false;
 }
 
-double largestMagnitude(const Tensor& t) {
-  double m = 0;
-  for (double v : t.toDouble())
-    if (std::isfinite(v)) m = std::max(m, std::fabs(v));
-  return m;
-}
-
 }  // namespace
+
+double defaultVerifyTolerance(const Options& options) {
+  const std::string p = options.getString("precision_mode");
+  return p == "force_fp32" || p == "must_keep_origin_dtype" ? 1e-4 : 2e-2;
+}
 
 PassVerifier::PassVerifier(std::vector<Tensor> inputs, double rtol, std::function<void(const PassAccuracyRow&)> sink)
     : inputs_(std::move(inputs)), rtol_(rtol), sink_(std::move(sink)) {}
@@ -108,8 +106,7 @@ PassAccuracyRow PassVerifier::verify(const Model& model, int seq) {
       const Tensor& want = baseline_[i];
       Tensor got = out[i];
       if (got.dtype() != want.dtype()) got = convertTensor(got, want.dtype());
-      const double scale = largestMagnitude(want);
-      const TensorDifference d = compareTensors(got, want, {rtol_, rtol_ * scale});
+      const TensorDifference d = compareTensors(got, want, scaledTolerance(want, rtol_));
       if (!d.comparable) throw std::runtime_error("output '" + outputNames_[i] + "': " + d.firstMismatch);
       maxAbs = std::max(maxAbs, d.maxAbs);
       maxRel = std::max(maxRel, d.maxRel);

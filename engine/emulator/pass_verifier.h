@@ -17,6 +17,10 @@
 
 namespace kiln {
 
+// The tolerance `kiln verify` and the workbench use unless told: 1e-4 for fp32 compiles; 2e-2 when the compile
+// computes in fp16 (every op rounds: a 1e-4 tolerance would flag the precision pass itself on every model).
+double defaultVerifyTolerance(const Options& options);
+
 struct PassAccuracy {
   PassAccuracyRow row;  // seq, status, errors, detail
   std::string pass;     // the pass name ("import" for seq 0)

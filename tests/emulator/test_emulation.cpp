@@ -117,6 +117,27 @@ class EmulationTest : public QObject {
     QVERIFY2(d.within(), d.firstMismatch.c_str());
   }
 
+  void sharedModelsRunAsUsersRunThem() {
+    // Real exports: a CNN compiled to NC1HWC0/FRACTAL_Z, a bidirectional LSTM checked against the io.npz tract
+    // recorded (found beside the model, its symbolic dims taken from the data), an ONNX Runtime-optimized GPT-2
+    // (contrib Attention, SkipLayerNorm, FastGelu) and a Llama export (RotaryEmbedding, MultiHeadAttention): fp32
+    // compiled runs match the reference.
+    const QString models = QStringLiteral(KILN_SHARED_DIR) + "/models/";
+    if (!QFileInfo::exists(models + "MANIFEST.md")) QSKIP("the shared corpus (../shared/models) is absent");
+    const QStringList fp32{"--set", "precision_mode=force_fp32"};
+    KilnRun r = runKiln(QStringList{"run", models + "cnn/cnn_mnist_pytorch.onnx"} + fp32);
+    QVERIFY2(r.code == 0 && r.out.contains("compiled vs reference"), qPrintable(r.err + r.out));
+    r = runKiln({"run", models + "speech/byte_sb_bidi_lstm.onnx"});
+    QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
+    QVERIFY2(r.out.contains("byte_sb_bidi_lstm_io.npz:Add_26: match"), qPrintable(r.out));
+    QVERIFY(r.out.contains("batch=2, length=58"));
+    r = runKiln(QStringList{"run", models + "transformer/tiny-random-gpt2-fp32_past.onnx", "--dim", "batch_size=2", "--dim",
+                            "seq_len=3", "--dim", "past_seq_len=4", "--dim", "total_seq_len=7"} + fp32);
+    QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
+    r = runKiln(QStringList{"run", models + "transformer/tiny_llama_fp16/model.onnx"} + fp32);
+    QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
+  }
+
   void overlappingPlanGivesWrongNumbers() {
     auto original = branchyModel();
     auto compiled = branchyModel();

@@ -1,17 +1,15 @@
 // Reference kernels for recurrent and resampling ops (LSTM, GRU, RNN, Resize, Upsample, Pad) and
 // kiln:FusedElementwise: small cases computed by hand, the decline/throw contract and size checks. The ONNX backend
 // node tests of these ops run in test_kernels' conformanceSuite.
-#include <zlib.h>
 
 #include <QFile>
 #include <QFileInfo>
-#include <QtEndian>
 #include <QtTest>
-#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <map>
 
+#include "io/numpy/npz_reader.h"
 #include "support/kernel_op.h"
 #include "emulator/kernels/kernel.h"
 #include "io/onnx/onnx_reader.h"
@@ -51,67 +49,6 @@ std::vector<Tensor> linearRnn(const char* direction, const std::vector<Tensor>& 
 }
 
 // ---- the shared corpus' bidirectional LSTM (byte_sb_bidi_lstm) against its recorded output ----
-
-// One .npy file: "\x93NUMPY", version, header length, a Python dict literal (descr, shape), then the elements.
-Tensor parseNpy(const std::string& b) {
-  if (b.size() < 10 || b.compare(1, 5, "NUMPY") != 0) return {};
-  const size_t headerLen = size_t(uint8_t(b[8])) | size_t(uint8_t(b[9])) << 8;
-  const std::string header = b.substr(10, headerLen);
-  const auto field = [&](const char* key) {
-    const size_t at = header.find(key);
-    return at == std::string::npos ? std::string() : header.substr(at + std::strlen(key));
-  };
-  const std::string descr = field("'descr': '").substr(0, 3);
-  const DType type = descr == "|u1" ? DType::UInt8 : descr == "<f4" ? DType::Float : DType::Undefined;
-  std::vector<int64_t> dims;
-  const std::string shape = field("'shape': (");
-  for (size_t i = 0; i < shape.size() && shape[i] != ')';) {
-    if (std::isdigit(static_cast<unsigned char>(shape[i]))) {
-      size_t used = 0;
-      dims.push_back(std::stoll(shape.substr(i), &used));
-      i += used;
-    } else {
-      ++i;
-    }
-  }
-  if (type == DType::Undefined) return {};
-  return Tensor::fromBytes(type, dims, b.substr(10 + headerLen));
-}
-
-// The members of a .npz (a zip of .npy files, stored or deflated).
-std::map<std::string, Tensor> readNpz(const QString& path) {
-  QFile f(path);
-  if (!f.open(QIODevice::ReadOnly)) return {};
-  const QByteArray zip = f.readAll();
-  const auto u16 = [&](qsizetype p) { return qFromLittleEndian<quint16>(zip.constData() + p); };
-  const auto u32 = [&](qsizetype p) { return qFromLittleEndian<quint32>(zip.constData() + p); };
-  std::map<std::string, Tensor> out;
-  for (qsizetype at = 0; at + 30 <= zip.size() && u32(at) == 0x04034b50;) {
-    const quint16 method = u16(at + 8);
-    const quint32 packed = u32(at + 18), size = u32(at + 22);
-    const qsizetype data = at + 30 + u16(at + 26) + u16(at + 28);
-    if (data + packed > zip.size()) break;
-    std::string raw(size, '\0');
-    if (method == 0 && packed == size) {
-      std::memcpy(raw.data(), zip.constData() + data, size);
-    } else if (method == 8) {
-      z_stream zs{};
-      if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) break;
-      zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(zip.constData() + data));
-      zs.avail_in = packed;
-      zs.next_out = reinterpret_cast<Bytef*>(raw.data());
-      zs.avail_out = size;
-      const int rc = inflate(&zs, Z_FINISH);
-      inflateEnd(&zs);
-      if (rc != Z_STREAM_END) break;
-    } else {
-      break;
-    }
-    out[std::string(zip.constData() + at + 30, u16(at + 26))] = parseNpy(raw);
-    at = data + packed;
-  }
-  return out;
-}
 
 // MatMul of [..., M, K] by a 2-D [K, N] (the model's output projection; the NN kernels live in another family).
 Tensor matMul2d(const Tensor& a, const Tensor& b) {
@@ -450,15 +387,16 @@ class KernelRnnTest : public QObject {
     // and the output tract recorded for it.
     const QString dir = QStringLiteral(KILN_SHARED_DIR) + "/models/speech/";
     if (!QFileInfo::exists(dir + "byte_sb_bidi_lstm.onnx")) QSKIP("the shared corpus (../shared/models) is absent");
-    const std::map<std::string, Tensor> io = readNpz(dir + "byte_sb_bidi_lstm_io.npz");
-    QVERIFY(io.count("input.npy") && io.count("Add_26.npy"));
+    std::map<std::string, Tensor> io;
+    for (auto& [name, t] : readNpz((dir + "byte_sb_bidi_lstm_io.npz").toStdString())) io[name] = t;
+    QVERIFY(io.count("input") && io.count("Add_26"));
     auto model = readOnnxFile((dir + "byte_sb_bidi_lstm.onnx").toStdString(), {.runChecker = false}).model;
     const Graph& g = *model->graph;
     QCOMPARE(g.inputs().size(), size_t{1});
     std::map<const Value*, Tensor> env;
     for (Value* v : g.values())
       if (v->constant()) env[v] = *v->constant();
-    env[g.inputs()[0]] = io.at("input.npy");
+    env[g.inputs()[0]] = io.at("input");
     const auto order = g.topologicalOrder();
     QVERIFY(order);
     bool ranLstm = false;
@@ -478,7 +416,7 @@ class KernelRnnTest : public QObject {
     }
     QVERIFY(ranLstm);
     const Tensor& got = env.at(g.outputs()[0]);
-    const Tensor& want = io.at("Add_26.npy");
+    const Tensor& want = io.at("Add_26");
     QCOMPARE(got.dims(), want.dims());
     const std::vector<double> gv = got.toDouble(), wv = want.toDouble();
     for (size_t i = 0; i < wv.size(); ++i)

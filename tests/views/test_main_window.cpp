@@ -11,10 +11,13 @@
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QTreeWidget>
+#include <QTreeWidgetItemIterator>
 #include <QtTest>
 
 #include "graph_canvas.h"
 #include "history/history_db.h"
+#include "history/history_emulation.h"
 #include "history/history_reader.h"
 #include "inspector.h"
 #include "main_window.h"
@@ -183,6 +186,29 @@ class MainWindowTest : public QObject {
                  run.optionsJson.find("\"oo_constant_folding\": false") != std::string::npos,
              run.optionsJson.c_str());
     shot(*w_, "04_rerun_no_folding");
+  }
+
+  void verifyNumericsFillsTheErrorColumn() {
+    // Run ▸ Verify Numerics: every pass's error against the original is recorded and shown beside the pass.
+    const qint64 before = w_->currentRun();
+    w_->setVerifyNumerics(true);
+    w_->rerun();
+    QTRY_VERIFY_WITH_TIMEOUT(w_->currentRun() != before && settled(*w_), 180000);
+    w_->setVerifyNumerics(false);
+    HistoryDb db(tmp_.filePath("history.db").toStdString(), HistoryDb::Mode::ReadOnly);
+    const auto rows = readPassAccuracy(db, w_->currentRun());
+    QCOMPARE(rows.size(), HistoryReader(db).passes(w_->currentRun()).size());
+    auto* tree = w_->navigator()->findChild<QTreeWidget*>();
+    QVERIFY(tree && !tree->isColumnHidden(3));
+    int shown = 0;
+    for (QTreeWidgetItemIterator it(tree); *it; ++it) shown += !(*it)->text(3).isEmpty();
+    QVERIFY2(shown > 2, "the error column shows the verified passes");
+    // Each row is one pass's verdict; the navigator names the first pass over tolerance, if any.
+    int firstBad = -1;
+    for (const PassAccuracyRow& r : rows)
+      if (r.status == "exceeds" && firstBad < 0) firstBad = r.seq;
+    QCOMPARE(w_->navigator()->firstExceeding(), firstBad);
+    shot(*w_->navigator(), "04b_pass_accuracy");
   }
 
   void cancelStopsTheCompile() {
