@@ -64,6 +64,15 @@ void KernelRegistry::add(const std::string& opType, KernelFn fn, const std::stri
   kernels_[{domain, opType}] = fn;
 }
 
+void KernelRegistry::addStringAware(const std::string& opType, KernelFn fn, const std::string& domain) {
+  add(opType, fn, domain);
+  stringAware_.insert({domain, opType});
+}
+
+bool KernelRegistry::readsStrings(const std::string& domain, const std::string& opType) const {
+  return stringAware_.count({domain == "ai.onnx" ? std::string() : domain, opType}) > 0;
+}
+
 KernelFn KernelRegistry::find(const std::string& domain, const std::string& opType) const {
   // "ai.onnx" is the default domain spelled out.
   auto it = kernels_.find({domain == "ai.onnx" ? std::string() : domain, opType});
@@ -86,10 +95,12 @@ std::vector<Tensor> evaluateNode(const Node& node, const std::vector<const Tenso
                                  const KernelLimits& limits) {
   KernelFn fn = KernelRegistry::global().find(node.domain(), node.opType());
   if (!fn) return {};
-  // String and complex tensors are outside the library: decline rather than let a kernel misread them.
+  // String and complex tensors are outside the library (strings only reach kernels that read them): decline rather
+  // than let a kernel misread them.
+  const bool strings = KernelRegistry::global().readsStrings(node.domain(), node.opType());
   for (const Tensor* t : inputs)
-    if (t && (!t->valid() || dtypeSize(t->dtype()) == 0 || t->dtype() == DType::Complex64 ||
-              t->dtype() == DType::Complex128))
+    if (t && (!t->valid() || (dtypeSize(t->dtype()) == 0 && !(strings && t->dtype() == DType::String)) ||
+              t->dtype() == DType::Complex64 || t->dtype() == DType::Complex128))
       return {};
   KernelContext ctx(node, inputs, limits);
   std::vector<Tensor> out = fn(ctx);

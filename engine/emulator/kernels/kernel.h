@@ -12,6 +12,7 @@
 //    small constant that expands into gigabytes is refused rather than materialised.
 #include <cstdint>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -69,12 +70,16 @@ class KernelRegistry {
   // The built-in kernels (every family registered once, on first use).
   static KernelRegistry& global();
   void add(const std::string& opType, KernelFn fn, const std::string& domain = {});
+  // A kernel that handles string tensors itself (Cast); every other kernel is never handed one.
+  void addStringAware(const std::string& opType, KernelFn fn, const std::string& domain = {});
+  bool readsStrings(const std::string& domain, const std::string& opType) const;
   // Null when no kernel implements domain:opType.
   KernelFn find(const std::string& domain, const std::string& opType) const;
   std::vector<std::string> opTypes() const;  // "Add", "com.x:Op", ... for reports and tests
 
  private:
   std::map<std::pair<std::string, std::string>, KernelFn> kernels_;
+  std::set<std::pair<std::string, std::string>> stringAware_;
 };
 
 // Evaluates one node on concrete inputs (inputs[i] null for an omitted optional input). Returns one tensor per node

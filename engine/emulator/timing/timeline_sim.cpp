@@ -133,17 +133,23 @@ Timeline simulateTimeline(const std::vector<Task>& tasks, const SocProfile& p, b
     StreamState& st = streams[size_t(best)];
     const int t = (*st.tasks)[st.next];
     const TaskCost& c = costs[size_t(t)];
-    double start = bestStart;
+    // A task on a core pool holds its cores only while it computes: its fixed cost (dispatch by the stream's task
+    // scheduler) runs ahead on the stream. So one stream pays every dispatch in series, while several streams
+    // dispatch one kernel while another computes — where multi-stream execution gains on graphs of small kernels.
     Pool* pool = poolOf(c.unit);
-    if (pool && pool->size() > 0) {
-      auto [when, blocker] = pool->acquire(std::min(std::max(c.cores, 1), pool->size()), bestStart, taken);
-      if (when > start) {
-        start = when;
+    const bool onCores = pool && pool->size() > 0;
+    const double dispatch = onCores ? std::clamp(c.fixedUs, 0.0, c.durationUs) : 0.0;
+    double computeStart = bestStart + dispatch;
+    if (onCores) {
+      auto [when, blocker] = pool->acquire(std::min(std::max(c.cores, 1), pool->size()), computeStart, taken);
+      if (when > computeStart) {
+        computeStart = when;
         bestPred = blocker;
       }
     }
-    const double end = start + c.durationUs;
-    if (pool && pool->size() > 0) pool->release(taken, end, t);
+    const double start = computeStart - dispatch;
+    const double end = computeStart + c.durationUs - dispatch;
+    if (onCores) pool->release(taken, end, t);
     pred[size_t(t)] = bestPred;
     st.free = end;
     st.last = t;
@@ -170,7 +176,11 @@ Timeline simulateTimeline(const std::vector<Task>& tasks, const SocProfile& p, b
     if (last == kNone || e.endUs > tl.entries[size_t(last)].endUs) last = e.task;
   tl.latencyUs = last == kNone ? 0 : tl.entries[size_t(last)].endUs;
   std::map<SimUnit, double> busy;
-  for (const TimelineEntry& e : tl.entries) busy[e.unit] += (e.endUs - e.startUs) * std::max(e.cores, 1);
+  for (const TimelineEntry& e : tl.entries) {
+    // Cores are busy while a task computes, not while its stream dispatches it.
+    const double dispatch = poolOf(e.unit) ? std::clamp(costs[size_t(e.task)].fixedUs, 0.0, e.endUs - e.startUs) : 0.0;
+    busy[e.unit] += (e.endUs - e.startUs - dispatch) * std::max(e.cores, 1);
+  }
   const std::vector<std::pair<SimUnit, int>> capacity = {{SimUnit::Cube, p.aiCores},
                                                          {SimUnit::Vector, p.vectorCores > 0 ? p.vectorCores : p.aiCores},
                                                          {SimUnit::AiCpu, p.aiCpuCores},
