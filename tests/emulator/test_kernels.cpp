@@ -249,7 +249,17 @@ class KernelTest : public QObject {
     QCOMPARE(values<double>(cast(DType::Double, boolean({2}, {1, 0}))[0]), (std::vector<double>{1, 0}));
     QCOMPARE(values<float>(cast(DType::Float, Tensor::fromVector<uint16_t>(DType::BFloat16, {1}, {0x4049}))[0]),
              (std::vector<float>{3.140625f}));
-    QVERIFY(cast(DType::String, f32({1}, {1})).empty());
+    // To and from text: the shortest text that reads back the same value; NaN/INF spellings; bad text is an error.
+    const auto text = cast(DType::String, f32({3}, {1, 0.1f, -2.5e-7f}));
+    QCOMPARE(text.at(0).strings(), (std::vector<std::string>{"1", "0.1", "-2.5e-07"}));
+    const Tensor back = Op("Cast").i("to", int64_t(dtypeToOnnx(DType::Float)))
+                            .one({Tensor({4}, std::vector<std::string>{"0.1", "-INF", "nan", "12"})});
+    QCOMPARE(back.toDouble()[0], double(0.1f));
+    QVERIFY(std::isinf(back.toDouble()[1]) && back.toDouble()[1] < 0 && std::isnan(back.toDouble()[2]));
+    QCOMPARE(Op("Cast").i("to", int64_t(dtypeToOnnx(DType::Int64))).one({Tensor({1}, std::vector<std::string>{"-9007199254740993"})}).toInt64()[0],
+             int64_t{-9007199254740993});  // exact: not through double
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Cast").i("to", int64_t(dtypeToOnnx(DType::Float)))
+                                                     .one({Tensor({1}, std::vector<std::string>{"12abc"})}));
     Tensor like = Op("CastLike").one({f32({1}, {2.5f}), i64({0}, {})});
     QCOMPARE(like.dtype(), DType::Int64);
   }
