@@ -9,6 +9,7 @@
 #include "history/history_recorder.h"
 #include "io/load_error.h"
 #include "io/model_loader.h"
+#include "ir/model.h"
 #include "passes/pass_manager.h"
 
 namespace kiln::views {
@@ -83,7 +84,12 @@ bool CompileSession::start(const QString& modelPath, const kiln::Options& option
       else if (s.status == RunStatus::Failed) message = "failed at pass " + QString::fromStdString(s.error);
       else if (s.status == RunStatus::Stopped) message = "stopped: " + QString::fromStdString(s.error);
       else message = QString("compiled in %1 ms: %L2 → %L3 nodes").arg(s.ms, 0, 'f', 1).arg(s.nodesBefore).arg(s.nodesAfter);
-      finish([runId, ok, message](CompileSession* cs) { emit cs->finished(runId, ok, message); });
+      std::shared_ptr<const Model> compiled(std::move(loaded.model));
+      finish([runId, ok, message, compiled](CompileSession* cs) {
+        cs->compiled_ = compiled;
+        cs->compiledRun_ = runId;
+        emit cs->finished(runId, ok, message);
+      });
     } catch (const LoadError& e) {
       const QString m = QString::fromStdString(e.describe());
       finish([m](CompileSession* cs) { emit cs->failed(m); });
