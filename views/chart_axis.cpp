@@ -70,17 +70,22 @@ void ChartAxis::clamp() {
   hi_ = lo_ + span;
 }
 
-std::vector<double> ChartAxis::ticks(int count) const {
+std::vector<double> ChartAxis::ticks(int count, bool binary) const {
   std::vector<double> out;
   const double raw = (hi_ - lo_) / std::max(count, 1);
   if (!(raw > 0) || !std::isfinite(raw)) return out;
-  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-  double step = magnitude;
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * magnitude >= raw) {
-      step = m * magnitude;
-      break;
-    }
+  double step = 0;
+  if (binary) {
+    step = std::pow(2.0, std::ceil(std::log2(raw)));
+  } else {
+    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+    step = magnitude * 10;
+    for (double m : {1.0, 2.0, 5.0})
+      if (m * magnitude >= raw) {
+        step = m * magnitude;
+        break;
+      }
+  }
   for (double v = std::ceil(lo_ / step) * step; v <= hi_ && out.size() < 1000; v += step) out.push_back(v);
   return out;
 }

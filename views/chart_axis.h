@@ -29,8 +29,9 @@ class ChartAxis {
   void panPixels(double delta);              // positive moves the content towards higher pixels
   void centreOn(double v);
 
-  // Round values between lo and hi for grid lines and labels, about `count` of them (1, 2, 5 × 10^k steps).
-  std::vector<double> ticks(int count) const;
+  // Round values between lo and hi for grid lines and labels, about `count` of them: 1, 2, 5 × 10^k steps, or
+  // power-of-two steps with `binary` (bytes: 1 MiB, not 976.6 KiB).
+  std::vector<double> ticks(int count, bool binary = false) const;
 
  private:
   void clamp();

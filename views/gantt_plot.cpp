@@ -212,13 +212,17 @@ void GanttPlot::paintLanes(QPainter& p) const {
       }
     }
   }
-  // Selection last, over everything.
-  p.setPen(QPen(pal.color(QPalette::Highlight), 2.5));
+  // Selection last, over everything: the highlight inside a text-coloured rim, visible on any unit's colour.
   p.setBrush(Qt::NoBrush);
   for (size_t i = 0; i < selected_.size(); ++i)
     if (selected_[i] && laneOfTask_[i] >= 0) {
       const TimelineChartTask& t = chart_->tasks[i];
-      if (t.endUs >= lo && t.startUs <= hi) p.drawRect(taskRect(i).adjusted(-1.5, -1.5, 1.5, 1.5));
+      if (t.endUs < lo || t.startUs > hi) continue;
+      const QRectF r = taskRect(i).adjusted(-1.5, -1.5, 1.5, 1.5);
+      p.setPen(QPen(pal.color(QPalette::Text), 4));
+      p.drawRect(r);
+      p.setPen(QPen(pal.color(QPalette::Highlight), 2));
+      p.drawRect(r);
     }
   p.restore();
 }
@@ -263,14 +267,16 @@ void GanttPlot::paintHeader(QPainter& p) const {
     const double top = area_.top() - scrollY_ + laneTop_[l];
     const double laneHeight = std::max(lane.rows * kRow, fm.height() + 6);
     if (top + laneHeight < area_.top() || top > area_.bottom()) continue;
-    const QString util = QString("%1%").arg(lane.utilisation * 100, 0, 'f', lane.utilisation < 0.1 ? 1 : 0);
+    const QString util = lane.hasUtilisation
+                             ? QString("%1%").arg(lane.utilisation * 100, 0, 'f', lane.utilisation < 0.1 ? 1 : 0)
+                             : QString();
     p.setPen(pal.color(QPalette::WindowText));
     p.drawText(QRectF(6, top, kHeader - 60, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
                QString::fromStdString(lane.label));
     p.drawText(QRectF(kHeader - 54, top, 48, fm.height()), Qt::AlignRight | Qt::AlignVCenter, util);
     // A bar under the name: how busy the lane is over the whole run.
     const QRectF bar(6, top + fm.height() + 1, kHeader - 12, 3);
-    if (bar.bottom() <= top + lane.rows * kRow + kLaneGap / 2) {
+    if (lane.hasUtilisation && bar.bottom() <= top + lane.rows * kRow + kLaneGap / 2) {
       p.fillRect(bar, towardsBase(pal.color(QPalette::WindowText), pal, 0.85));
       p.fillRect(QRectF(bar.left(), bar.top(), bar.width() * std::clamp(lane.utilisation, 0.0, 1.0), bar.height()),
                  pal.color(QPalette::Highlight));
@@ -293,10 +299,12 @@ void GanttPlot::paintTimeAxis(QPainter& p) const {
     const double px = time_.toPixel(v);
     const QString label = timeText(v, span);
     const double w = fm.horizontalAdvance(label);
-    if (px - w / 2 < std::max(lastRight + 8, kHeader) || px + w / 2 > width()) continue;
+    // The first label may lean right of its tick rather than into the header.
+    const double left = std::max(px - w / 2, kHeader + 2);
+    if (left < lastRight + 8 || left + w > width()) continue;
     p.drawLine(QPointF(px, kAxis - 5), QPointF(px, kAxis));
-    p.drawText(QRectF(px - w / 2, 2, w, kAxis - 7), Qt::AlignCenter, label);
-    lastRight = px + w / 2;
+    p.drawText(QRectF(left, 2, w, kAxis - 7), Qt::AlignCenter, label);
+    lastRight = left + w;
   }
   p.drawLine(QPointF(kHeader, kAxis - 0.5), QPointF(width(), kAxis - 0.5));
 }

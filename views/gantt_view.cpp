@@ -95,11 +95,11 @@ void GanttView::setChart(std::shared_ptr<const TimelineChart> chart) {
     kernels += t.type == "KERNEL" || t.type == "KERNEL_EX";
     critical += t.critical;
   }
-  QString text = QString("latency <b>%1 µs</b> · %L2 tasks (%L3 kernels) on %4 streams · %L5 on the critical path · %6")
+  QString text = QString("latency <b>%1 µs</b> · %L2 tasks (%L3 kernels) on %4 · %L5 on the critical path · %6")
                      .arg(chart->latencyUs, 0, 'f', 1)
                      .arg(chart->tasks.size())
                      .arg(kernels)
-                     .arg(streams.size())
+                     .arg(streams.size() == 1 ? QString("1 stream") : QString("%1 streams").arg(streams.size()))
                      .arg(critical)
                      .arg(QString::fromStdString(chart->source).toHtmlEscaped());
   if (chart->droppedRows > 0) text += QString(" · %L1 malformed rows skipped").arg(chart->droppedRows);

@@ -162,11 +162,16 @@ void MemoryPlot::paintBlocks(QPainter& p) const {
       p.drawRect(r.adjusted(0, 0, -0.5, -0.5));
     }
   }
-  // Selection on top, in the palette's highlight, thick enough to find at any zoom.
+  // Selection on top: the palette's highlight inside a text-coloured rim, visible on any fill at any zoom.
   p.setBrush(Qt::NoBrush);
-  p.setPen(QPen(palette().color(QPalette::Highlight), 2.5));
   for (size_t i = 0; i < chart_->blocks.size(); ++i)
-    if (selected_[i] && visible(chart_->blocks[i])) p.drawRect(blockRect(chart_->blocks[i]).adjusted(-1, -1, 1, 1));
+    if (selected_[i] && visible(chart_->blocks[i])) {
+      const QRectF r = blockRect(chart_->blocks[i]).adjusted(-1.5, -1.5, 1.5, 1.5);
+      p.setPen(QPen(outline, 4));
+      p.drawRect(r);
+      p.setPen(QPen(palette().color(QPalette::Highlight), 2));
+      p.drawRect(r);
+    }
 
   // The arena and the lower bound, labelled at the right end; the labels step apart when the lines are close.
   const double arenaY = bytes_.toPixel(double(chart_->arenaBytes));
@@ -178,18 +183,26 @@ void MemoryPlot::paintBlocks(QPainter& p) const {
   auto line = [&](double y, const QString& text, const QColor& colour, Qt::PenStyle style, bool below) {
     p.setPen(QPen(colour, 1.5, style));
     p.drawLine(QPointF(blockArea_.left(), y), QPointF(blockArea_.right(), y));
-    const QRectF box(blockArea_.right() - 260, below ? y + 2 : y - lineHeight - 2, 256, lineHeight);
-    const QRectF textBox = QFontMetricsF(f).boundingRect(box, Qt::AlignRight | Qt::AlignVCenter, text).adjusted(-3, 0, 3, 0);
-    p.fillRect(textBox, palette().color(QPalette::Base));
+    const double w = QFontMetricsF(f).horizontalAdvance(text) + 8;
+    const QRectF box(std::max(blockArea_.left(), blockArea_.right() - w - 4), below ? y + 2 : y - lineHeight - 2, w,
+                     lineHeight);
+    p.fillRect(box, palette().color(QPalette::Base));
     p.setPen(colour);
-    p.drawText(box, Qt::AlignRight | Qt::AlignVCenter, text);
+    p.drawText(box, Qt::AlignCenter, text);
   };
   const QColor text = palette().color(QPalette::Text);
-  const double ratio = chart_->lowerBound > 0 ? double(chart_->arenaBytes) / double(chart_->lowerBound) : 0;
-  line(arenaY, QString("arena %1 (%2× the lower bound)").arg(bytesText(double(chart_->arenaBytes))).arg(ratio, 0, 'f', 3),
-       text, Qt::SolidLine, false);
-  line(boundY, "lower bound " + bytesText(double(chart_->lowerBound)), outline, Qt::DashLine,
-       std::abs(arenaY - boundY) < lineHeight + 4);
+  // Labels sit above their line unless that leaves the plot; the lower bound's steps below when the two are close.
+  const bool arenaBelow = arenaY - lineHeight - 2 < blockArea_.top();
+  if (chart_->arenaBytes == chart_->lowerBound) {
+    line(arenaY, QString("arena %1 = the lower bound (no plan can be smaller)").arg(bytesText(double(chart_->arenaBytes))),
+         text, Qt::SolidLine, arenaBelow);
+  } else {
+    const double ratio = chart_->lowerBound > 0 ? double(chart_->arenaBytes) / double(chart_->lowerBound) : 0;
+    line(arenaY, QString("arena %1 (%2× the lower bound)").arg(bytesText(double(chart_->arenaBytes))).arg(ratio, 0, 'f', 3),
+         text, Qt::SolidLine, arenaBelow);
+    line(boundY, "lower bound " + bytesText(double(chart_->lowerBound)), outline, Qt::DashLine,
+         boundY - arenaY < (arenaBelow ? 2 : 1) * (lineHeight + 4));
+  }
   if (chart_->peakStep >= 0) {
     const double x = steps_.toPixel(double(chart_->peakStep) + 0.5);
     p.setPen(QPen(criticalColor(), 1, Qt::DashLine));
@@ -251,7 +264,7 @@ void MemoryPlot::paintAxes(QPainter& p) const {
   const QColor grid = towardsBase(text, palette(), 0.88);
   p.setPen(text);
   const QFontMetricsF fm(font());
-  for (double v : bytes_.ticks(5)) {
+  for (double v : bytes_.ticks(5, true)) {
     const double py = bytes_.toPixel(v);
     if (py < blockArea_.top() - 1 || py > blockArea_.bottom() + 1) continue;
     p.setPen(grid);

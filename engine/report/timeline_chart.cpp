@@ -163,10 +163,11 @@ std::vector<TimelineChartLane> timelineLanes(const TimelineChart& chart, bool by
     if (byUnit) {
       lane.busyUs = coreTime;
       const auto cap = chart.capacity.find(first.unit);
-      if (cap != chart.capacity.end() && cap->second > 0 && chart.latencyUs > 0)
-        lane.utilisation = coreTime / (cap->second * chart.latencyUs);
+      lane.hasUtilisation = cap != chart.capacity.end() && cap->second > 0;
+      if (lane.hasUtilisation && chart.latencyUs > 0) lane.utilisation = coreTime / (cap->second * chart.latencyUs);
     } else {
       lane.busyUs = streamBusy;
+      lane.hasUtilisation = true;
       if (chart.latencyUs > 0) lane.utilisation = streamBusy / chart.latencyUs;
     }
     lanes.push_back(std::move(lane));

@@ -47,6 +47,7 @@ struct TimelineChartLane {
   int rows = 1;
   double busyUs = 0;          // stream lane: time running work; unit lane: busy core-time
   double utilisation = 0;     // stream: busy / latency; unit: busy core-time / (capacity × latency)
+  bool hasUtilisation = false;  // false for the events lane (the stream itself is no resource with a capacity)
 };
 
 struct TimelineChart {

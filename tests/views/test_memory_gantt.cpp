@@ -3,7 +3,7 @@
 // history recorded), click a block and see its producer selected on the canvas, select a node on the canvas and see
 // its blocks and tasks marked, click a Gantt task and see its node in the inspector; a run stopped before Stage 3
 // shows a sentence, not an empty chart; odd timeline rows in the history and odd chart values do not crash the
-// views. Screenshots go to tests/artifacts/ in the build tree.
+// views; a generated two-layer llama draws its streams with event arrows. Screenshots go to tests/artifacts/ in the build tree.
 #include <QDir>
 #include <QDockWidget>
 #include <QFileInfo>
@@ -25,11 +25,13 @@
 #include "history/history_recorder.h"
 #include "inspector.h"
 #include "io/model_loader.h"
+#include "io/onnx/onnx_writer.h"
 #include "main_window.h"
 #include "memory_plot.h"
 #include "memory_view.h"
 #include "passes/options.h"
 #include "passes/pass_manager.h"
+#include "samples/sample_models.h"
 #include "util/json.h"
 
 using namespace kiln;
@@ -243,7 +245,7 @@ class MemoryGanttTest : public QObject {
       if (i == 1) r.startUs = -100;
       if (i == 2) r.endUs = std::numeric_limits<double>::infinity();
       if (i == 3) r.stream = 1 << 30;
-      if (i == 4) r.flops = std::numeric_limits<double>::quiet_NaN();
+      if (i == 4) r.flops = -std::numeric_limits<double>::infinity();  // (SQLite stores NaN as NULL, refused)
       if (i == 5) r.nodeId = -7;  // no such node
       if (i == 6) {
         r.endUs = 3e12;  // a month: kept, the chart just gets long
@@ -303,6 +305,35 @@ class MemoryGanttTest : public QObject {
     QVERIFY(!view.grab().isNull());
     view.setChart(nullptr);
     QVERIFY(!view.showsChart());
+  }
+
+  void multiStreamModelDrawsEventArrows() {
+    // A generated llama (two layers, weights as shaped inputs): attention branches run on several streams.
+    const QString path = tmp_.filePath("llama2.onnx");
+    SampleOptions so;
+    so.layers = 2;
+    so.weights = false;
+    writeOnnxFile(*buildSample("llama", so), path.toStdString());
+    w_->openPath(path);
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->windowTitle().contains("llama2"), 120000);
+    views::GanttView* gv = w_->ganttView();
+    QVERIFY2(gv->showsChart(), qPrintable(gv->message()));
+    QVERIFY(gv->plot()->lanes().size() >= 2);
+    QVERIFY(!gv->chart()->arrows.empty());
+    dockOf(gv)->raise();
+    QTRY_VERIFY(gv->plot()->isVisible() && gv->plot()->width() > 300);
+    shot(*gv, "mg_08_llama_gantt_streams");
+    gv->plot()->zoomTime(6);
+    shot(*gv, "mg_09_llama_gantt_zoomed");
+    gv->plot()->fit();
+    views::MemoryView* mv = w_->memoryView();
+    QVERIFY2(mv->showsChart(), qPrintable(mv->message()));
+    dockOf(mv)->raise();
+    QTRY_VERIFY(mv->plot()->isVisible() && mv->plot()->width() > 300);
+    mv->setColourBy(2);
+    shot(*mv, "mg_10_llama_memory_by_stream");
+    mv->setColourBy(0);
+    shot(*w_, "mg_11_llama_window");
   }
 
   void cleanupTestCase() { w_.reset(); }
