@@ -53,6 +53,12 @@ void GanttPlot::setChart(std::shared_ptr<const TimelineChart> chart) {
     for (const TimelineChartTask& t : chart_->tasks) end = std::max(end, t.endUs);
   // A nanosecond is the finest zoom: below it the simulator's numbers mean nothing.
   time_.setExtent(0, end > 0 ? end * 1.01 : 1, 1e-3);
+  fill_.clear();
+  if (chart_)
+    for (const TimelineChartTask& t : chart_->tasks) {
+      const QColor unit = unitColor(QString::fromStdString(t.unit));
+      fill_.push_back(t.memoryBound ? towardsBase(unit, palette(), 0.45) : unit);
+    }
   rebuildLanes();
   fit();
 }
@@ -187,20 +193,23 @@ void GanttPlot::paintLanes(QPainter& p) const {
     // Tasks by start: the first that can reach into the window starts at most the lane's longest task earlier.
     auto begin = std::lower_bound(lane.tasks.begin(), lane.tasks.end(), lo - laneMaxUs_[l],
                                   [&](size_t t, double v) { return chart_->tasks[t].startUs < v; });
-    std::vector<int> lastPixel(size_t(lane.rows), -1);
+    std::vector<int> lastPixel(size_t(lane.rows), -1), lastCritical(size_t(lane.rows), -1);
     for (auto it = begin; it != lane.tasks.end(); ++it) {
       const size_t i = *it;
       const TimelineChartTask& t = chart_->tasks[i];
       if (t.startUs > hi) break;
       if (t.endUs < lo) continue;
-      const QRectF r = taskRect(i);
       const int row = rowOfTask_[i];
-      const bool thin = r.width() < 1.5;
       // Sub-pixel bars landing on a pixel already painted in this row add nothing (unless they need a mark).
-      if (thin && int(r.left()) == lastPixel[size_t(row)] && !t.critical && !selected_[i]) continue;
-      lastPixel[size_t(row)] = int(r.left());
-      const QColor unit = unitColor(QString::fromStdString(t.unit));
-      p.fillRect(r, t.memoryBound ? towardsBase(unit, pal, 0.45) : unit);
+      const double x0 = time_.toPixel(t.startUs);
+      const int column = int(x0);
+      if (time_.toPixel(t.endUs) - x0 < 1.5 && column == lastPixel[size_t(row)] && !selected_[i] &&
+          (!t.critical || column == lastCritical[size_t(row)]))
+        continue;
+      lastPixel[size_t(row)] = column;
+      if (t.critical) lastCritical[size_t(row)] = column;
+      const QRectF r = taskRect(i);
+      p.fillRect(r, fill_[i]);
       if (t.critical) {
         if (r.width() >= 4) {
           p.setPen(QPen(criticalColor(), 1.5));
@@ -236,6 +245,7 @@ void GanttPlot::paintArrows(QPainter& p) const {
   p.setPen(QPen(c, 1));
   p.setBrush(c);
   const double lo = time_.lo(), hi = time_.hi();
+  std::vector<std::pair<QPointF, QPointF>> visible;
   for (const TimelineChartArrow& a : chart_->arrows) {
     const TimelineChartTask& from = chart_->tasks[a.record];
     const TimelineChartTask& to = chart_->tasks[a.wait];
@@ -245,6 +255,22 @@ void GanttPlot::paintArrows(QPainter& p) const {
     const QPointF s(time_.toPixel(from.endUs), rowTop(a.record) + kRow / 2);
     const QPointF e(time_.toPixel(to.endUs), rowTop(a.wait) + kRow / 2);
     if ((s.y() < area_.top() && e.y() < area_.top()) || (s.y() > area_.bottom() && e.y() > area_.bottom())) continue;
+    visible.emplace_back(s, e);
+  }
+  // More arrows than a person can follow (a few per 10 pixels) are a grey smear and cost most of the frame: say how
+  // many there are and draw them once zoomed in.
+  if (double(visible.size()) > area_.width() / 3) {
+    const QString note = QString("%L1 event arrows: zoom in to see them").arg(visible.size());
+    const QFontMetricsF fm(font());
+    const QRectF box(area_.right() - fm.horizontalAdvance(note) - 12, area_.bottom() - fm.height() - 4,
+                     fm.horizontalAdvance(note) + 8, fm.height());
+    p.fillRect(box, palette().color(QPalette::Base));
+    p.setPen(palette().color(QPalette::Text));
+    p.drawText(box, Qt::AlignCenter, note);
+    p.restore();
+    return;
+  }
+  for (const auto& [s, e] : visible) {
     p.drawLine(s, e);
     const QPointF d = e - s;
     const double len = std::hypot(d.x(), d.y());

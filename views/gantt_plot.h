@@ -70,6 +70,7 @@ class GanttPlot : public QWidget {
   std::vector<double> laneTop_;      // content y of each lane
   std::vector<double> laneMaxUs_;    // longest task of each lane (how far back a visible task can start)
   std::vector<int> laneOfTask_, rowOfTask_;
+  std::vector<QColor> fill_;         // per task: its unit's colour, lighter when memory-bound (made once, not per frame)
   double contentHeight_ = 0;
   double scrollY_ = 0;
   ChartAxis time_;

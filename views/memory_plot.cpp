@@ -45,6 +45,7 @@ void MemoryPlot::setChart(std::shared_ptr<const MemoryChart> chart) {
       top = std::max(top, double(b.offset) + double(b.bytes));
     }
   curveMax_ = std::max(1.0, double(chart_ ? std::max(chart_->arenaBytes, chart_->lowerBound) : 1)) * 1.08;
+  recolour();
   steps_.setExtent(0, std::max(steps, 1.0), 4);
   bytes_.setExtent(0, std::max(top, 1.0) * 1.06, 512);
   fit();
@@ -52,7 +53,13 @@ void MemoryPlot::setChart(std::shared_ptr<const MemoryChart> chart) {
 
 void MemoryPlot::setColourBy(ColourBy c) {
   colourBy_ = c;
+  recolour();
   update();
+}
+
+void MemoryPlot::recolour() {
+  fill_.clear();
+  for (size_t i = 0; chart_ && i < chart_->blocks.size(); ++i) fill_.push_back(blockColour(i));
 }
 
 QColor MemoryPlot::blockColour(size_t block) const {
@@ -154,7 +161,7 @@ void MemoryPlot::paintBlocks(QPainter& p) const {
     const MemoryChartBlock& b = chart_->blocks[i];
     if (!visible(b)) continue;
     const QRectF r = blockRect(b);
-    const QColor c = blockColour(i);
+    const QColor& c = fill_[i];
     p.fillRect(r, c);
     if (r.width() >= 6 && r.height() >= 5) {
       // An edge between neighbours that share a colour (the same reuse block follows itself in time).

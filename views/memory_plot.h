@@ -54,6 +54,7 @@ class MemoryPlot : public QWidget {
 
  private:
   void layoutAreas();
+  void recolour();
   QRectF blockRect(const MemoryChartBlock& b) const;
   void paintBlocks(QPainter& p) const;
   void paintCurve(QPainter& p) const;
@@ -67,6 +68,7 @@ class MemoryPlot : public QWidget {
   double curveMax_ = 1;
   qint64 selectedNode_ = 0;
   std::vector<char> selected_;
+  std::vector<QColor> fill_;  // per block, for the current colouring (made when it changes, not per frame)
   QPointF pressPos_, lastPos_;
   bool dragging_ = false;
 };

@@ -1,5 +1,5 @@
-// Memory view and Gantt chart benchmark (offscreen): generated llama models (weights as shaped inputs) compiled in
-// process, then for each view: the chart data built by the engine (what the workbench's worker thread does), the
+// Memory view and Gantt chart benchmark (offscreen): generated llama models (weights as shaped inputs; 8, 32 and 320
+// layers, with and without fusion) compiled in process, then for each view: the chart data built by the engine (what the workbench's worker thread does), the
 // open (setChart + first paint on the UI thread) and the frame time while panning — 60 drag steps with a repaint
 // each, measured with QElapsedTimer — at the fitted zoom (everything on screen) and zoomed in 16×. Prints a table and
 // writes JSON; asserts nothing (speed is measured, not tested).
@@ -66,19 +66,23 @@ int main(int argc, char** argv) {
   std::printf("%-18s %-7s %8s %12s %9s %14s %14s %14s %14s\n", "model", "view", "items", "data ms", "open ms",
               "pan mean ms", "pan max ms", "zoomed mean", "zoomed max");
   Json rows = Json::array();
-  for (int layers : {8, 32}) {
+  // The standard pipeline, then without fusion (oo_level O1: every op its own task and tensor), then a deep model
+  // without fusion for tens of thousands of tasks and tensors.
+  const std::vector<std::pair<int, std::string>> configs = {{8, "O3"}, {32, "O3"}, {32, "O1"}, {320, "O1"}};
+  for (const auto& [layers, level] : configs) {
     SampleOptions so;
     so.layers = layers;
     so.weights = false;
     auto model = buildSample("llama", so);
     Options options;
+    options.set("oo_level=" + level);
     PassManager pm;
     addStandardPasses(pm, options);
     QElapsedTimer t;
     t.start();
     const RunSummary s = pm.run(*model, options);
     const double compileMs = msSince(t);
-    const std::string label = "llama --layers " + std::to_string(layers);
+    const std::string label = "llama " + std::to_string(layers) + " " + level;
     if (s.status != RunStatus::Ok) {
       std::printf("%-18s compile failed: %s\n", label.c_str(), s.error.c_str());
       continue;
