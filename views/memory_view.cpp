@@ -112,8 +112,12 @@ void MemoryView::setChart(std::shared_ptr<const MemoryChart> chart) {
     return;
   }
   if (chart->blocks.empty()) {
-    showMessage("The memory plan is empty: every tensor of this model lives outside the arena (inputs, outputs, "
-                "weights).");
+    showMessage(chart->unsized > 0
+                    ? QString("No tensor was planned: %L1 tensors have symbolic shapes (no static size). Bind the "
+                              "symbolic dimensions with the input_shape option and rerun.")
+                          .arg(chart->unsized)
+                    : QString("The memory plan is empty: every tensor of this model lives outside the arena (inputs, "
+                              "outputs, weights)."));
     return;
   }
   const MemoryChart& c = *chart;
@@ -124,6 +128,7 @@ void MemoryView::setChart(std::shared_ptr<const MemoryChart> chart) {
                      .arg(c.peakStep)
                      .arg(c.stepNodes.size());
   if (c.unplaced > 0) text += QString(" · %L1 tensors without an offset").arg(c.unplaced);
+  if (c.unsized > 0) text += QString(" · %L1 with symbolic shapes not planned").arg(c.unsized);
   summary_->setText(text);
   plot_->setChart(std::move(chart));
   plot_->setColourBy(static_cast<MemoryPlot::ColourBy>(colour_->currentIndex()));

@@ -47,6 +47,7 @@ MemoryChart buildMemoryChart(const Graph& g) {
 
   const memory::Lifetimes life = memory::computeLifetimes(g);
   const std::vector<memory::Buffer> aligned = memory::alignedBlocks(life);
+  chart.unsized = life.unsized;
   chart.stepNodes.reserve(life.order.size());
   for (const Node* n : life.order) chart.stepNodes.push_back(n->id());
 

@@ -38,6 +38,7 @@ struct MemoryChart {
   std::vector<size_t> peakBlocks;  // indexes into blocks alive at peakStep, largest first
   int reuseBlocks = 0;
   int unplaced = 0;  // arena tensors whose producer's `mem.out` gives no offset (not planned, or odd annotations)
+  int unsized = 0;   // tensors with symbolic shapes: no static size, so never planned (lifetimes' `unsized`)
   bool planned = false;  // false: no node carries `mem.out` (the compile stopped before MemoryAssignment)
 };
 

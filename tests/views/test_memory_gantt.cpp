@@ -336,6 +336,28 @@ class MemoryGanttTest : public QObject {
     shot(*w_, "mg_11_llama_window");
   }
 
+  void bertBaseKeepsSymbolicTensorsOutOfThePlan() {
+    // bert-base over batch×sequence: the tensors with symbolic shapes have no size, the summary says how many.
+    const QString path = tmp_.filePath("bert.onnx");
+    SampleOptions so;
+    so.weights = false;
+    writeOnnxFile(*buildSample("bert-base", so), path.toStdString());
+    w_->openPath(path);
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->windowTitle().contains("bert"), 120000);
+    views::MemoryView* mv = w_->memoryView();
+    QVERIFY2(mv->showsChart(), qPrintable(mv->message()));
+    QVERIFY(mv->chart()->unsized > 0);
+    dockOf(mv)->raise();
+    QTRY_VERIFY(mv->plot()->isVisible() && mv->plot()->width() > 300);
+    shot(*mv, "mg_12_bert_memory");
+    views::GanttView* gv = w_->ganttView();
+    QVERIFY2(gv->showsChart(), qPrintable(gv->message()));
+    dockOf(gv)->raise();
+    QTRY_VERIFY(gv->plot()->isVisible() && gv->plot()->width() > 300);
+    shot(*gv, "mg_13_bert_gantt");
+    shot(*w_, "mg_14_bert_window");
+  }
+
   void cleanupTestCase() { w_.reset(); }
 };
 
