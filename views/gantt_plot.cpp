@@ -296,8 +296,14 @@ void GanttPlot::paintHeader(QPainter& p) const {
     const QString util = lane.hasUtilisation
                              ? QString("%1%").arg(lane.utilisation * 100, 0, 'f', lane.utilisation < 0.1 ? 1 : 0)
                              : QString();
+    // A stream's swatch: the hue the memory view gives the stream when it colours by stream.
+    double labelLeft = 6;
+    if (lane.stream >= 0) {
+      p.fillRect(QRectF(6, top + fm.height() / 2 - 4, 8, 8), categoryColor(lane.stream));
+      labelLeft = 18;
+    }
     p.setPen(pal.color(QPalette::WindowText));
-    p.drawText(QRectF(6, top, kHeader - 60, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+    p.drawText(QRectF(labelLeft, top, kHeader - 54 - labelLeft, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
                QString::fromStdString(lane.label));
     p.drawText(QRectF(kHeader - 54, top, 48, fm.height()), Qt::AlignRight | Qt::AlignVCenter, util);
     // A bar under the name: how busy the lane is over the whole run.

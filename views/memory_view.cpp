@@ -9,6 +9,8 @@
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <map>
 
 #include "memory_plot.h"
 #include "util/units.h"
@@ -140,10 +142,10 @@ void MemoryView::fillPeakList() {
   peak_->clear();
   const MemoryChart* c = chart();
   if (!c) return;
-  int64_t total = 0;
+  std::map<int, int64_t> arenaBlocks;  // an alias shares its input's bytes: count each arena block once
   for (size_t i : c->peakBlocks) {
     const MemoryChartBlock& b = c->blocks[i];
-    total += b.bytes;
+    arenaBlocks[b.arenaBlock] = std::max(arenaBlocks[b.arenaBlock], b.bytes);
     auto* item = new QListWidgetItem(swatch(plot_->blockColour(i)),
                                      QString("%1  ·  %2  ·  %3")
                                          .arg(bytesText(double(b.bytes)), QString::fromStdString(b.producerOp),
@@ -152,10 +154,15 @@ void MemoryView::fillPeakList() {
     item->setToolTip(QString::fromStdString(b.name));
     peak_->addItem(item);
   }
+  int64_t total = 0;
+  for (const auto& entry : arenaBlocks) total += entry.second;
+  // The peak counts blocks at their 512-byte-aligned size, the tensors' own bytes are a little less.
+  QString sum = bytesText(double(total));
+  if (total != c->lowerBound) sum += QString(" (%1 aligned)").arg(bytesText(double(c->lowerBound)));
   peakTitle_->setText(QString("<b>Alive at the peak</b> (step %L1): %L2 tensors, %3")
                           .arg(c->peakStep)
                           .arg(c->peakBlocks.size())
-                          .arg(bytesText(double(total))));
+                          .arg(sum));
 }
 
 void MemoryView::setColourBy(int index) { colour_->setCurrentIndex(index); }

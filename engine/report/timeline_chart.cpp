@@ -139,6 +139,7 @@ std::vector<TimelineChartLane> timelineLanes(const TimelineChart& chart, bool by
     const TimelineChartTask& first = chart.tasks[tasks.front()];
     lane.label = byUnit ? (first.unit == "stream" ? std::string("events") : first.unit)
                         : "stream " + std::to_string(first.stream);
+    if (!byUnit) lane.stream = first.stream;
     std::stable_sort(tasks.begin(), tasks.end(),
                      [&](size_t a, size_t b) { return chart.tasks[a].startUs < chart.tasks[b].startUs; });
     lane.tasks = std::move(tasks);

@@ -42,6 +42,7 @@ struct TimelineChartArrow {
 
 struct TimelineChartLane {
   std::string label;          // "stream 0", "cube"
+  int stream = -1;            // the stream of a stream lane
   std::vector<size_t> tasks;  // indexes into TimelineChart::tasks, by start time
   std::vector<int> row;       // per entry of `tasks`: its row inside the lane (overlapping tasks stack)
   int rows = 1;
