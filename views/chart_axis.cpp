@@ -1,9 +1,26 @@
 #include "chart_axis.h"
 
+#include <QKeyEvent>
 #include <algorithm>
 #include <cmath>
 
 namespace kiln::views {
+
+bool isChartNavigationKey(const QKeyEvent& e) {
+  if (e.modifiers() & (Qt::ControlModifier | Qt::AltModifier | Qt::MetaModifier)) return false;
+  switch (e.key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+    case Qt::Key_Minus:
+    case Qt::Key_Left:
+    case Qt::Key_Right:
+    case Qt::Key_Up:
+    case Qt::Key_Down:
+    case Qt::Key_F:
+    case Qt::Key_Home: return true;
+    default: return false;
+  }
+}
 
 void ChartAxis::setExtent(double lo, double hi, double minSpan) {
   if (!std::isfinite(lo) || !std::isfinite(hi) || hi <= lo) {

@@ -5,7 +5,13 @@
 // wheel or drag can produce a degenerate (zero or non-finite) scale, whatever the data.
 #include <vector>
 
+class QKeyEvent;
+
 namespace kiln::views {
+
+// The keys both charts navigate with (+/-, arrows, F, Home, without Ctrl/Alt/Meta): they claim them from the
+// window's shortcuts (←/→ step passes, F fits the graph) while the chart has the focus.
+bool isChartNavigationKey(const QKeyEvent& e);
 
 class ChartAxis {
  public:

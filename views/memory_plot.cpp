@@ -337,6 +337,11 @@ bool MemoryPlot::event(QEvent* e) {
     else QToolTip::hideText();
     return true;
   }
+  if (e->type() == QEvent::ShortcutOverride && isChartNavigationKey(*static_cast<QKeyEvent*>(e))) {
+    // The window binds ←/→ (passes) and F (fit the graph): with the chart focused, its own keys win.
+    e->accept();
+    return true;
+  }
   return QWidget::event(e);
 }
 

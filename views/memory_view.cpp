@@ -158,7 +158,8 @@ void MemoryView::fillPeakList() {
   for (const auto& entry : arenaBlocks) total += entry.second;
   // The peak counts blocks at their 512-byte-aligned size, the tensors' own bytes are a little less.
   QString sum = bytesText(double(total));
-  if (total != c->lowerBound) sum += QString(" (%1 aligned)").arg(bytesText(double(c->lowerBound)));
+  const QString aligned = bytesText(double(c->lowerBound));
+  if (aligned != sum) sum += QString(" (%1 aligned)").arg(aligned);
   peakTitle_->setText(QString("<b>Alive at the peak</b> (step %L1): %L2 tensors, %3")
                           .arg(c->peakStep)
                           .arg(c->peakBlocks.size())

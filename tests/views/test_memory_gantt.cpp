@@ -199,6 +199,18 @@ class MemoryGanttTest : public QObject {
     }
     QVERIFY(seen);
     shot(*gv, "mg_05_gantt_zoomed");
+    // With the chart focused, ←/→ pan it (the window's own ←/→ step passes) and F fits it (not the graph).
+    const int pass = w_->canvas()->passView()->toPass;
+    const double from = plot->visibleFromUs();
+    QTest::keyClick(plot, Qt::Key_Left);
+    QTest::keyClick(plot, Qt::Key_Left);
+    QTest::keyClick(plot, Qt::Key_Right);
+    QVERIFY(plot->visibleFromUs() < from);
+    QCOMPARE(w_->canvas()->passView()->toPass, pass);
+    QVERIFY(!w_->busy());
+    QTest::keyClick(plot, Qt::Key_F);
+    QCOMPARE(plot->visibleFromUs(), 0.0);
+    QVERIFY(plot->visibleToUs() >= gv->chart()->latencyUs);
     gv->setLanesByUnit(true);
     plot->fit();
     QVERIFY(plot->lanes().size() >= 2);
