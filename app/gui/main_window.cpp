@@ -36,6 +36,7 @@
 #include "options_form.h"
 #include "pass_navigator.h"
 #include "report/run_charts.h"
+#include "util/units.h"
 
 namespace kiln::app {
 
@@ -513,6 +514,9 @@ void MainWindow::loadCharts(qint64 runId) {
     if (c.timeline) ganttView_->setChart(c.timeline);
     else ganttView_->showMessage(QString::fromStdString(c.timelineMessage));
     if (c.recompiled) log(QString("charts: run %1 compiled again from its model file for its memory plan and timeline").arg(runId));
+    // The run's headline numbers join its outcome in the status bar.
+    if (c.memory && c.memory->planned) outcome_ += " · arena " + QString::fromStdString(formatBytes(double(c.memory->arenaBytes)));
+    if (c.timeline) outcome_ += QString(" · latency %1 µs simulated").arg(c.timeline->latencyUs, 0, 'f', 1);
     if (const qint64 id = canvas_->selectedNode()) {
       memoryView_->selectNode(id);
       ganttView_->selectNode(id);

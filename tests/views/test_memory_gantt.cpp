@@ -110,6 +110,8 @@ class MemoryGanttTest : public QObject {
         QCOMPARE(mv->chart()->lowerBound, p.counters.at("lower_bound"));
       }
     QCOMPARE(size_t(mv->peakList()->count()), mv->chart()->peakBlocks.size());
+    // The run's arena and simulated latency join its outcome in the status bar.
+    QVERIFY2(w_->statusText().contains("arena") && w_->statusText().contains("latency"), qPrintable(w_->statusText()));
     QVERIFY(mv->peakList()->count() > 0);
     dockOf(mv)->raise();
     QTRY_VERIFY(mv->plot()->isVisible() && mv->plot()->width() > 300);
