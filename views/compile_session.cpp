@@ -13,6 +13,7 @@
 #include "history/history_recorder.h"
 #include "io/load_error.h"
 #include "io/model_loader.h"
+#include "ir/model.h"
 #include "passes/pass_manager.h"
 #include "util/json.h"
 
@@ -112,7 +113,12 @@ bool CompileSession::start(const QString& modelPath, const kiln::Options& option
       else if (verifier && verifier->firstExceeding() >= 0)
         message += "; numbers changed at " + QString::fromStdString(verifier->results()[size_t(verifier->firstExceeding())].pass);
       if (!accuracyError.empty()) message += "; accuracy not recorded: " + QString::fromStdString(accuracyError);
-      finish([runId, ok, message](CompileSession* cs) { emit cs->finished(runId, ok, message); });
+      std::shared_ptr<const Model> compiled(std::move(loaded.model));
+      finish([runId, ok, message, compiled](CompileSession* cs) {
+        cs->compiled_ = compiled;
+        cs->compiledRun_ = runId;
+        emit cs->finished(runId, ok, message);
+      });
     } catch (const LoadError& e) {
       const QString m = QString::fromStdString(e.describe());
       finish([m](CompileSession* cs) { emit cs->failed(m); });

@@ -9,6 +9,10 @@
 
 #include "passes/options.h"
 
+namespace kiln {
+struct Model;
+}
+
 namespace kiln::views {
 
 class CompileSession : public QObject {
@@ -30,6 +34,9 @@ class CompileSession : public QObject {
   bool start(const QString& modelPath, const kiln::Options& options, bool verifyNumerics = false);
   void cancel();
   bool running() const { return running_; }
+  // The graph the last compile left, kept for the views that need it in memory (memory plan, timeline): null
+  // unless `runId` is that compile's run. Read-only, so worker threads may share it.
+  std::shared_ptr<const Model> compiledModel(qint64 runId) const { return runId == compiledRun_ ? compiled_ : nullptr; }
 
  signals:
   void progress(int done, int total, const QString& passName);
@@ -42,6 +49,8 @@ class CompileSession : public QObject {
   QString historyPath_;
   std::shared_ptr<std::atomic<bool>> cancel_;
   bool running_ = false;
+  std::shared_ptr<const Model> compiled_;
+  qint64 compiledRun_ = 0;
 };
 
 }  // namespace kiln::views

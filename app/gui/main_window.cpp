@@ -24,15 +24,20 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 #include <QtConcurrent>
+#include <utility>
 
 #include "compile_session.h"
+#include "gantt_view.h"
 #include "graph_canvas.h"
 #include "history/history_db.h"
 #include "history/history_emulation.h"
 #include "history/history_reader.h"
 #include "inspector.h"
+#include "memory_view.h"
 #include "options_form.h"
 #include "pass_navigator.h"
+#include "report/run_charts.h"
+#include "util/units.h"
 
 namespace kiln::app {
 
@@ -137,7 +142,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(navigator_, &views::PassNavigator::passSelected, this, &MainWindow::showPass);
   connect(canvas_, &views::GraphCanvas::nodeSelected, this, [this](qint64 id) {
     if (canvas_->passView() && id) inspector_->showNode(*canvas_->passView(), id);
+    memoryView_->selectNode(id);
+    ganttView_->selectNode(id);
   });
+  connect(memoryView_, &views::MemoryView::nodeSelected, this, &MainWindow::selectChartNode);
+  connect(ganttView_, &views::GanttView::nodeSelected, this, &MainWindow::selectChartNode);
   // Layouts are not counted in pendingReads_: a newer request supersedes an older one, whose end is never reported;
   // busy() asks the canvas instead.
   connect(canvas_, &views::GraphCanvas::layoutStarted, this, [this] { setBusy("Laying out…", false); });
@@ -206,6 +215,14 @@ void MainWindow::buildDocks() {
   log_->setMaximumBlockCount(5000);
   auto* logDock = dock("Log", "logDock", log_, Qt::BottomDockWidgetArea);
   logDock->hide();
+  // The memory plan and the timeline under the graph, so a selection in either shows on the canvas at once.
+  memoryView_ = new views::MemoryView(this);
+  auto* memoryDock = dock("Memory", "memoryDock", memoryView_, Qt::BottomDockWidgetArea);
+  ganttView_ = new views::GanttView(this);
+  auto* ganttDock = dock("Timeline", "timelineDock", ganttView_, Qt::BottomDockWidgetArea);
+  tabifyDockWidget(memoryDock, ganttDock);
+  memoryDock->raise();
+  resizeDocks({memoryDock}, {340}, Qt::Vertical);
 }
 
 void MainWindow::buildActions() {
@@ -401,6 +418,7 @@ void MainWindow::showRun(qint64 runId) {
     passes_ = d.passes;
     navigator_->setPasses(d.passes);
     navigator_->setAccuracy(d.accuracy);
+    loadCharts(runId);
     emit runShown(runId);
   });
   watcher->setFuture(QtConcurrent::run([db = historyPath_.toStdString(), runId] {
@@ -453,6 +471,10 @@ void MainWindow::showPass(int seq) {
                              : QString("%1  ·  %L2 nodes").arg(passName(seq)).arg(v.ops));
     canvas_->setPassView(d.view);
     if (canvas_->selectedNode()) inspector_->showNode(v, canvas_->selectedNode());
+    if (const qint64 id = std::exchange(revealAfterPass_, 0); id && v.node(id)) {
+      canvas_->revealNode(id);
+      inspector_->showNode(v, id);
+    }
     if (!lastSearch_.isEmpty()) {
       matches_ = canvas_->search(lastSearch_);
       canvas_->setMatches(matches_);
@@ -484,6 +506,59 @@ void MainWindow::loadCompareView() {
     compareCanvas_->setPassView(d.view);
   });
   watcher->setFuture(QtConcurrent::run(readPassView, historyPath_.toStdString(), runId_, seq, -1));
+}
+
+void MainWindow::loadCharts(qint64 runId) {
+  // Clicking the run shown again must not rebuild its charts (for a run read from a history, that compiles again).
+  const QString key = historyPath_ + "#" + QString::number(runId);
+  if (key == chartsKey_) return;
+  chartsKey_ = key;
+  const uint64_t request = ++chartRequest_;
+  ++pendingReads_;
+  chartsPending_ = true;
+  memoryView_->showMessage("Reading the memory plan of run " + QString::number(runId) + "…");
+  ganttView_->showMessage("Simulating the timeline of run " + QString::number(runId) + "…");
+  auto* watcher = new QFutureWatcher<RunCharts>(this);
+  connect(watcher, &QFutureWatcher<RunCharts>::finished, this, [this, watcher, request, runId] {
+    watcher->deleteLater();
+    pendingReads_ = std::max(0, pendingReads_ - 1);
+    if (request != chartRequest_) return;  // another run was shown meanwhile
+    chartsPending_ = false;
+    const RunCharts c = watcher->result();
+    if (c.memory) memoryView_->setChart(c.memory);
+    else memoryView_->showMessage(QString::fromStdString(c.memoryMessage));
+    if (c.timeline) ganttView_->setChart(c.timeline);
+    else ganttView_->showMessage(QString::fromStdString(c.timelineMessage));
+    if (c.recompiled) log(QString("charts: run %1 compiled again from its model file for its memory plan and timeline").arg(runId));
+    // The run's headline numbers join its outcome in the status bar.
+    if (c.memory && c.memory->planned) outcome_ += " · arena " + QString::fromStdString(formatBytes(double(c.memory->arenaBytes)));
+    if (c.timeline) outcome_ += QString(" · latency %1 µs simulated").arg(c.timeline->latencyUs, 0, 'f', 1);
+    if (const qint64 id = canvas_->selectedNode()) {
+      memoryView_->selectNode(id);
+      ganttView_->selectNode(id);
+    }
+    clearBusy(QString());
+  });
+  // The model the session just compiled when this is its run (no second compile), else loadRunCharts compiles again.
+  watcher->setFuture(QtConcurrent::run(loadRunCharts, historyPath_.toStdString(), static_cast<int64_t>(runId),
+                                       session_->compiledModel(runId)));
+}
+
+void MainWindow::selectChartNode(qint64 nodeId) {
+  if (nodeId <= 0) return;
+  memoryView_->selectNode(nodeId);
+  ganttView_->selectNode(nodeId);
+  // The charts show the graph after the last pass: when the canvas shows an earlier pass without this node, show
+  // the last pass and select the node once it is there.
+  const auto view = canvas_->passView();
+  const QList<int> visible = navigator_->visiblePasses();
+  if ((!view || !view->node(nodeId)) && !visible.isEmpty() && pass_ != visible.back()) {
+    revealAfterPass_ = nodeId;
+    navigator_->selectPass(visible.back());
+    return;
+  }
+  canvas_->revealNode(nodeId);
+  if (view && view->node(nodeId)) inspector_->showNode(*view, nodeId);
 }
 
 void MainWindow::findNext(const QString& text, bool backwards) {

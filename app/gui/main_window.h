@@ -1,7 +1,8 @@
 #pragma once
 // The workbench window: open a model (compiled on a worker thread and recorded in the history) or a history
 // database, step through the passes with the diff drawn on the graph, inspect nodes, search, edit options and
-// rerun, compare two passes side by side. Every slow step (load, compile, history reads, layout) runs off the UI
+// rerun, compare two passes side by side; the run's memory plan and simulated timeline in docks below, their
+// selection linked both ways with the canvas and the inspector. Every slow step (load, compile, history reads, layout) runs off the UI
 // thread; the status bar shows progress with Cancel.
 #include <QMainWindow>
 #include <QPointer>
@@ -28,6 +29,8 @@ class PassNavigator;
 class Inspector;
 class CompileSession;
 class OptionsForm;
+class MemoryView;
+class GanttView;
 }  // namespace kiln::views
 
 namespace kiln::app {
@@ -49,9 +52,12 @@ class MainWindow : public QMainWindow {
   views::PassNavigator* navigator() const { return navigator_; }
   views::Inspector* inspector() const { return inspector_; }
   views::OptionsForm* optionsForm() const { return optionsForm_; }
+  views::MemoryView* memoryView() const { return memoryView_; }
+  views::GanttView* ganttView() const { return ganttView_; }
+  bool chartsPending() const { return chartsPending_; }
   QListWidget* runList() const { return runs_; }
   qint64 currentRun() const { return runId_; }
-  bool busy() const;  // compiling, reading or laying out
+  bool busy() const;  // compiling, reading (passes, charts) or laying out
   void setCompareEnabled(bool on);
   // Reruns record each pass's numeric error (Run ▸ Verify Numerics).
   void setVerifyNumerics(bool on);
@@ -74,6 +80,9 @@ class MainWindow : public QMainWindow {
   void showRun(qint64 runId);
   void showPass(int seq);
   void loadCompareView();
+  void loadCharts(qint64 runId);
+  // A node chosen in the memory view or the Gantt chart: selected in both, on the canvas and in the inspector.
+  void selectChartNode(qint64 nodeId);
   void refreshRuns();
   void addRecent(const QString& path);
   void rebuildRecentMenu();
@@ -90,6 +99,8 @@ class MainWindow : public QMainWindow {
   views::Inspector* inspector_ = nullptr;
   views::OptionsForm* optionsForm_ = nullptr;
   views::CompileSession* session_ = nullptr;
+  views::MemoryView* memoryView_ = nullptr;
+  views::GanttView* ganttView_ = nullptr;
   QListWidget* runs_ = nullptr;
   QPlainTextEdit* log_ = nullptr;
   QLineEdit* search_ = nullptr;
@@ -110,6 +121,10 @@ class MainWindow : public QMainWindow {
   int pass_ = -1;
   uint64_t viewRequest_ = 0;  // drops stale history reads
   int pendingReads_ = 0;
+  uint64_t chartRequest_ = 0;  // drops stale chart loads
+  bool chartsPending_ = false;
+  QString chartsKey_;  // history path and run of the charts shown or loading
+  qint64 revealAfterPass_ = 0;  // a chart's node to select once the last pass is shown
   QList<int64_t> matches_;
   int matchIndex_ = -1;
   QString lastSearch_;

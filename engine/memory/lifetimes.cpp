@@ -200,4 +200,10 @@ Lifetimes computeLifetimes(const Graph& g) {
   return out;
 }
 
+std::vector<Buffer> alignedBlocks(const Lifetimes& life) {
+  std::vector<Buffer> blocks = life.blocks;
+  for (Buffer& b : blocks) b.size = (b.size + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+  return blocks;
+}
+
 }  // namespace kiln::memory

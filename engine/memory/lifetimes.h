@@ -66,4 +66,8 @@ struct Lifetimes {
 // The main graph's lifetimes in its current node order.
 Lifetimes computeLifetimes(const Graph& g);
 
+// The blocks as the arena holds them: offsets are kArenaAlignment-aligned, so a block really occupies its size
+// rounded up to that. What MemoryAssignment plans (and its lower_bound counts) and what the memory view draws.
+std::vector<Buffer> alignedBlocks(const Lifetimes& life);
+
 }  // namespace kiln::memory

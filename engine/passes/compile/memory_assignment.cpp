@@ -30,9 +30,7 @@ class MemoryAssignment final : public Pass {
     if (ctx.options.getBool("disable_reuse_memory")) planner = "none";
     // Offsets are 512-aligned, so a block really occupies its size rounded up to 512: planning with those sizes
     // lets a plan reach its lower bound (and the default planner stop there instead of searching on).
-    std::vector<memory::Buffer> blocks = life.blocks;
-    for (memory::Buffer& b : blocks) b.size = (b.size + memory::kArenaAlignment - 1) / memory::kArenaAlignment *
-                                               memory::kArenaAlignment;
+    const std::vector<memory::Buffer> blocks = memory::alignedBlocks(life);
     const memory::Plan plan = memory::planMemory(blocks, planner, memory::kArenaAlignment);
 
     auto where = [&](const Value* v) -> std::string {

@@ -1,0 +1,47 @@
+#pragma once
+// What the memory view draws for a Stage-3-compiled graph: one block per tensor planned into the arena (its
+// lifetime in steps — positions in the execution order —, its offset from the `mem.out` annotation MemoryAssignment
+// wrote on its producer, its bytes), the arena size, the lower bound, the live-bytes curve, its peak and the tensors
+// alive there. Lifetimes come from memory/lifetimes (the same computation MemoryAssignment planned with), offsets
+// only from the recorded annotations, so the chart shows the plan the compiler made, not a new one.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+class Graph;
+
+struct MemoryChartBlock {
+  int64_t valueId = 0;
+  std::string name;
+  int64_t producerId = 0;
+  std::string producerOp;  // qualified op type ("Conv", "kiln:FusedMatMul")
+  int stream = -1;         // the producer's `stream` annotation; -1 when it has none
+  int64_t first = 0;       // first step the tensor is live
+  int64_t end = 0;         // first step its memory may be reused (end > first)
+  int64_t offset = 0;      // in the arena
+  int64_t bytes = 0;       // GE's size rule (what the planner reserved, before the 512-byte alignment)
+  // Tensors one arena block holds: an aliasing op's output (Reshape...) shares its input's block, so the two overlap.
+  int arenaBlock = -1;
+  // Tensors placed at the same offset: the memory handed from one tensor to the next over time.
+  int reuseBlock = -1;
+};
+
+struct MemoryChart {
+  std::vector<MemoryChartBlock> blocks;  // in the order their producers run
+  std::vector<int64_t> stepNodes;        // node id of each step (the execution order)
+  int64_t arenaBytes = 0;   // max(offset + aligned block size): MemoryAssignment's memory_size
+  int64_t lowerBound = 0;   // peak of the live curve: MemoryAssignment's lower_bound
+  std::vector<int64_t> live;  // bytes live during each step (aligned block sizes, each arena block counted once)
+  int64_t peakStep = -1;      // first step where live == lowerBound
+  std::vector<size_t> peakBlocks;  // indexes into blocks alive at peakStep, largest first
+  int reuseBlocks = 0;
+  int unplaced = 0;  // arena tensors whose producer's `mem.out` gives no offset (not planned, or odd annotations)
+  int unsized = 0;   // tensors with symbolic shapes: no static size, so never planned (lifetimes' `unsized`)
+  bool planned = false;  // false: no node carries `mem.out` (the compile stopped before MemoryAssignment)
+};
+
+MemoryChart buildMemoryChart(const Graph& g);
+
+}  // namespace kiln

@@ -1,0 +1,47 @@
+#pragma once
+// The Gantt chart of a compiled run's simulated execution: GanttPlot with a summary line (latency, tasks, streams,
+// where the timeline comes from), a legend and the choice between lanes per stream and lanes per unit. Clicking a
+// task emits its node id; selectNode() marks a node's tasks without emitting, so the window links it both ways
+// with the graph canvas and the inspector. A run without a task list shows a sentence saying why.
+#include <QWidget>
+#include <memory>
+
+#include "report/timeline_chart.h"
+
+class QCheckBox;
+class QLabel;
+class QStackedWidget;
+
+namespace kiln::views {
+
+class GanttPlot;
+
+class GanttView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit GanttView(QWidget* parent = nullptr);
+
+  void setChart(std::shared_ptr<const TimelineChart> chart);
+  void showMessage(const QString& text);
+  const TimelineChart* chart() const;
+  int taskCount() const;
+  bool showsChart() const;
+  QString message() const;
+  GanttPlot* plot() const { return plot_; }
+  void setLanesByUnit(bool on);
+
+ public slots:
+  void selectNode(qint64 nodeId);
+
+ signals:
+  void nodeSelected(qint64 nodeId);
+
+ private:
+  QStackedWidget* pages_;
+  QLabel* message_;
+  QLabel* summary_;
+  QCheckBox* byUnit_;
+  GanttPlot* plot_;
+};
+
+}  // namespace kiln::views

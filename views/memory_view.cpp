@@ -1,0 +1,180 @@
+#include "memory_view.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QListWidget>
+#include <QPixmap>
+#include <QPushButton>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <map>
+
+#include "memory_plot.h"
+#include "util/units.h"
+
+namespace kiln::views {
+
+namespace {
+
+constexpr int kBlockRole = Qt::UserRole + 1;
+
+QString bytesText(double b) { return QString::fromStdString(formatBytes(b)); }
+
+QIcon swatch(const QColor& c) {
+  QPixmap pm(12, 12);
+  pm.fill(c);
+  return QIcon(pm);
+}
+
+}  // namespace
+
+MemoryView::MemoryView(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  pages_ = new QStackedWidget(this);
+  layout->addWidget(pages_);
+
+  message_ = new QLabel("Open a model to see its memory plan.", pages_);
+  message_->setAlignment(Qt::AlignCenter);
+  message_->setWordWrap(true);
+  message_->setMargin(24);
+  pages_->addWidget(message_);
+
+  auto* chartPage = new QWidget(pages_);
+  auto* cl = new QVBoxLayout(chartPage);
+  cl->setContentsMargins(4, 4, 4, 4);
+  auto* bar = new QHBoxLayout;
+  summary_ = new QLabel(chartPage);
+  summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  bar->addWidget(summary_, 1);
+  bar->addWidget(new QLabel("Colour by:", chartPage));
+  colour_ = new QComboBox(chartPage);
+  colour_->addItems({"reuse block", "producer op type", "stream"});
+  bar->addWidget(colour_);
+  auto* fit = new QPushButton("Fit", chartPage);
+  fit->setToolTip("Show the whole plan (F)");
+  bar->addWidget(fit);
+  cl->addLayout(bar);
+  auto* split = new QSplitter(Qt::Horizontal, chartPage);
+  plot_ = new MemoryPlot(split);
+  auto* side = new QWidget(split);
+  auto* sl = new QVBoxLayout(side);
+  sl->setContentsMargins(0, 0, 0, 0);
+  peakTitle_ = new QLabel(side);
+  peakTitle_->setWordWrap(true);
+  sl->addWidget(peakTitle_);
+  peak_ = new QListWidget(side);
+  peak_->setUniformItemSizes(true);
+  sl->addWidget(peak_, 1);
+  split->addWidget(plot_);
+  split->addWidget(side);
+  split->setStretchFactor(0, 4);
+  split->setStretchFactor(1, 1);
+  cl->addWidget(split, 1);
+  pages_->addWidget(chartPage);
+
+  connect(colour_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    plot_->setColourBy(static_cast<MemoryPlot::ColourBy>(i));
+    fillPeakList();
+  });
+  connect(fit, &QPushButton::clicked, plot_, &MemoryPlot::fit);
+  connect(plot_, &MemoryPlot::blockClicked, this, [this](int, qint64 producer) {
+    if (producer) emit nodeSelected(producer);
+  });
+  connect(peak_, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) {
+    const MemoryChart* c = chart();
+    const size_t i = item->data(kBlockRole).toULongLong();
+    if (!c || i >= c->blocks.size()) return;
+    plot_->selectNode(c->blocks[i].producerId);
+    if (c->blocks[i].producerId) emit nodeSelected(c->blocks[i].producerId);
+  });
+}
+
+const MemoryChart* MemoryView::chart() const { return plot_->chart(); }
+
+int MemoryView::blockCount() const { return chart() ? int(chart()->blocks.size()) : 0; }
+
+bool MemoryView::showsChart() const { return pages_->currentIndex() == 1; }
+
+QString MemoryView::message() const { return showsChart() ? QString() : message_->text(); }
+
+void MemoryView::showMessage(const QString& text) {
+  plot_->setChart(nullptr);
+  peak_->clear();
+  message_->setText(text);
+  pages_->setCurrentIndex(0);
+}
+
+void MemoryView::setChart(std::shared_ptr<const MemoryChart> chart) {
+  if (!chart || !chart->planned) {
+    showMessage("This run has no memory plan: its compile stopped before MemoryAssignment.");
+    return;
+  }
+  if (chart->blocks.empty()) {
+    showMessage(chart->unsized > 0
+                    ? QString("No tensor was planned: %L1 tensors have symbolic shapes (no static size). Bind the "
+                              "symbolic dimensions with the input_shape option and rerun.")
+                          .arg(chart->unsized)
+                    : QString("The memory plan is empty: every tensor of this model lives outside the arena (inputs, "
+                              "outputs, weights)."));
+    return;
+  }
+  const MemoryChart& c = *chart;
+  QString text = QString("%L1 tensors in %L2 reuse blocks · arena %3 · lower bound %4 · peak at step %L5 of %L6")
+                     .arg(c.blocks.size())
+                     .arg(c.reuseBlocks)
+                     .arg(bytesText(double(c.arenaBytes)), bytesText(double(c.lowerBound)))
+                     .arg(c.peakStep)
+                     .arg(c.stepNodes.size());
+  if (c.unplaced > 0) text += QString(" · %L1 tensors without an offset").arg(c.unplaced);
+  if (c.unsized > 0) text += QString(" · %L1 with symbolic shapes not planned").arg(c.unsized);
+  summary_->setText(text);
+  plot_->setChart(std::move(chart));
+  plot_->setColourBy(static_cast<MemoryPlot::ColourBy>(colour_->currentIndex()));
+  fillPeakList();
+  pages_->setCurrentIndex(1);
+}
+
+void MemoryView::fillPeakList() {
+  peak_->clear();
+  const MemoryChart* c = chart();
+  if (!c) return;
+  std::map<int, int64_t> arenaBlocks;  // an alias shares its input's bytes: count each arena block once
+  for (size_t i : c->peakBlocks) {
+    const MemoryChartBlock& b = c->blocks[i];
+    arenaBlocks[b.arenaBlock] = std::max(arenaBlocks[b.arenaBlock], b.bytes);
+    auto* item = new QListWidgetItem(swatch(plot_->blockColour(i)),
+                                     QString("%1  ·  %2  ·  %3")
+                                         .arg(bytesText(double(b.bytes)), QString::fromStdString(b.producerOp),
+                                              QString::fromStdString(b.name)));
+    item->setData(kBlockRole, qulonglong(i));
+    item->setToolTip(QString::fromStdString(b.name));
+    peak_->addItem(item);
+  }
+  int64_t total = 0;
+  for (const auto& entry : arenaBlocks) total += entry.second;
+  // The peak counts blocks at their 512-byte-aligned size, the tensors' own bytes are a little less.
+  QString sum = bytesText(double(total));
+  const QString aligned = bytesText(double(c->lowerBound));
+  if (aligned != sum) sum += QString(" (%1 aligned)").arg(aligned);
+  peakTitle_->setText(QString("<b>Alive at the peak</b> (step %L1): %L2 tensors, %3")
+                          .arg(c->peakStep)
+                          .arg(c->peakBlocks.size())
+                          .arg(sum));
+}
+
+void MemoryView::setColourBy(int index) { colour_->setCurrentIndex(index); }
+
+void MemoryView::selectNode(qint64 nodeId) {
+  plot_->selectNode(nodeId);
+  const MemoryChart* c = chart();
+  for (int row = 0; c && row < peak_->count(); ++row) {
+    const size_t i = peak_->item(row)->data(kBlockRole).toULongLong();
+    peak_->item(row)->setSelected(nodeId != 0 && i < c->blocks.size() && c->blocks[i].producerId == nodeId);
+  }
+}
+
+}  // namespace kiln::views

@@ -1,0 +1,54 @@
+#pragma once
+// The memory view of a compiled run: the plan drawn by MemoryPlot, a summary line (tensors, arena, lower bound,
+// peak), a colour choice (reuse block, producer op type, stream) and the list of tensors alive at the peak, largest
+// first. Clicking a block or a listed tensor emits its producer's node id; selectNode() marks a node's blocks
+// without emitting, so the window can link it both ways with the graph canvas. A run without a memory plan shows a
+// sentence saying why instead of an empty chart.
+#include <QWidget>
+#include <memory>
+
+#include "report/memory_chart.h"
+
+class QComboBox;
+class QLabel;
+class QListWidget;
+class QStackedWidget;
+
+namespace kiln::views {
+
+class MemoryPlot;
+
+class MemoryView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit MemoryView(QWidget* parent = nullptr);
+
+  void setChart(std::shared_ptr<const MemoryChart> chart);
+  void showMessage(const QString& text);  // instead of a chart
+  const MemoryChart* chart() const;
+  int blockCount() const;
+  bool showsChart() const;
+  QString message() const;
+  MemoryPlot* plot() const { return plot_; }
+  QListWidget* peakList() const { return peak_; }
+  void setColourBy(int index);  // the combo's order: reuse block, producer op type, stream
+
+ public slots:
+  void selectNode(qint64 nodeId);
+
+ signals:
+  void nodeSelected(qint64 nodeId);
+
+ private:
+  void fillPeakList();
+
+  QStackedWidget* pages_;
+  QLabel* message_;
+  QLabel* summary_;
+  QComboBox* colour_;
+  MemoryPlot* plot_;
+  QListWidget* peak_;
+  QLabel* peakTitle_;
+};
+
+}  // namespace kiln::views
