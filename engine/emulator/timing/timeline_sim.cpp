@@ -147,7 +147,8 @@ Timeline simulateTimeline(const std::vector<Task>& tasks, const SocProfile& p, b
         bestPred = blocker;
       }
     }
-    const double start = computeStart - dispatch;
+    // The entry spans the compute (the cores' busy time); the dispatch is the gap before it on its stream.
+    const double start = computeStart;
     const double end = computeStart + c.durationUs - dispatch;
     if (onCores) pool->release(taken, end, t);
     pred[size_t(t)] = bestPred;
@@ -176,11 +177,7 @@ Timeline simulateTimeline(const std::vector<Task>& tasks, const SocProfile& p, b
     if (last == kNone || e.endUs > tl.entries[size_t(last)].endUs) last = e.task;
   tl.latencyUs = last == kNone ? 0 : tl.entries[size_t(last)].endUs;
   std::map<SimUnit, double> busy;
-  for (const TimelineEntry& e : tl.entries) {
-    // Cores are busy while a task computes, not while its stream dispatches it.
-    const double dispatch = poolOf(e.unit) ? std::clamp(costs[size_t(e.task)].fixedUs, 0.0, e.endUs - e.startUs) : 0.0;
-    busy[e.unit] += (e.endUs - e.startUs - dispatch) * std::max(e.cores, 1);
-  }
+  for (const TimelineEntry& e : tl.entries) busy[e.unit] += (e.endUs - e.startUs) * std::max(e.cores, 1);
   const std::vector<std::pair<SimUnit, int>> capacity = {{SimUnit::Cube, p.aiCores},
                                                          {SimUnit::Vector, p.vectorCores > 0 ? p.vectorCores : p.aiCores},
                                                          {SimUnit::AiCpu, p.aiCpuCores},
