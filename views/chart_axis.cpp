@@ -1,6 +1,8 @@
 #include "chart_axis.h"
 
 #include <QKeyEvent>
+#include <QMouseEvent>
+#include <QWidget>
 #include <algorithm>
 #include <cmath>
 
@@ -105,6 +107,26 @@ std::vector<double> ChartAxis::ticks(int count, bool binary) const {
   }
   for (double v = std::ceil(lo_ / step) * step; v <= hi_ && out.size() < 1000; v += step) out.push_back(v);
   return out;
+}
+
+void DragOrClick::press(const QMouseEvent& e) {
+  press_ = last_ = e.position();
+  dragging_ = e.button() == Qt::LeftButton;
+}
+
+std::optional<QPointF> DragOrClick::move(const QMouseEvent& e, QWidget& w) {
+  if (!dragging_) return std::nullopt;
+  const QPointF d = e.position() - last_;
+  last_ = e.position();
+  w.setCursor(Qt::ClosedHandCursor);
+  return d;
+}
+
+bool DragOrClick::release(const QMouseEvent& e, QWidget& w) {
+  w.unsetCursor();
+  const bool click = dragging_ && (e.position() - press_).manhattanLength() < 4;
+  dragging_ = false;
+  return click;
 }
 
 }  // namespace kiln::views

@@ -418,24 +418,14 @@ void GanttPlot::wheelEvent(QWheelEvent* e) {
   e->accept();
 }
 
-void GanttPlot::mousePressEvent(QMouseEvent* e) {
-  pressPos_ = lastPos_ = e->position();
-  dragging_ = e->button() == Qt::LeftButton;
-}
+void GanttPlot::mousePressEvent(QMouseEvent* e) { drag_.press(*e); }
 
 void GanttPlot::mouseMoveEvent(QMouseEvent* e) {
-  if (!dragging_) return;
-  const QPointF d = e->position() - lastPos_;
-  lastPos_ = e->position();
-  panBy(d);
-  setCursor(Qt::ClosedHandCursor);
+  if (const auto d = drag_.move(*e, *this)) panBy(*d);
 }
 
 void GanttPlot::mouseReleaseEvent(QMouseEvent* e) {
-  unsetCursor();
-  const bool click = dragging_ && (e->position() - pressPos_).manhattanLength() < 4;
-  dragging_ = false;
-  if (!click || !chart_) return;
+  if (!drag_.release(*e, *this) || !chart_) return;
   const int i = taskAt(e->position());
   if (i < 0) return;
   const qint64 node = chart_->tasks[size_t(i)].nodeId;

@@ -77,8 +77,7 @@ class GanttPlot : public QWidget {
   QRectF area_;  // where bars go
   qint64 selectedNode_ = 0;
   std::vector<char> selected_;
-  QPointF pressPos_, lastPos_;
-  bool dragging_ = false;
+  DragOrClick drag_;
 };
 
 }  // namespace kiln::views

@@ -8,6 +8,7 @@
 #include <QVBoxLayout>
 #include <set>
 
+#include "chart_pages.h"
 #include "gantt_plot.h"
 #include "view_colors.h"
 
@@ -33,37 +34,19 @@ QString legend(const QPalette& pal) {
 GanttView::GanttView(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  pages_ = new QStackedWidget(this);
+  pages_ = new ChartPages("Open a model to see its simulated timeline.", "Show the whole run (F)", this);
   layout->addWidget(pages_);
-
-  message_ = new QLabel("Open a model to see its simulated timeline.", pages_);
-  message_->setAlignment(Qt::AlignCenter);
-  message_->setWordWrap(true);
-  message_->setMargin(24);
-  pages_->addWidget(message_);
-
-  auto* chartPage = new QWidget(pages_);
-  auto* cl = new QVBoxLayout(chartPage);
-  cl->setContentsMargins(4, 4, 4, 4);
-  auto* bar = new QHBoxLayout;
-  summary_ = new QLabel(chartPage);
-  summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  bar->addWidget(summary_, 1);
+  QWidget* chartPage = pages_->chartPage();
   byUnit_ = new QCheckBox("Lanes per unit", chartPage);
   byUnit_->setToolTip("One lane per compute unit (Cube, Vector, AI CPU, DMA) instead of one per stream");
-  bar->addWidget(byUnit_);
-  auto* fit = new QPushButton("Fit", chartPage);
-  fit->setToolTip("Show the whole run (F)");
-  bar->addWidget(fit);
-  cl->addLayout(bar);
+  pages_->addControl(byUnit_);
   auto* key = new QLabel(legend(palette()), chartPage);
-  cl->addWidget(key);
+  pages_->body()->addWidget(key);
   plot_ = new GanttPlot(chartPage);
-  cl->addWidget(plot_, 1);
-  pages_->addWidget(chartPage);
+  pages_->body()->addWidget(plot_, 1);
 
   connect(byUnit_, &QCheckBox::toggled, plot_, &GanttPlot::setLanesByUnit);
-  connect(fit, &QPushButton::clicked, plot_, &GanttPlot::fit);
+  connect(pages_->fitButton(), &QPushButton::clicked, plot_, &GanttPlot::fit);
   connect(plot_, &GanttPlot::taskClicked, this, [this](int, qint64 node) {
     if (node) emit nodeSelected(node);
   });
@@ -73,14 +56,13 @@ const TimelineChart* GanttView::chart() const { return plot_->chart(); }
 
 int GanttView::taskCount() const { return chart() ? int(chart()->tasks.size()) : 0; }
 
-bool GanttView::showsChart() const { return pages_->currentIndex() == 1; }
+bool GanttView::showsChart() const { return pages_->showsChart(); }
 
-QString GanttView::message() const { return showsChart() ? QString() : message_->text(); }
+QString GanttView::message() const { return pages_->message(); }
 
 void GanttView::showMessage(const QString& text) {
   plot_->setChart(nullptr);
-  message_->setText(text);
-  pages_->setCurrentIndex(0);
+  pages_->showMessage(text);
 }
 
 void GanttView::setChart(std::shared_ptr<const TimelineChart> chart) {
@@ -103,9 +85,8 @@ void GanttView::setChart(std::shared_ptr<const TimelineChart> chart) {
                      .arg(critical)
                      .arg(QString::fromStdString(chart->source).toHtmlEscaped());
   if (chart->droppedRows > 0) text += QString(" · %L1 malformed rows skipped").arg(chart->droppedRows);
-  summary_->setText(text);
   plot_->setChart(std::move(chart));
-  pages_->setCurrentIndex(1);
+  pages_->showChart(text);
 }
 
 void GanttView::setLanesByUnit(bool on) { byUnit_->setChecked(on); }

@@ -10,9 +10,10 @@
 
 class QCheckBox;
 class QLabel;
-class QStackedWidget;
 
 namespace kiln::views {
+
+class ChartPages;
 
 class GanttPlot;
 
@@ -37,9 +38,7 @@ class GanttView : public QWidget {
   void nodeSelected(qint64 nodeId);
 
  private:
-  QStackedWidget* pages_;
-  QLabel* message_;
-  QLabel* summary_;
+  ChartPages* pages_;
   QCheckBox* byUnit_;
   GanttPlot* plot_;
 };

@@ -355,24 +355,14 @@ void MemoryPlot::wheelEvent(QWheelEvent* e) {
   e->accept();
 }
 
-void MemoryPlot::mousePressEvent(QMouseEvent* e) {
-  pressPos_ = lastPos_ = e->position();
-  dragging_ = e->button() == Qt::LeftButton;
-}
+void MemoryPlot::mousePressEvent(QMouseEvent* e) { drag_.press(*e); }
 
 void MemoryPlot::mouseMoveEvent(QMouseEvent* e) {
-  if (!dragging_) return;
-  const QPointF d = e->position() - lastPos_;
-  lastPos_ = e->position();
-  panBy(d);
-  setCursor(Qt::ClosedHandCursor);
+  if (const auto d = drag_.move(*e, *this)) panBy(*d);
 }
 
 void MemoryPlot::mouseReleaseEvent(QMouseEvent* e) {
-  unsetCursor();
-  const bool click = dragging_ && (e->position() - pressPos_).manhattanLength() < 4;
-  dragging_ = false;
-  if (!click || !chart_) return;
+  if (!drag_.release(*e, *this) || !chart_) return;
   const int i = blockAt(e->position());
   if (i < 0) return;
   const qint64 producer = chart_->blocks[size_t(i)].producerId;

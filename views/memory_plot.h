@@ -69,8 +69,7 @@ class MemoryPlot : public QWidget {
   qint64 selectedNode_ = 0;
   std::vector<char> selected_;
   std::vector<QColor> fill_;  // per block, for the current colouring (made when it changes, not per frame)
-  QPointF pressPos_, lastPos_;
-  bool dragging_ = false;
+  DragOrClick drag_;
 };
 
 }  // namespace kiln::views

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <map>
 
+#include "chart_pages.h"
 #include "memory_plot.h"
 #include "util/units.h"
 
@@ -34,30 +35,14 @@ QIcon swatch(const QColor& c) {
 MemoryView::MemoryView(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  pages_ = new QStackedWidget(this);
+  pages_ = new ChartPages("Open a model to see its memory plan.", "Show the whole plan (F)", this);
   layout->addWidget(pages_);
-
-  message_ = new QLabel("Open a model to see its memory plan.", pages_);
-  message_->setAlignment(Qt::AlignCenter);
-  message_->setWordWrap(true);
-  message_->setMargin(24);
-  pages_->addWidget(message_);
-
-  auto* chartPage = new QWidget(pages_);
-  auto* cl = new QVBoxLayout(chartPage);
-  cl->setContentsMargins(4, 4, 4, 4);
-  auto* bar = new QHBoxLayout;
-  summary_ = new QLabel(chartPage);
-  summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  bar->addWidget(summary_, 1);
-  bar->addWidget(new QLabel("Colour by:", chartPage));
+  QWidget* chartPage = pages_->chartPage();
+  auto* colourLabel = new QLabel("Colour by:", chartPage);
+  pages_->addControl(colourLabel);
   colour_ = new QComboBox(chartPage);
   colour_->addItems({"reuse block", "producer op type", "stream"});
-  bar->addWidget(colour_);
-  auto* fit = new QPushButton("Fit", chartPage);
-  fit->setToolTip("Show the whole plan (F)");
-  bar->addWidget(fit);
-  cl->addLayout(bar);
+  pages_->addControl(colour_);
   auto* split = new QSplitter(Qt::Horizontal, chartPage);
   plot_ = new MemoryPlot(split);
   auto* side = new QWidget(split);
@@ -73,14 +58,13 @@ MemoryView::MemoryView(QWidget* parent) : QWidget(parent) {
   split->addWidget(side);
   split->setStretchFactor(0, 4);
   split->setStretchFactor(1, 1);
-  cl->addWidget(split, 1);
-  pages_->addWidget(chartPage);
+  pages_->body()->addWidget(split, 1);
 
   connect(colour_, &QComboBox::currentIndexChanged, this, [this](int i) {
     plot_->setColourBy(static_cast<MemoryPlot::ColourBy>(i));
     fillPeakList();
   });
-  connect(fit, &QPushButton::clicked, plot_, &MemoryPlot::fit);
+  connect(pages_->fitButton(), &QPushButton::clicked, plot_, &MemoryPlot::fit);
   connect(plot_, &MemoryPlot::blockClicked, this, [this](int, qint64 producer) {
     if (producer) emit nodeSelected(producer);
   });
@@ -97,15 +81,14 @@ const MemoryChart* MemoryView::chart() const { return plot_->chart(); }
 
 int MemoryView::blockCount() const { return chart() ? int(chart()->blocks.size()) : 0; }
 
-bool MemoryView::showsChart() const { return pages_->currentIndex() == 1; }
+bool MemoryView::showsChart() const { return pages_->showsChart(); }
 
-QString MemoryView::message() const { return showsChart() ? QString() : message_->text(); }
+QString MemoryView::message() const { return pages_->message(); }
 
 void MemoryView::showMessage(const QString& text) {
   plot_->setChart(nullptr);
   peak_->clear();
-  message_->setText(text);
-  pages_->setCurrentIndex(0);
+  pages_->showMessage(text);
 }
 
 void MemoryView::setChart(std::shared_ptr<const MemoryChart> chart) {
@@ -131,11 +114,10 @@ void MemoryView::setChart(std::shared_ptr<const MemoryChart> chart) {
                      .arg(c.stepNodes.size());
   if (c.unplaced > 0) text += QString(" · %L1 tensors without an offset").arg(c.unplaced);
   if (c.unsized > 0) text += QString(" · %L1 with symbolic shapes not planned").arg(c.unsized);
-  summary_->setText(text);
   plot_->setChart(std::move(chart));
   plot_->setColourBy(static_cast<MemoryPlot::ColourBy>(colour_->currentIndex()));
   fillPeakList();
-  pages_->setCurrentIndex(1);
+  pages_->showChart(text);
 }
 
 void MemoryView::fillPeakList() {

@@ -12,9 +12,10 @@
 class QComboBox;
 class QLabel;
 class QListWidget;
-class QStackedWidget;
 
 namespace kiln::views {
+
+class ChartPages;
 
 class MemoryPlot;
 
@@ -42,9 +43,7 @@ class MemoryView : public QWidget {
  private:
   void fillPeakList();
 
-  QStackedWidget* pages_;
-  QLabel* message_;
-  QLabel* summary_;
+  ChartPages* pages_;
   QComboBox* colour_;
   MemoryPlot* plot_;
   QListWidget* peak_;

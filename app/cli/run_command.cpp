@@ -146,27 +146,8 @@ int runRun(const Argv& argv) {
   std::string historyError = recorder ? recorder->error() : std::string();
   if (recorder && recorder->runId() > 0 && historyError.empty()) {
     // The timeline joins the run's passes, so the workbench can show it beside the graph it came from.
-    std::vector<TimelineRow> rows;
-    rows.reserve(timeline.entries.size());
-    for (const TimelineEntry& e : timeline.entries) {
-      TimelineRow r;
-      r.task = e.task;
-      r.type = taskTypeName(e.type);
-      if (e.node) r.nodeId = static_cast<int64_t>(e.node->id());
-      r.stream = e.stream;
-      if (e.event >= 0) r.event = e.event;
-      r.unit = std::string(simUnitName(e.unit));
-      r.cores = e.cores;
-      r.startUs = e.startUs;
-      r.endUs = e.endUs;
-      r.flops = e.flops;
-      r.bytes = e.bytes;
-      r.memoryBound = e.memoryBound;
-      r.critical = e.critical;
-      rows.push_back(std::move(r));
-    }
     try {
-      writeTimeline(*db, recorder->runId(), rows);
+      writeTimeline(*db, recorder->runId(), timelineRows(timeline));
     } catch (const std::exception& e) {
       historyError = e.what();
     }

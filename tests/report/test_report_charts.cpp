@@ -57,28 +57,6 @@ Compiled compileSample(const std::string& name, int layers = 0, const std::strin
   return c;
 }
 
-std::vector<TimelineRow> rowsOf(const Timeline& tl) {
-  std::vector<TimelineRow> rows;
-  for (const TimelineEntry& e : tl.entries) {
-    TimelineRow r;
-    r.task = e.task;
-    r.type = taskTypeName(e.type);
-    if (e.node) r.nodeId = e.node->id();
-    r.stream = e.stream;
-    if (e.event >= 0) r.event = e.event;
-    r.unit = std::string(simUnitName(e.unit));
-    r.cores = e.cores;
-    r.startUs = e.startUs;
-    r.endUs = e.endUs;
-    r.flops = e.flops;
-    r.bytes = e.bytes;
-    r.memoryBound = e.memoryBound;
-    r.critical = e.critical;
-    rows.push_back(r);
-  }
-  return rows;
-}
-
 }  // namespace
 
 class ReportChartsTest : public QObject {
@@ -244,7 +222,7 @@ class ReportChartsTest : public QObject {
     const Compiled c = compileSample("llama", 1);
     const SocProfile soc = SocProfile::load("Ascend910A");
     const Timeline tl = simulateTimeline(buildTaskList(*c.model->graph, soc.aiCores), soc, true);
-    std::vector<TimelineRow> rows = rowsOf(tl);
+    std::vector<TimelineRow> rows = timelineRows(tl);
     const TimelineChart clean = timelineChartFromRows(rows, *c.model->graph, soc);
     QCOMPARE(clean.tasks.size(), tl.entries.size());
     QCOMPARE(clean.arrows.size(), timelineChartFromSimulation(tl, soc).arrows.size());
@@ -320,7 +298,7 @@ class ReportChartsTest : public QObject {
       Timeline tl = simulateTimeline(buildTaskList(*compiled->graph, soc.aiCores), soc, true);
       for (TimelineEntry& e : tl.entries) e.endUs += 1;  // recognisably not a fresh simulation
       HistoryDb db(dbPath);
-      writeTimeline(db, run, rowsOf(tl));
+      writeTimeline(db, run, timelineRows(tl));
     }
     const RunCharts recorded = loadRunCharts(dbPath, run, compiled);
     QVERIFY(recorded.timeline);

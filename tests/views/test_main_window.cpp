@@ -21,6 +21,7 @@
 #include "history/history_reader.h"
 #include "inspector.h"
 #include "main_window.h"
+#include "support/gui_shots.h"
 #include "options_form.h"
 #include "pass_navigator.h"
 
@@ -28,12 +29,7 @@ using namespace kiln;
 
 namespace {
 
-void shot(QWidget& w, const QString& name) {
-  QDir().mkpath(KILN_ARTIFACTS);
-  const QString path = QString(KILN_ARTIFACTS) + "/" + name + ".png";
-  QVERIFY(w.grab().save(path));
-  qInfo("screenshot: %s", qPrintable(path));
-}
+using kiln::testing::shot;
 
 bool settled(app::MainWindow& w) { return !w.busy() && w.canvas()->passView() && !w.canvas()->scene()->items().isEmpty(); }
 

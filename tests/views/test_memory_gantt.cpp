@@ -27,6 +27,7 @@
 #include "io/model_loader.h"
 #include "io/onnx/onnx_writer.h"
 #include "main_window.h"
+#include "support/gui_shots.h"
 #include "memory_plot.h"
 #include "memory_view.h"
 #include "passes/options.h"
@@ -38,12 +39,7 @@ using namespace kiln;
 
 namespace {
 
-void shot(QWidget& w, const QString& name) {
-  QDir().mkpath(KILN_ARTIFACTS);
-  const QString path = QString(KILN_ARTIFACTS) + "/" + name + ".png";
-  QVERIFY(w.grab().save(path));
-  qInfo("screenshot: %s", qPrintable(path));
-}
+using kiln::testing::shot;
 
 bool settled(app::MainWindow& w) {
   return !w.busy() && !w.chartsPending() && w.canvas()->passView() && !w.canvas()->scene()->items().isEmpty();

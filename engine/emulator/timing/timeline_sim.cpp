@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "ir/graph.h"
+
 namespace kiln {
 
 namespace {
@@ -195,6 +197,29 @@ Timeline simulateTimeline(const std::vector<Task>& tasks, const SocProfile& p, b
   }
   std::reverse(tl.criticalPath.begin(), tl.criticalPath.end());
   return tl;
+}
+
+std::vector<TimelineRow> timelineRows(const Timeline& timeline) {
+  std::vector<TimelineRow> rows;
+  rows.reserve(timeline.entries.size());
+  for (const TimelineEntry& e : timeline.entries) {
+    TimelineRow r;
+    r.task = e.task;
+    r.type = taskTypeName(e.type);
+    if (e.node) r.nodeId = static_cast<int64_t>(e.node->id());
+    r.stream = e.stream;
+    if (e.event >= 0) r.event = e.event;
+    r.unit = std::string(simUnitName(e.unit));
+    r.cores = e.cores;
+    r.startUs = e.startUs;
+    r.endUs = e.endUs;
+    r.flops = e.flops;
+    r.bytes = e.bytes;
+    r.memoryBound = e.memoryBound;
+    r.critical = e.critical;
+    rows.push_back(std::move(r));
+  }
+  return rows;
 }
 
 }  // namespace kiln

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "emulator/timing/task_cost.h"
+#include "history/history_emulation.h"
 
 namespace kiln {
 
@@ -48,5 +49,8 @@ struct Timeline {
 
 // Throws std::runtime_error when a stream waits for an event no stream records (the list would hang).
 Timeline simulateTimeline(const std::vector<Task>& tasks, const SocProfile& profile, bool sunk);
+
+// The timeline as the history's `timeline` rows (kiln run --history stores them; the views read them back).
+std::vector<TimelineRow> timelineRows(const Timeline& timeline);
 
 }  // namespace kiln
