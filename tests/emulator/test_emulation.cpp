@@ -138,6 +138,22 @@ class EmulationTest : public QObject {
     QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
   }
 
+  void lightModelsMatchTheirExpectedOutputs() {
+    // Every light_* model of the corpus ships the output ONNX Runtime computed (<stem>_output_0.pb, found beside
+    // the model): the reference must reproduce it, and the fp32 compile the reference.
+    const QString models = QStringLiteral(KILN_SHARED_DIR) + "/models/";
+    if (!QFileInfo::exists(models + "MANIFEST.md")) QSKIP("the shared corpus (../shared/models) is absent");
+    QDirIterator it(models, {"light_*.onnx"}, QDir::Files, QDirIterator::Subdirectories);
+    int checked = 0;
+    while (it.hasNext()) {
+      const QString model = it.next();
+      const KilnRun r = runKiln({"run", model, "--set", "precision_mode=force_fp32"});
+      QVERIFY2(r.code == 0 && r.out.contains("_output_0.pb: match"), qPrintable(model + "\n" + r.err + r.out));
+      ++checked;
+    }
+    if (checked == 0) QSKIP("no light_* models in the shared corpus");
+  }
+
   void overlappingPlanGivesWrongNumbers() {
     auto original = branchyModel();
     auto compiled = branchyModel();

@@ -94,6 +94,24 @@ class KernelNnTest : public QObject {
     QVERIFY(near(Op("Conv").s("auto_pad", "VALID").ints("pads", {5, 5}).one({x, w}), f32({1, 1, 3}, {3, 5, 7})));
   }
 
+  void identicalFiltersGiveIdenticalChannels() {
+    // Equal filters must tie exactly, whatever row of the GEMM a channel lands in: a classifier whose logits tie
+    // (SqueezeNet exported with constant weights) is judged on its softmax being uniform.
+    std::mt19937 rng(7);
+    const Tensor x = randomTensor({1, 96, 13, 13}, rng);
+    const std::vector<float> wv(size_t(1000) * 96, 0.02f);
+    const std::vector<float> b(1000, 0.5f);
+    for (const Tensor& y : {Op("Conv").one({x, f32({1000, 96, 1, 1}, wv), f32({1000}, b)}),
+                            Op("Conv").ints("pads", {1, 1, 1, 1}).one({x, f32({1000, 96, 3, 3}, std::vector<float>(
+                                                                                   size_t(1000) * 96 * 9, 0.02f))})}) {
+      const auto v = y.toDouble();
+      const size_t plane = v.size() / 1000;
+      for (size_t c = 1; c < 1000; ++c)
+        for (size_t i = 0; i < plane; ++i)
+          if (v[c * plane + i] != v[i]) QFAIL(qPrintable(QString("channel %1 differs at %2").arg(c).arg(i)));
+    }
+  }
+
   void convTranspose() {
     const Tensor x = f32({1, 1, 2}, {1, 2}), w = f32({1, 1, 3}, {1, 1, 1});
     QVERIFY(near(Op("ConvTranspose").ints("strides", {2}).one({x, w}), f32({1, 1, 5}, {1, 1, 3, 2, 2})));

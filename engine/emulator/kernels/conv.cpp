@@ -219,11 +219,11 @@ namespace {
 
 template <typename S>
 Tensor convTyped(const KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* b) {
-  using W = nn::Work<S>;
+  using W = nn::ConvWork<S>;
   const nn::ConvShape s = nn::convShape(ctx, x.dims(), w.dims(), b);
   OutBuffer probe(ctx, x.dtype(), s.outDims);  // size check before any work
-  const std::vector<W> xv = nn::loadAll<S>(ctx, x), wv = nn::loadAll<S>(ctx, w);
-  const std::vector<W> bv = b ? nn::loadAll<S>(ctx, *b) : std::vector<W>{};
+  const std::vector<W> xv = nn::loadAll<S, W>(ctx, x), wv = nn::loadAll<S, W>(ctx, w);
+  const std::vector<W> bv = b ? nn::loadAll<S, W>(ctx, *b) : std::vector<W>{};
   checkScratch(ctx, probe.numel(), sizeof(W));
   std::vector<W> y(static_cast<size_t>(probe.numel()));
   nn::convolve(ctx, s, xv.data(), wv.data(), b ? bv.data() : nullptr, y.data());
@@ -342,7 +342,7 @@ Tensor convTransposeTyped(const KernelContext& ctx, const Tensor& x, const Tenso
   const int64_t outSize = *checkedProduct(win.out);
   const int64_t cg = s.inChannels / s.group, mg = s.outChannels / s.group;
   const int64_t rows = nn::mul(ctx, mg, kSize);
-  const std::vector<W> xv = nn::loadAll<S>(ctx, x), wv = nn::loadAll<S>(ctx, w);
+  const std::vector<W> xv = nn::loadAll<S, W>(ctx, x), wv = nn::loadAll<S, W>(ctx, w);
   checkScratch(ctx, probe.numel(), sizeof(W));
   checkScratch(ctx, nn::mul(ctx, rows, inSize), sizeof(W));
   std::vector<W> y(static_cast<size_t>(probe.numel())), col(static_cast<size_t>(rows * inSize));

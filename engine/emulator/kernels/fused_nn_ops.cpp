@@ -114,7 +114,7 @@ Tensor fusedMatMulTyped(const KernelContext& ctx, const Tensor& a, const Tensor&
 
 template <typename S>
 Tensor fusedConvTyped(const KernelContext& ctx, const Tensor& x, const Tensor& w) {
-  using W = nn::Work<S>;
+  using W = nn::ConvWork<S>;
   const Tensor* b = ctx.input(2);
   const Tensor* z = ctx.input(3);
   if (w.dtype() != x.dtype() || (b && b->dtype() != x.dtype())) ctx.fail("W and B must have X's element type");
@@ -122,8 +122,8 @@ Tensor fusedConvTyped(const KernelContext& ctx, const Tensor& x, const Tensor& w
   const nn::ConvShape s = nn::convShape(ctx, x.dims(), w.dims(), b);
   OutBuffer probe(ctx, x.dtype(), s.outDims);
   if (z && z->dims() != s.outDims) ctx.fail("Z must have the convolution output's shape");
-  const std::vector<W> xv = nn::loadAll<S>(ctx, x), wv = nn::loadAll<S>(ctx, w);
-  const std::vector<W> bv = b ? nn::loadAll<S>(ctx, *b) : std::vector<W>{};
+  const std::vector<W> xv = nn::loadAll<S, W>(ctx, x), wv = nn::loadAll<S, W>(ctx, w);
+  const std::vector<W> bv = b ? nn::loadAll<S, W>(ctx, *b) : std::vector<W>{};
   checkScratch(ctx, probe.numel(), sizeof(W));
   std::vector<W> y(static_cast<size_t>(probe.numel()));
   nn::convolve(ctx, s, xv.data(), wv.data(), b ? bv.data() : nullptr, y.data());

@@ -16,6 +16,12 @@ namespace kiln::kernels::nn {
 template <typename S>
 using Work = std::conditional_t<std::is_same_v<S, double>, double, float>;
 
+// Convolutions (Conv and kiln:FusedConv) accumulate fp32 in double, rounding once on store. A float GEMM's summation
+// order depends on where a row lands in the BLAS micro-kernel, so identical filters could give outputs an ulp apart;
+// a model whose logits tie (equal filters) would then break the tie at random. In double every row rounds alike.
+template <typename S>
+using ConvWork = std::conditional_t<std::is_same_v<S, double> || std::is_same_v<S, float>, double, float>;
+
 // The elements of `t` (stored as S) in working precision W; the copy is checked like any scratch buffer.
 template <typename S, typename W = Work<S>>
 std::vector<W> loadAll(const KernelContext& ctx, const Tensor& t) {
@@ -41,6 +47,8 @@ W roundAs(W v) {
     uint8_t bits[2];
     Elem<S>::store(bits, 0, static_cast<float>(v));
     return static_cast<W>(Elem<S>::load(bits, 0));
+  } else if constexpr (std::is_same_v<S, float> && std::is_same_v<W, double>) {
+    return static_cast<double>(static_cast<float>(v));  // fp32 computed in double (ConvWork)
   } else {
     return v;
   }
