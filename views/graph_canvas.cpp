@@ -362,6 +362,10 @@ void GraphCanvas::keyPressEvent(QKeyEvent* e) {
         openGroup(static_cast<GroupItem*>(items.first())->group(), true);
         return;
       }
+      if (!items.isEmpty() && items.first()->type() == NodeItem::Type) {
+        emit nodeActivated(static_cast<NodeItem*>(items.first())->node().id);
+        return;
+      }
       break;
     }
     default: break;
@@ -420,6 +424,10 @@ void GraphCanvas::mouseDoubleClickEvent(QMouseEvent* e) {
     }
     if (item->type() == ClusterItem::Type) {
       openGroup(static_cast<ClusterItem*>(item)->group(), false);
+      return;
+    }
+    if (item->type() == NodeItem::Type) {
+      emit nodeActivated(static_cast<NodeItem*>(item)->node().id);
       return;
     }
   }

@@ -54,6 +54,7 @@ class GraphCanvas : public QGraphicsView {
 
  signals:
   void nodeSelected(qint64 nodeId);  // 0 when the selection is cleared or is a group
+  void nodeActivated(qint64 nodeId);  // a node was double-clicked, or Enter pressed on it
   void groupSelected(int group);
   void layoutStarted();
   void layoutFinished(double ms, int items);

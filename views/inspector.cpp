@@ -6,20 +6,19 @@
 #include <QVBoxLayout>
 
 #include "util/json.h"
+#include "util/units.h"
 
 namespace kiln::views {
 
 namespace {
 
 constexpr int kNodeRole = Qt::UserRole + 1;
+constexpr int kFusedRole = Qt::UserRole + 2;  // the fused node a row expands
+constexpr int kPassRole = Qt::UserRole + 3;   // with kFusedRole: an "absorbed into" row, the pass to go to
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
-QString bytesText(int64_t b) {
-  if (b < 1024) return QString("%L1 B").arg(b);
-  if (b < 1024 * 1024) return QString("%1 KiB").arg(b / 1024.0, 0, 'f', 1);
-  return QString("%1 MiB").arg(b / 1048576.0, 0, 'f', 2);
-}
+QString bytesText(int64_t b) { return QString::fromStdString(formatBytes(double(b))); }
 
 QString jsonText(const Json& j) {
   if (j.isString()) return q(j.asString());
@@ -62,9 +61,17 @@ Inspector::Inspector(QWidget* parent) : QWidget(parent) {
   layout->addWidget(title_);
   layout->addWidget(tree_, 1);
   connect(tree_, &QTreeWidget::itemDoubleClicked, this, [this](QTreeWidgetItem* item) {
-    if (item->data(0, kNodeRole).isValid()) emit nodeLinkActivated(item->data(0, kNodeRole).toLongLong());
+    const QVariant node = item->data(0, kNodeRole), fused = item->data(0, kFusedRole);
+    if (fused.isValid() && item->data(0, kPassRole).isValid())
+      emit absorberActivated(fused.toLongLong(), item->data(0, kPassRole).toInt());
+    else if (fused.isValid())
+      emit fusionExpandRequested(fused.toLongLong(), node.isValid() ? node.toLongLong() : 0);
+    else if (node.isValid())
+      emit nodeLinkActivated(node.toLongLong());
   });
 }
+
+void Inspector::setFusions(std::shared_ptr<const layout::FusionIndex> fusions) { fusions_ = std::move(fusions); }
 
 void Inspector::clear() {
   title_->setText("Select a node");
@@ -109,7 +116,8 @@ void Inspector::showNode(const layout::PassView& view, int64_t nodeId) {
       for (const char* key : {"engine", "unit"})
         if (const Json* v = ann.find(key)) row(root, key, jsonText(*v));
       if (const Json* rule = ann.find("fusion.rule")) {
-        auto* fusion = row(root, "fused by", jsonText(*rule));
+        auto* fusion = row(root, "fused by", jsonText(*rule) + "   (double-click: what it replaced)");
+        fusion->setData(0, kFusedRole, static_cast<qlonglong>(nodeId));
         if (const Json* saved = ann.find("fusion.hbm_bytes_saved"))
           row(fusion, "HBM saved", bytesText(std::atoll(jsonText(*saved).toUtf8().constData())) +
                                        (ann.find("fusion.hbm_unknown_tensors")
@@ -119,7 +127,12 @@ void Inspector::showNode(const layout::PassView& view, int64_t nodeId) {
         if (const Json* rep = ann.find("fusion.replaced")) {
           const QStringList ids = jsonText(*rep).split(',', Qt::SkipEmptyParts);
           auto* replaced = row(fusion, "replaced", QString("%1 nodes").arg(ids.size()));
-          for (const QString& id : ids) row(replaced, "node", id)->setData(0, kNodeRole, id.toLongLong());
+          replaced->setData(0, kFusedRole, static_cast<qlonglong>(nodeId));
+          for (const QString& id : ids) {
+            auto* item = row(replaced, "node", id);
+            item->setData(0, kNodeRole, id.toLongLong());
+            item->setData(0, kFusedRole, static_cast<qlonglong>(nodeId));
+          }
         }
         fusion->setExpanded(true);
       }
@@ -131,6 +144,19 @@ void Inspector::showNode(const layout::PassView& view, int64_t nodeId) {
   } catch (const std::exception&) {
     row(root, "annotations", q(r->annotationsJson));
   }
+  // Where this node went: every fusion holding it, the direct one first.
+  if (fusions_)
+    for (const layout::FusionRecord* f : fusions_->absorberChain(nodeId)) {
+      auto* item = row(root, "absorbed into",
+                       QString("%1 %2 (#%3) by %4 at pass %5")
+                           .arg(q(f->opType), q(f->name))
+                           .arg(f->fusedNode)
+                           .arg(q(f->rule))
+                           .arg(f->pass));
+      item->setToolTip(1, "Double-click to go to pass " + QString::number(f->pass) + " and select the fused node");
+      item->setData(0, kFusedRole, static_cast<qlonglong>(f->fusedNode));
+      item->setData(0, kPassRole, f->pass);
+    }
   try {
     const Json attrs = Json::parse(r->attrsJson.empty() ? "{}" : r->attrsJson);
     if (attrs.isObject() && !attrs.asObject().empty()) {

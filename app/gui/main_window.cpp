@@ -27,12 +27,14 @@
 #include <utility>
 
 #include "compile_session.h"
+#include "fused_subgraph_view.h"
 #include "gantt_view.h"
 #include "graph_canvas.h"
 #include "history/history_db.h"
 #include "history/history_emulation.h"
 #include "history/history_reader.h"
 #include "inspector.h"
+#include "layout/fused_subgraph.h"
 #include "memory_view.h"
 #include "options_form.h"
 #include "pass_navigator.h"
@@ -54,6 +56,7 @@ bool isHistoryFile(const QString& path) {
 // History reads run on the pool with their own read-only connection (SQLite handles are per thread here).
 struct RunData {
   std::vector<PassInfo> passes;
+  std::shared_ptr<const layout::FusionIndex> fusions;
   std::vector<PassAccuracyRow> accuracy;  // when the run's numerics were verified
   RunInfo info;
   std::string error;
@@ -161,6 +164,16 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     showError(m);
   });
   connect(inspector_, &views::Inspector::nodeLinkActivated, canvas_, &views::GraphCanvas::revealNode);
+  // Fusions: double-click a fused node (or its inspector row) to see what it replaced; from an absorbed node, go to
+  // the fused node that holds it.
+  connect(canvas_, &views::GraphCanvas::nodeActivated, this, [this](qint64 id) { expandFusion(id); });
+  connect(inspector_, &views::Inspector::fusionExpandRequested, this,
+          [this](qint64 fused, qint64 original) { expandFusion(fused, original); });
+  connect(inspector_, &views::Inspector::absorberActivated, this, &MainWindow::goToNode);
+  connect(fusedView_, &views::FusedSubgraphView::fusedNodeRequested, this, &MainWindow::goToNode);
+  connect(fusedView_, &views::FusedSubgraphView::nodeSelected, this, [this](qint64 id) {
+    if (const auto v = fusedView_->canvas()->passView(); v && id) inspector_->showNode(*v, id);
+  });
   connect(runs_, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) {
     showRun(item->data(kRunRole).toLongLong());
   });
@@ -221,6 +234,9 @@ void MainWindow::buildDocks() {
   ganttView_ = new views::GanttView(this);
   auto* ganttDock = dock("Timeline", "timelineDock", ganttView_, Qt::BottomDockWidgetArea);
   tabifyDockWidget(memoryDock, ganttDock);
+  fusedView_ = new views::FusedSubgraphView(this);
+  fusedDock_ = dock("Fused", "fusedDock", fusedView_, Qt::BottomDockWidgetArea);
+  tabifyDockWidget(ganttDock, fusedDock_);
   memoryDock->raise();
   resizeDocks({memoryDock}, {340}, Qt::Vertical);
 }
@@ -418,6 +434,14 @@ void MainWindow::showRun(qint64 runId) {
     passes_ = d.passes;
     navigator_->setPasses(d.passes);
     navigator_->setAccuracy(d.accuracy);
+    fusions_ = d.fusions;
+    inspector_->setFusions(fusions_);
+    fusedView_->showMessage(fusions_ && !fusions_->records().empty()
+                                ? QString("Run %1 has %2 fused nodes. Double-click one (or its \"fused by\" row in "
+                                          "the inspector) to see what it replaced.")
+                                      .arg(runId)
+                                      .arg(fusions_->records().size())
+                                : QString("Run %1 recorded no fusions.").arg(runId));
     loadCharts(runId);
     emit runShown(runId);
   });
@@ -429,6 +453,7 @@ void MainWindow::showRun(qint64 runId) {
       out.info = r.run(runId);
       out.passes = r.passes(runId);
       out.accuracy = readPassAccuracy(h, runId);
+      out.fusions = std::make_shared<const layout::FusionIndex>(layout::readFusions(r, runId));
     } catch (const std::exception& e) {
       out.error = e.what();
     }
@@ -483,6 +508,47 @@ void MainWindow::showPass(int seq) {
     emit passShown(seq);
   });
   watcher->setFuture(QtConcurrent::run(readPassView, historyPath_.toStdString(), runId_, seq, prev));
+}
+
+bool MainWindow::expandFusion(qint64 fusedNode, qint64 original) {
+  const layout::FusionRecord* f = fusions_ ? fusions_->fusion(fusedNode) : nullptr;
+  if (!f) return false;
+  fusedDock_->show();
+  fusedDock_->raise();
+  fusedView_->showMessage(QString("Reading what %1 replaced…").arg(QString::fromStdString(f->name)));
+  const uint64_t request = ++fusionRequest_;
+  ++pendingReads_;
+  auto* watcher = new QFutureWatcher<ViewData>(this);
+  connect(watcher, &QFutureWatcher<ViewData>::finished, this, [this, watcher, request, record = *f, original] {
+    watcher->deleteLater();
+    pendingReads_ = std::max(0, pendingReads_ - 1);
+    const ViewData d = watcher->result();
+    if (request != fusionRequest_) return;
+    if (!d.error.empty()) return fusedView_->showMessage(QString::fromStdString(d.error));
+    fusedView_->showFusion(record, d.view, original);
+  });
+  watcher->setFuture(QtConcurrent::run([db = historyPath_.toStdString(), run = runId_, index = fusions_, record = *f] {
+    ViewData out;
+    try {
+      HistoryDb h(db, HistoryDb::Mode::ReadOnly);
+      HistoryReader r(h);
+      out.view = std::make_shared<const layout::PassView>(layout::buildFusedSubgraphView(r, run, *index, record));
+    } catch (const std::exception& e) {
+      out.error = e.what();
+    }
+    return out;
+  }));
+  return true;
+}
+
+void MainWindow::goToNode(qint64 nodeId, int pass) {
+  if (pass == pass_) {
+    canvas_->revealNode(nodeId);
+    if (canvas_->passView()) inspector_->showNode(*canvas_->passView(), nodeId);
+    return;
+  }
+  revealAfterPass_ = nodeId;
+  navigator_->selectPass(pass);
 }
 
 void MainWindow::setCompareEnabled(bool on) {

@@ -22,6 +22,7 @@ class QSplitter;
 class QPlainTextEdit;
 class QMenu;
 class QAction;
+class QDockWidget;
 
 namespace kiln::views {
 class GraphCanvas;
@@ -31,7 +32,12 @@ class CompileSession;
 class OptionsForm;
 class MemoryView;
 class GanttView;
+class FusedSubgraphView;
 }  // namespace kiln::views
+
+namespace kiln::layout {
+class FusionIndex;
+}
 
 namespace kiln::app {
 
@@ -54,6 +60,12 @@ class MainWindow : public QMainWindow {
   views::OptionsForm* optionsForm() const { return optionsForm_; }
   views::MemoryView* memoryView() const { return memoryView_; }
   views::GanttView* ganttView() const { return ganttView_; }
+  views::FusedSubgraphView* fusedView() const { return fusedView_; }
+  // Shows what fused node `fusedNode` replaced in the Fused panel (selecting `original` there when given); false
+  // when the run shown recorded no such fusion.
+  bool expandFusion(qint64 fusedNode, qint64 original = 0);
+  // Goes to pass `pass` and selects `nodeId` there.
+  void goToNode(qint64 nodeId, int pass);
   bool chartsPending() const { return chartsPending_; }
   QListWidget* runList() const { return runs_; }
   qint64 currentRun() const { return runId_; }
@@ -101,6 +113,10 @@ class MainWindow : public QMainWindow {
   views::CompileSession* session_ = nullptr;
   views::MemoryView* memoryView_ = nullptr;
   views::GanttView* ganttView_ = nullptr;
+  views::FusedSubgraphView* fusedView_ = nullptr;
+  QDockWidget* fusedDock_ = nullptr;
+  std::shared_ptr<const layout::FusionIndex> fusions_;  // of the run shown
+  uint64_t fusionRequest_ = 0;  // drops stale subgraph reads
   QListWidget* runs_ = nullptr;
   QPlainTextEdit* log_ = nullptr;
   QLineEdit* search_ = nullptr;

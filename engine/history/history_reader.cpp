@@ -372,6 +372,18 @@ GraphSnapshot HistoryReader::graphAt(int64_t runId, int pass) const {
   return s;
 }
 
+std::vector<NodeRow> HistoryReader::fusedNodeRows(int64_t runId) const {
+  SqlTransaction tx(db_.handle(), SqlTransaction::Kind::Read);
+  // LIKE narrows the scan to candidate rows; the caller parses the annotations and keeps real records only.
+  SqlStatement q = db_.prepare(std::string("SELECT ") + kNodeCols +
+                               " FROM nodes WHERE run_id = ?1 AND annotations_json LIKE '%\"fusion.rule\"%'"
+                               " ORDER BY node_id, first_pass");
+  q.bind(1, runId);
+  std::vector<NodeRow> out;
+  while (q.step()) out.push_back(nodeFrom(q));
+  return out;
+}
+
 GraphDiff HistoryReader::diff(int64_t runId, int pass) const {
   SqlTransaction tx(db_.handle(), SqlTransaction::Kind::Read);
   requirePass(runId, pass);

@@ -101,6 +101,9 @@ class HistoryReader {
   // What pass `pass` changed relative to the pass recorded before it (pass 0: everything is added, fromPass -1).
   GraphDiff diff(int64_t runId, int pass) const;
   GraphDiff diff(int64_t runId, int fromPass, int toPass) const;
+  // Every version of every node whose annotations record a fusion ("fusion.rule"), by node id then first pass: the
+  // fused nodes of a run, with the pass that created each (its first row).
+  std::vector<NodeRow> fusedNodeRows(int64_t runId) const;
 
  private:
   const HistoryDb& db_;

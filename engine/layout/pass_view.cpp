@@ -13,9 +13,6 @@ namespace kiln::layout {
 
 namespace {
 
-int64_t inputTerminal(int64_t valueId) { return -(valueId * 2 + 1); }
-int64_t outputTerminal(int64_t valueId) { return -(valueId * 2 + 2); }
-
 std::string unitOf(const NodeRow& r) {
   try {
     const Json j = Json::parse(r.annotationsJson.empty() ? "{}" : r.annotationsJson);
@@ -113,6 +110,8 @@ void addGraph(const GraphSnapshot& s, std::map<int64_t, PassViewNode>& nodes, st
 
 }  // namespace
 
+int64_t inputTerminal(int64_t valueId) { return -(valueId * 2 + 1); }
+int64_t outputTerminal(int64_t valueId) { return -(valueId * 2 + 2); }
 int64_t terminalValue(int64_t terminalId) { return (-terminalId - 1) / 2; }
 
 const PassViewNode* PassView::node(int64_t id) const {

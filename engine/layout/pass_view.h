@@ -36,7 +36,10 @@ struct PassView {
   int64_t added = 0, removed = 0, changed = 0;  // op nodes only (terminals are drawn but not counted)
 };
 
-// The value id a terminal node stands for.
+// Terminal node ids: the graph input (or a value entering a drawn part from outside) and the graph output (or a
+// value leaving it) carrying value `valueId`; terminalValue() gives the value back.
+int64_t inputTerminal(int64_t valueId);
+int64_t outputTerminal(int64_t valueId);
 int64_t terminalValue(int64_t terminalId);
 
 // `fromPass` < 0: no comparison (everything Unchanged). Reads through `reader`; throws HistoryError.

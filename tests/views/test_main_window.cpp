@@ -19,7 +19,9 @@
 #include "history/history_db.h"
 #include "history/history_emulation.h"
 #include "history/history_reader.h"
+#include "fused_subgraph_view.h"
 #include "inspector.h"
+#include "layout/fused_subgraph.h"
 #include "main_window.h"
 #include "support/gui_shots.h"
 #include "options_form.h"
@@ -120,6 +122,55 @@ class MainWindowTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->canvas()->passView()->toPass < bn, 30000);
     QVERIFY(w_->navigator()->step(1));
     QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->canvas()->passView()->toPass == bn, 30000);
+  }
+
+  void fusedNodeExpandsAndLinksBack() {
+    HistoryDb db(tmp_.filePath("history.db").toStdString(), HistoryDb::Mode::ReadOnly);
+    HistoryReader r(db);
+    const layout::FusionIndex index = layout::readFusions(r, w_->currentRun());
+    const layout::FusionRecord* f = nullptr;
+    for (const auto& rec : index.records())
+      if (rec.replaced.size() >= 2 && (!f || rec.replaced.size() > f->replaced.size())) f = &rec;
+    QVERIFY(f);
+    // The fused node at the pass that made it; Enter on it (as a double-click) expands it in the Fused panel.
+    w_->goToNode(f->fusedNode, f->pass);
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->canvas()->passView()->toPass == f->pass &&
+                                 w_->canvas()->selectedNode() == f->fusedNode,
+                             30000);
+    QVERIFY2(w_->inspector()->text().contains("fused by\t" + QString::fromStdString(f->rule)),
+             qPrintable(w_->inspector()->text()));
+    QTest::keyClick(w_->canvas(), Qt::Key_Return);
+    QTRY_VERIFY_WITH_TIMEOUT(w_->fusedView()->showsFusion() && w_->fusedView()->fusedNode() == f->fusedNode &&
+                                 w_->fusedView()->canvas()->passView() && !w_->fusedView()->canvas()->layoutPending(),
+                             30000);
+    QVERIFY(w_->fusedView()->summary().contains(QString::fromStdString(f->rule)));
+    QVERIFY(w_->fusedView()->summary().contains("HBM saved"));
+    const auto sub = w_->fusedView()->canvas()->passView();
+    int drawnOriginals = 0;
+    for (int64_t id : f->replaced) drawnOriginals += sub->node(id) != nullptr;
+    QVERIFY(drawnOriginals > 0);
+    // Select an original node in the panel: the inspector says where it went.
+    int64_t original = 0;
+    for (int64_t id : f->replaced)
+      if (sub->node(id)) original = id;
+    w_->fusedView()->canvas()->revealNode(original);
+    QTRY_VERIFY_WITH_TIMEOUT(w_->inspector()->text().contains("absorbed into"), 30000);
+    QVERIFY(w_->inspector()->text().contains(QString::fromStdString(f->rule) + " at pass " + QString::number(f->pass)));
+    shot(*w_, "05_fused_subgraph");
+    // From the original node at the imported graph, the "absorbed into" row leads back to the fused node.
+    w_->navigator()->selectPass(0);
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->canvas()->passView()->toPass == 0, 30000);
+    w_->canvas()->revealNode(original);
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->inspector()->text().contains("absorbed into"), 30000);
+    auto* tree = w_->inspector()->findChild<QTreeWidget*>();
+    QTreeWidgetItem* link = nullptr;
+    for (QTreeWidgetItemIterator it(tree); *it; ++it)
+      if ((*it)->text(0) == "absorbed into" && !link) link = *it;
+    QVERIFY(link);
+    emit tree->itemDoubleClicked(link, 1);
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->canvas()->passView()->toPass == index.absorber(original)->pass &&
+                                 w_->canvas()->selectedNode() == index.absorber(original)->fusedNode,
+                             30000);
   }
 
   void searchFindsAndInspectorShows() {
