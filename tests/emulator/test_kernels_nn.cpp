@@ -112,6 +112,27 @@ class KernelNnTest : public QObject {
     }
   }
 
+  void largeConvolutionsRunInBands() {
+    // 400 im2col rows × 124² positions in double exceed one column band: the bands must stitch into the same
+    // result as a direct convolution.
+    std::mt19937 rng(3);
+    const int64_t C = 16, M = 3, H = 128, K = 5, OH = H - K + 1;
+    const Tensor x = randomTensor({1, C, H, H}, rng), w = randomTensor({M, C, K, K}, rng);
+    const auto xv = x.toDouble(), wv = w.toDouble();
+    std::vector<float> want(size_t(M * OH * OH));
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t i = 0; i < OH; ++i)
+        for (int64_t j = 0; j < OH; ++j) {
+          double acc = 0;
+          for (int64_t c = 0; c < C; ++c)
+            for (int64_t a = 0; a < K; ++a)
+              for (int64_t b = 0; b < K; ++b)
+                acc += xv[size_t((c * H + i + a) * H + j + b)] * wv[size_t(((m * C + c) * K + a) * K + b)];
+          want[size_t((m * OH + i) * OH + j)] = float(acc);
+        }
+    QVERIFY(near(Op("Conv").one({x, w}), f32({1, M, OH, OH}, want), 1e-6));
+  }
+
   void convTranspose() {
     const Tensor x = f32({1, 1, 2}, {1, 2}), w = f32({1, 1, 3}, {1, 1, 1});
     QVERIFY(near(Op("ConvTranspose").ints("strides", {2}).one({x, w}), f32({1, 1, 5}, {1, 1, 3, 2, 2})));

@@ -133,21 +133,27 @@ void advance(std::vector<int64_t>& idx, const std::vector<int64_t>& extents, siz
   }
 }
 
-// col[row, o] for rows (channel, kernel tap) over `channels` channels of x: the input element each output position
-// o reads through that tap, 0 in the padding.
+// col[row, o] for rows (channel, kernel tap) over `channels` channels of x and the output positions of output lines
+// [line0, line1) (a line = the last spatial axis): the input element each position reads through that tap, 0 in the
+// padding.
 template <typename W>
-void im2col(const Window& w, const std::vector<std::vector<int64_t>>& taps, const W* x, int64_t channels, W* col) {
+void im2col(const Window& w, const std::vector<std::vector<int64_t>>& taps, const W* x, int64_t channels,
+            int64_t line0, int64_t line1, W* col) {
   const size_t r = w.rank();
-  const int64_t kSize = *checkedProduct(w.kernel), inSize = *checkedProduct(w.in), outSize = *checkedProduct(w.out);
+  const int64_t kSize = *checkedProduct(w.kernel), inSize = *checkedProduct(w.in);
   const int64_t lastOut = w.out[r - 1];
-  if (outSize == 0) return;
+  if (line1 <= line0 || lastOut == 0) return;
   const std::vector<int64_t> inStride = stridesOf(w.in);
-  std::vector<int64_t> k(r, 0), o(r, 0);
+  std::vector<int64_t> k(r, 0), first(r, 0), o(r, 0);
+  for (size_t d = r - 1, rest = static_cast<size_t>(line0); d-- > 0;) {  // line0 as an index over the outer axes
+    first[d] = static_cast<int64_t>(rest % static_cast<size_t>(w.out[d]));
+    rest /= static_cast<size_t>(w.out[d]);
+  }
   W* dst = col;
   for (int64_t row = 0; row < channels * kSize; ++row, advance(k, w.kernel, r)) {
     const W* xc = x + (row / kSize) * inSize;
-    std::fill(o.begin(), o.end(), 0);
-    for (int64_t q = 0; q < outSize / lastOut; ++q, advance(o, w.out, r - 1)) {
+    o = first;
+    for (int64_t q = line0; q < line1; ++q, advance(o, w.out, r - 1)) {
       int64_t base = 0;
       bool inside = true;
       for (size_t d = 0; d + 1 < r; ++d) {
@@ -177,6 +183,11 @@ void addBias(const W* bias, int64_t batch, int64_t channels, int64_t size, W* y)
     }
 }
 
+// The im2col buffer is built for a band of output lines at a time, at most this many bytes (but one line at least):
+// memory stays bounded for large images (fns-candy's 9×9 convolutions would need gigabytes at once) and the band
+// stays in cache while the GEMM reads it.
+constexpr int64_t kColumnBandBytes = int64_t(32) << 20;
+
 template <typename W>
 void convolveImpl(const KernelContext& ctx, const ConvShape& s, const W* x, const W* w, const W* bias, W* y) {
   const Window& win = s.window;
@@ -185,19 +196,38 @@ void convolveImpl(const KernelContext& ctx, const ConvShape& s, const W* x, cons
   const int64_t cg = s.inChannels / s.group, mg = s.outChannels / s.group;
   const int64_t rows = mul(ctx, cg, kSize);
   const bool pointwise = isPointwise(win);  // a 1×1 stride-1 conv multiplies X itself: no im2col copy
-  std::vector<W> col;
+  const int64_t lastOut = win.out.back();
+  const int64_t lines = lastOut ? outSize / lastOut : 0;
+  const int64_t lineBytes = std::max<int64_t>(1, mul(ctx, mul(ctx, rows, lastOut), int64_t(sizeof(W))));
+  const int64_t band = std::clamp<int64_t>(kColumnBandBytes / lineBytes, 1, std::max<int64_t>(lines, 1));
+  std::vector<W> col, part;
   std::vector<std::vector<int64_t>> taps;
   if (!pointwise && rows > 0 && outSize > 0) {
-    checkScratch(ctx, mul(ctx, rows, outSize), sizeof(W));
-    col.resize(static_cast<size_t>(rows * outSize));
+    checkScratch(ctx, mul(ctx, rows, band * lastOut), sizeof(W));
+    col.resize(static_cast<size_t>(rows * band * lastOut));
+    if (band < lines) part.resize(static_cast<size_t>(mg * band * lastOut));
     taps = tapCoordinates(win);
   }
   for (int64_t n = 0; n < s.batch; ++n)
     for (int64_t g = 0; g < s.group; ++g) {
       const W* xg = x + (n * s.inChannels + g * cg) * inSize;
       W* yg = y + (n * s.outChannels + g * mg) * outSize;
-      if (!pointwise && !col.empty()) im2col(win, taps, xg, cg, col.data());
-      gemm(false, false, mg, outSize, rows, W(1), w + g * mg * rows, pointwise ? xg : col.data(), W(0), yg);
+      const W* wg = w + g * mg * rows;
+      if (pointwise || col.empty()) {
+        gemm(false, false, mg, outSize, rows, W(1), wg, xg, W(0), yg);
+        continue;
+      }
+      for (int64_t line0 = 0; line0 < lines; line0 += band) {
+        const int64_t line1 = std::min(lines, line0 + band), width = (line1 - line0) * lastOut;
+        im2col(win, taps, xg, cg, line0, line1, col.data());
+        if (band >= lines) {
+          gemm(false, false, mg, outSize, rows, W(1), wg, col.data(), W(0), yg);
+          continue;
+        }
+        gemm(false, false, mg, width, rows, W(1), wg, col.data(), W(0), part.data());
+        for (int64_t m = 0; m < mg; ++m)
+          std::copy_n(part.data() + m * width, width, yg + m * outSize + line0 * lastOut);
+      }
     }
   addBias(bias, s.batch, s.outChannels, outSize, y);
 }
