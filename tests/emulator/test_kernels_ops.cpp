@@ -96,9 +96,19 @@ class KernelOpsTest : public QObject {
     QCOMPARE(r.size(), size_t{2});
     QCOMPARE(r[1].dtype(), DType::Bool);
     QCOMPARE(values<uint8_t>(r[1]), (std::vector<uint8_t>{1, 1}));
-    // Training with ratio 0 is still the identity; with ratio > 0 it is random: declined.
+    // Training with ratio 0 is still the identity. With ratio > 0 the mask is NumPy's RandomState(seed) draw:
+    // for seed 0 the first uniforms are 0.5488, 0.7152, 0.6028, 0.5449, 0.4237, so ratio 0.6 keeps the 2nd and 3rd
+    // and scales them by 1 / 0.4.
     QCOMPARE(Op("Dropout").run({x, f32({}, {0}), boolean({}, {1})}).size(), size_t{1});
-    QVERIFY(Op("Dropout").run({x, f32({}, {0.5f}), boolean({}, {1})}).empty());
+    const auto t = Op("Dropout", 2).i("seed", 0).run({f32({5}, {1, 2, 3, 4, 5}), f32({}, {0.6f}), boolean({}, {1})});
+    QCOMPARE(t.size(), size_t{2});
+    QCOMPARE(values<uint8_t>(t[1]), (std::vector<uint8_t>{0, 1, 1, 0, 0}));
+    const float scale = static_cast<float>(1.0 / (1.0 - static_cast<double>(0.6f)));  // the ratio is a float tensor
+    QCOMPARE(values<float>(t[0]), (F{0, 2 * scale, 3 * scale, 0, 0}));
+    // The same seed gives the same mask; the mask is independent of the values.
+    QCOMPARE(values<uint8_t>(Op("Dropout", 2).i("seed", 0).run({f32({5}, {9, 9, 9, 9, 9}), f32({}, {0.6f}),
+                                                                boolean({}, {1})})[1]),
+             (std::vector<uint8_t>{0, 1, 1, 0, 0}));
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, Op("Dropout").one({x, f32({}, {1.5f})}));
   }
 

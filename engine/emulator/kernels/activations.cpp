@@ -1,8 +1,10 @@
 // Activation functions: the element-wise non-linearities with attributes (LeakyRelu, Elu, Selu, Celu, HardSigmoid,
-// HardSwish, Softplus, Softsign, ThresholdedRelu, Shrink, Mish), PRelu, Clip and inference-mode Dropout.
+// HardSwish, Softplus, Softsign, ThresholdedRelu, Shrink, Mish), PRelu, Clip and Dropout.
 // Float activations compute in the element's compute type (float for fp16/bf16) and round once.
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <random>
 
 #include "emulator/kernels/kernel_util.h"
 #include "ir/graph.h"
@@ -149,8 +151,24 @@ std::vector<Tensor> clip(const KernelContext& ctx) {
   return out;
 }
 
-// Dropout at inference is the identity; the optional mask output is then all true. Training mode with a non-zero
-// ratio drops at random, which a reference kernel cannot reproduce: declined.
+// Training-mode Dropout's mask as ONNX's reference implementation draws it (its conformance data come from it):
+// NumPy's legacy RandomState seeded with the node's `seed` — MT19937 initialised by init_genrand, which
+// std::mt19937 is too — one uniform double in [0, 1) per element in row-major order from two 32-bit draws
+// ((a >> 5) · 2^26 + (b >> 6)) / 2^53, an element kept when its draw is >= ratio. Without a seed ONNX leaves the
+// draw to the runtime; Kiln uses seed 0, so runs repeat.
+std::vector<bool> dropoutMask(int64_t count, int64_t seed, double ratio) {
+  std::mt19937 gen(static_cast<uint32_t>(seed));
+  std::vector<bool> keep(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    const uint32_t a = gen() >> 5, b = gen() >> 6;
+    const double u = (a * 67108864.0 + b) / 9007199254740992.0;
+    keep[static_cast<size_t>(i)] = u >= ratio;
+  }
+  return keep;
+}
+
+// Dropout at inference (or with ratio 0) is the identity and its optional mask all true. In training mode kept
+// elements are scaled by 1 / (1 - ratio), computed in the element type as NumPy does (the scale rounded to it).
 std::vector<Tensor> dropout(const KernelContext& ctx) {
   const Tensor& x = ctx.required(0);
   const Node& node = ctx.node();
@@ -165,14 +183,26 @@ std::vector<Tensor> dropout(const KernelContext& ctx) {
     training = t->data()[0] != 0;
   }
   if (!(ratio >= 0.0 && ratio < 1.0)) ctx.fail("ratio must be in [0, 1)");
-  if (training && ratio > 0.0) return {};
   if (node.numOutputs() == 0 || node.numOutputs() > 2) ctx.fail("Dropout has one or two outputs");
-  std::vector<Tensor> out{x};
-  if (node.numOutputs() == 2) {
-    OutBuffer mask(ctx, DType::Bool, x.dims());
+  std::vector<Tensor> out;
+  OutBuffer mask(ctx, DType::Bool, x.dims());
+  if (!training || ratio == 0.0) {
+    out.push_back(x);
     std::memset(mask.data(), 1, static_cast<size_t>(mask.numel()));
-    out.push_back(mask.finish());
+  } else {
+    const std::vector<bool> keep = dropoutMask(x.numel(), node.attrInt("seed", 0), ratio);
+    for (int64_t i = 0; i < mask.numel(); ++i) mask.data()[i] = keep[static_cast<size_t>(i)] ? 1 : 0;
+    dispatch<kFloats>(x.dtype(), [&](auto tag) {
+      using S = typename decltype(tag)::type;
+      using C = ComputeOf<S>;
+      OutBuffer y(ctx, x.dtype(), x.dims());
+      const C scale = static_cast<C>(1.0 / (1.0 - ratio));
+      for (int64_t i = 0; i < y.numel(); ++i)
+        Elem<S>::store(y.data(), i, keep[static_cast<size_t>(i)] ? static_cast<C>(Elem<S>::load(x.data(), i) * scale) : C(0));
+      out.push_back(y.finish());
+    });
   }
+  if (node.numOutputs() == 2) out.push_back(mask.finish());
   return out;
 }
 
