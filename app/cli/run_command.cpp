@@ -17,13 +17,13 @@
 #include "cli/emulation_args.h"
 #include "emulator/emulation.h"
 #include "emulator/model_inputs.h"
-#include "emulator/timing/chrome_trace.h"
 #include "emulator/timing/timeline_sim.h"
 #include "io/model_loader.h"
 #include "io/tensor_file.h"
 #include "history/history_emulation.h"
 #include "history/history_recorder.h"
 #include "passes/pass_manager.h"
+#include "report/chrome_trace.h"
 #include "util/json.h"
 #include "util/units.h"
 
@@ -142,7 +142,8 @@ int runRun(const Argv& argv) {
   }
   const std::vector<Task> tasks = buildTaskList(*compiled.model->graph, soc.aiCores);
   const Timeline timeline = simulateTimeline(tasks, soc, options.getBool("model_sink"));
-  if (auto trace = args.value("--trace")) writeChromeTrace(timeline, std::filesystem::path(path).filename().string(), *trace);
+  if (auto trace = args.value("--trace"))
+    writeChromeTrace(timelineChartFromSimulation(timeline, soc), std::filesystem::path(path).filename().string(), *trace);
   std::string historyError = recorder ? recorder->error() : std::string();
   if (recorder && recorder->runId() > 0 && historyError.empty()) {
     // The timeline joins the run's passes, so the workbench can show it beside the graph it came from.

@@ -112,4 +112,75 @@ MemoryChart buildMemoryChart(const Graph& g) {
   return chart;
 }
 
+namespace {
+
+std::string csvField(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::vector<bool> atPeak(const MemoryChart& chart) {
+  std::vector<bool> peak(chart.blocks.size(), false);
+  for (size_t i : chart.peakBlocks)
+    if (i < peak.size()) peak[i] = true;
+  return peak;
+}
+
+}  // namespace
+
+std::string memoryChartCsv(const MemoryChart& chart) {
+  std::string out = "value_id,name,producer_id,producer_op,stream,first_step,end_step,offset,bytes,arena_block,"
+                    "reuse_block,at_peak\n";
+  const std::vector<bool> peak = atPeak(chart);
+  for (size_t i = 0; i < chart.blocks.size(); ++i) {
+    const MemoryChartBlock& b = chart.blocks[i];
+    out += std::to_string(b.valueId) + "," + csvField(b.name) + "," + std::to_string(b.producerId) + "," +
+           csvField(b.producerOp) + "," + std::to_string(b.stream) + "," + std::to_string(b.first) + "," +
+           std::to_string(b.end) + "," + std::to_string(b.offset) + "," + std::to_string(b.bytes) + "," +
+           std::to_string(b.arenaBlock) + "," + std::to_string(b.reuseBlock) + "," + (peak[i] ? "1" : "0") + "\n";
+  }
+  return out;
+}
+
+Json memoryChartJson(const MemoryChart& chart) {
+  Json j = Json::object();
+  j.set("arena_bytes", chart.arenaBytes);
+  j.set("lower_bound_bytes", chart.lowerBound);
+  j.set("peak_step", chart.peakStep);
+  j.set("reuse_blocks", chart.reuseBlocks);
+  j.set("unplaced", chart.unplaced);
+  j.set("unsized", chart.unsized);
+  j.set("steps", static_cast<int64_t>(chart.stepNodes.size()));
+  Json live = Json::array();
+  for (int64_t v : chart.live) live.push(v);
+  j.set("live", std::move(live));
+  Json peakIds = Json::array();
+  for (size_t i : chart.peakBlocks)
+    if (i < chart.blocks.size()) peakIds.push(chart.blocks[i].valueId);
+  j.set("peak_tensors", std::move(peakIds));
+  const std::vector<bool> peak = atPeak(chart);
+  Json tensors = Json::array();
+  for (size_t i = 0; i < chart.blocks.size(); ++i) {
+    const MemoryChartBlock& b = chart.blocks[i];
+    Json t = Json::object();
+    t.set("value_id", b.valueId);
+    t.set("name", b.name);
+    t.set("producer_id", b.producerId);
+    t.set("producer_op", b.producerOp);
+    t.set("stream", b.stream);
+    t.set("first_step", b.first);
+    t.set("end_step", b.end);
+    t.set("offset", b.offset);
+    t.set("bytes", b.bytes);
+    t.set("arena_block", b.arenaBlock);
+    t.set("reuse_block", b.reuseBlock);
+    t.set("at_peak", bool(peak[i]));
+    tensors.push(std::move(t));
+  }
+  j.set("tensors", std::move(tensors));
+  return j;
+}
+
 }  // namespace kiln

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "util/json.h"
+
 namespace kiln {
 
 class Graph;
@@ -43,5 +45,13 @@ struct MemoryChart {
 };
 
 MemoryChart buildMemoryChart(const Graph& g);
+
+// The plan as a table, one row per tensor with a header: value_id, name, producer_id, producer_op, stream,
+// first_step, end_step, offset, bytes, arena_block, reuse_block, at_peak (1 when alive at the peak step). Text
+// fields are quoted when they hold a comma, a quote or a line break.
+std::string memoryChartCsv(const MemoryChart& chart);
+// {"arena_bytes", "lower_bound_bytes", "peak_step", "reuse_blocks", "unplaced", "unsized", "steps",
+//  "live": [bytes per step], "peak_tensors": [value ids, largest first], "tensors": [{the CSV's columns}]}
+Json memoryChartJson(const MemoryChart& chart);
 
 }  // namespace kiln

@@ -4,7 +4,7 @@
 // critical path, and the Chrome trace.
 #include <QtTest>
 
-#include "emulator/timing/chrome_trace.h"
+#include "report/chrome_trace.h"
 #include "emulator/timing/timeline_sim.h"
 #include "ir/graph.h"
 #include "util/json.h"
@@ -188,7 +188,7 @@ class TimingTest : public QObject {
         numbered({kernel(a, 0, 1), syncTask(TaskType::EventRecord, 0, 1), syncTask(TaskType::EventWait, 1, 1),
                   kernel(b, 1, 1)}),
         simpleSoc(), true);
-    const Json j = Json::parse(chromeTraceJson(t, "m"));
+    const Json j = Json::parse(chromeTraceJson(timelineChartFromSimulation(t, simpleSoc()), "m"));
     int complete = 0, flows = 0, names = 0;
     for (const Json& e : j.find("traceEvents")->asArray()) {
       const std::string ph = e.find("ph")->asString();
