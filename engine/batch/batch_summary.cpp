@@ -1,5 +1,6 @@
 #include "batch/batch_summary.h"
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -150,16 +151,34 @@ BatchSummary readBatchSummary(const std::string& path) {
   return s;
 }
 
+namespace {
+
+// The baseline's cases of `model`: by the path as given, else — paths differ between a CI checkout and a laptop —
+// by file name when exactly one baseline model has it.
+std::vector<const CaseRecord*> casesOfModel(const BatchSummary& baseline, const std::string& model) {
+  std::vector<const CaseRecord*> same, sameName;
+  std::set<std::string> pathsWithName;
+  const std::string name = std::filesystem::path(model).filename().string();
+  for (const CaseRecord& c : baseline.cases) {
+    if (c.metrics.model == model) same.push_back(&c);
+    if (std::filesystem::path(c.metrics.model).filename().string() == name) {
+      sameName.push_back(&c);
+      pathsWithName.insert(c.metrics.model);
+    }
+  }
+  if (!same.empty() || pathsWithName.size() != 1) return same;
+  return sameName;
+}
+
+}  // namespace
+
 const CaseRecord* findBaselineCase(const BatchSummary& baseline, const std::string& model, const std::string& optionSet) {
   std::set<std::string> sets;
-  const CaseRecord* sameModel = nullptr;
-  for (const CaseRecord& c : baseline.cases) {
-    sets.insert(c.metrics.optionSet);
-    if (c.metrics.model != model) continue;
-    if (c.metrics.optionSet == optionSet) return &c;
-    sameModel = &c;
-  }
-  return sets.size() == 1 ? sameModel : nullptr;
+  for (const CaseRecord& c : baseline.cases) sets.insert(c.metrics.optionSet);
+  const std::vector<const CaseRecord*> cases = casesOfModel(baseline, model);
+  for (const CaseRecord* c : cases)
+    if (c->metrics.optionSet == optionSet) return c;
+  return sets.size() == 1 && !cases.empty() ? cases.front() : nullptr;
 }
 
 }  // namespace kiln

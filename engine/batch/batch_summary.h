@@ -45,7 +45,8 @@ Json batchSummaryToJson(const BatchSummary& s);
 BatchSummary readBatchSummary(const std::string& path);
 
 // The baseline case for a model × option set: the same pair, else — when the baseline ran one option set only —
-// the same model under it (comparing an option set against another's baseline). Null when none.
+// the same model under it (comparing an option set against another's baseline). A model is matched by its path as
+// given, else by its file name when exactly one baseline model has that name. Null when none.
 const CaseRecord* findBaselineCase(const BatchSummary& baseline, const std::string& model, const std::string& optionSet);
 
 }  // namespace kiln

@@ -52,23 +52,26 @@ void recordTimeline(const CaseContext& ctx, const HistoryRecorder& recorder, con
 // Load, compile, simulate, emulate: each step's failure is the case's reason; what ran stays in `w`.
 void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) {
   try {
-    w.original = loadModel(c.model);
     w.compiled = loadModel(c.model);
+    // The reference run needs the original graph untouched: a second copy, only when it will run.
+    if (ctx.functional) w.original = loadModel(c.model);
   } catch (const LoadError& e) {
     w.failure = "cannot load: " + std::string(e.what());
     return;
   }
+  const Graph& source = *w.compiled.model->graph;  // not compiled yet: the imported graph
   Options options = c.options->options;
   std::map<std::string, int64_t> dims;
   std::optional<EmulationInputs> inputs;
   try {
     // The model's own <stem>_io.npz when it ships one, else random data (seed 1): the same inputs as `kiln run`.
-    inputs = loadEmulationInputs(std::nullopt, std::nullopt, c.model, *w.original.model->graph, dims);
+    // Loaded in timing-only mode too: given data fixes symbolic dims, and the shapes must not depend on the mode.
+    inputs = loadEmulationInputs(std::nullopt, std::nullopt, c.model, source, dims);
   } catch (const std::exception& e) {
     w.note = std::string("no functional emulation: inputs: ") + e.what();
   }
   try {
-    bindSymbolicInputs(*w.original.model->graph, dims, options);
+    bindSymbolicInputs(source, dims, options);
   } catch (const std::exception& e) {
     w.note = std::string("symbolic inputs left unbound: ") + e.what();
   }
@@ -110,7 +113,7 @@ void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) 
     if (w.failure.empty()) w.failure = std::string("timing: ") + e.what();
   }
   releaseRecorder();
-  if (!w.failure.empty() || !ctx.functional || !inputs) return;
+  if (!w.failure.empty() || !w.original.model || !inputs) return;
   try {
     w.emulation = emulateModel(*w.original.model, *w.compiled.model, inputs->tensors);
   } catch (const NotEmulatable& e) {
@@ -164,8 +167,8 @@ CaseRecord runCase(const BatchCase& c, const CaseContext& ctx) {
   } catch (const std::exception& e) {
     w.failure = e.what();
   }
-  if (w.original.model && w.compiled.model)
-    rec.metrics = collectRunMetrics(*w.original.model, *w.compiled.model, w.run, w.timeline ? &*w.timeline : nullptr,
+  if (w.compiled.model)
+    rec.metrics = collectRunMetrics(*w.compiled.model, w.run, w.timeline ? &*w.timeline : nullptr,
                                     w.emulation && w.failure.empty() ? &*w.emulation : nullptr);
   rec.metrics.model = c.model;
   rec.metrics.optionSet = c.options->name;

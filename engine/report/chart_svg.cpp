@@ -51,7 +51,7 @@ std::vector<size_t> largest(size_t n, size_t keep, Weight weight) {
 }  // namespace
 
 std::string memoryChartSvg(const MemoryChart& chart, double width) {
-  const double left = 70, top = 10, plotH = 320, bottom = 40;
+  const double left = 70, top = 20, plotH = 320, bottom = 40;
   const double plotW = width - left - 10;
   SvgCanvas svg(width, top + plotH + bottom);
   const double steps = std::max<double>(1, double(chart.stepNodes.size()));
@@ -83,7 +83,7 @@ std::string memoryChartSvg(const MemoryChart& chart, double width) {
            10, " fill=\"#d62728\"");
   svg.line(left, Y(double(chart.lowerBound)), left + plotW, Y(double(chart.lowerBound)), "#2ca02c",
            " stroke-dasharray=\"2,2\"");
-  svg.text(left + 4, Y(double(chart.lowerBound)) + 11, "lower bound " + formatBytes(double(chart.lowerBound)), "start",
+  svg.text(left + 4, Y(double(chart.lowerBound)) - 3, "lower bound " + formatBytes(double(chart.lowerBound)), "start",
            10, " fill=\"#2ca02c\"");
   svg.text(left - 4, top + 10, formatBytes(bytes), "end", 10);
   svg.text(left - 4, top + plotH, "0", "end", 10);

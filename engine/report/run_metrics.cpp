@@ -18,15 +18,15 @@ int64_t RunMetrics::fusions() const {
   return n;
 }
 
-RunMetrics collectRunMetrics(const Model& original, const Model& compiled, const RunSummary& run,
-                             const Timeline* timeline, const EmulationReport* emulation) {
+RunMetrics collectRunMetrics(const Model& compiled, const RunSummary& run, const Timeline* timeline,
+                             const EmulationReport* emulation) {
   RunMetrics m;
   if (run.status != RunStatus::Ok) {
     m.status = "failed";
     m.reason = run.error.empty() ? std::string("the compile stopped") : "pass " + run.error;
   }
-  m.nodesBefore = static_cast<int64_t>(original.graph->numNodesRecursive());
-  m.nodesAfter = static_cast<int64_t>(compiled.graph->numNodesRecursive());
+  m.nodesBefore = run.nodesBefore;
+  m.nodesAfter = run.nodesAfter;
   m.compile = summarizeCompile(compiled, run);
   m.compileMs = run.ms;
   if (timeline) {

@@ -35,10 +35,11 @@ struct RunMetrics {
   bool ok() const { return status == "ok"; }
 };
 
-// From the pieces a compile and an emulation leave; `timeline` and `emulation` may be null (not run). The status is
-// "failed" with the pass's error when the compile failed; model and option set name are the caller's to set.
-RunMetrics collectRunMetrics(const Model& original, const Model& compiled, const RunSummary& run,
-                             const Timeline* timeline, const EmulationReport* emulation);
+// From the pieces a compile and an emulation leave; `timeline` and `emulation` may be null (not run). Node counts are
+// the RunSummary's (the imported graph's and the compiled graph's, subgraphs included: what `kiln compile` prints).
+// The status is "failed" with the pass's error when the compile failed; model and option set name are the caller's.
+RunMetrics collectRunMetrics(const Model& compiled, const RunSummary& run, const Timeline* timeline,
+                             const EmulationReport* emulation);
 
 Json runMetricsToJson(const RunMetrics& m);
 // From untrusted JSON (a baseline summary.json, a shard's report): every field is type- and range-checked; throws
