@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
 
@@ -69,24 +70,19 @@ class Parser {
     n->right = std::move(r);
     return n;
   }
-  NodePtr sum() {
-    NodePtr l = product();
+  // One left-associative level: operands from `next`, joined by any of `ops`.
+  template <typename Next>
+  NodePtr leftAssociative(const char* ops, Next next) {
+    NodePtr l = next();
     for (;;) {
       skipSpace();
-      if (pos_ >= s_.size() || (s_[pos_] != '+' && s_[pos_] != '-')) return l;
+      if (pos_ >= s_.size() || !std::strchr(ops, s_[pos_]) || s_[pos_] == '\0') return l;
       const std::string op(1, s_[pos_++]);
-      l = binary(op, l, product());
+      l = binary(op, l, next());
     }
   }
-  NodePtr product() {
-    NodePtr l = unary();
-    for (;;) {
-      skipSpace();
-      if (pos_ >= s_.size() || (s_[pos_] != '*' && s_[pos_] != '/')) return l;
-      const std::string op(1, s_[pos_++]);
-      l = binary(op, l, unary());
-    }
-  }
+  NodePtr sum() { return leftAssociative("+-", [this] { return product(); }); }
+  NodePtr product() { return leftAssociative("*/", [this] { return unary(); }); }
   NodePtr unary() {
     skipSpace();
     if (pos_ >= s_.size()) fail(pos_, "expected a number, a metric or '('");
