@@ -53,7 +53,7 @@ void printUsage(std::ostream& os) {
         "        [--quiet]                       every model x option set: compile, simulate, emulate; reports\n"
         "                                        (summary.json/.md, junit.xml, index.html, traces); gates\n"
         "        --merge-reports DIR... --out DIR   join the reports of shards\n"
-        "  help                                  this text\n\n"
+        "  help                                  this text (--version: the version)\n\n"
         "exit codes: 0 ok, 1 a check failed, 2 bad input or arguments\n";
 }
 
@@ -63,6 +63,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.size() == 1 && (args[0] == "help" || args[0] == "--help" || args[0] == "-h")) {
     printUsage(std::cout);
+    return 0;
+  }
+  if (args.size() == 1 && args[0] == "--version") {
+    std::cout << "kiln " << KILN_VERSION << "\n";
     return 0;
   }
   // No command, or a file that exists: the workbench (which refuses cleanly without a display).

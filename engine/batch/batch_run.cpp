@@ -1,6 +1,7 @@
 #include "batch/batch_run.h"
 
 #include <atomic>
+#include <map>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -8,6 +9,7 @@
 #include <thread>
 
 #include "batch/case_runner.h"
+#include "batch/reference_cache.h"
 #include "batch/report_files.h"
 #include "history/history_db.h"
 
@@ -29,6 +31,9 @@ BatchSummary runBatch(const BatchSettings& settings) {
   std::atomic<size_t> next{0};
   size_t done = 0;
   std::mutex progressLock, historyLock;
+  std::map<std::string, int> casesPerModel;
+  for (const BatchCase& c : settings.cases) ++casesPerModel[c.model];
+  ReferenceCache references(casesPerModel);
   std::string workerError;
 
   auto worker = [&] {
@@ -45,6 +50,7 @@ BatchSummary runBatch(const BatchSettings& settings) {
     ctx.history = db.get();
     ctx.historyLock = &historyLock;
     ctx.functional = settings.functional;
+    ctx.references = &references;
     ctx.baseline = settings.baseline;
     ctx.gates = &settings.gates;
     for (size_t i = next++; i < settings.cases.size(); i = next++) {

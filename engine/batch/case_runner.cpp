@@ -8,6 +8,7 @@
 
 #include "batch/html_report.h"
 #include "batch/locked_observer.h"
+#include "batch/reference_cache.h"
 #include "batch/report_files.h"
 #include "emulator/emulation.h"
 #include "emulator/emulation_check.h"
@@ -35,7 +36,7 @@ double msSince(std::chrono::steady_clock::time_point t0) {
 
 // What one case leaves for its report beyond the numbers.
 struct CaseWork {
-  LoadedModel original, compiled;
+  LoadedModel compiled;
   RunSummary run;
   std::optional<SocProfile> soc;
   std::optional<Timeline> timeline;
@@ -53,8 +54,6 @@ void recordTimeline(const CaseContext& ctx, const HistoryRecorder& recorder, con
 void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) {
   try {
     w.compiled = loadModel(c.model);
-    // The reference run needs the original graph untouched: a second copy, only when it will run.
-    if (ctx.functional) w.original = loadModel(c.model);
   } catch (const LoadError& e) {
     w.failure = "cannot load: " + std::string(e.what());
     return;
@@ -113,16 +112,29 @@ void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) 
     if (w.failure.empty()) w.failure = std::string("timing: ") + e.what();
   }
   releaseRecorder();
-  if (!w.failure.empty() || !w.original.model || !inputs) return;
-  try {
-    w.emulation = emulateModel(*w.original.model, *w.compiled.model, inputs->tensors);
-  } catch (const NotEmulatable& e) {
-    w.note = std::string("no functional emulation: ") + e.what();
-    return;
-  } catch (const std::exception& e) {
-    w.note = std::string("no functional emulation: the reference run failed: ") + e.what();
+  if (!w.failure.empty() || !ctx.functional || !inputs) return;
+  // The reference: the original graph (a second copy of the file: the first one is compiled now) on the reference
+  // kernels, once per model when a cache is shared.
+  auto makeReference = [&]() {
+    ReferenceEntry e;
+    try {
+      auto original = std::make_shared<LoadedModel>(loadModel(c.model));
+      e.run = runReference(*original->model, inputs->tensors);
+      e.original = std::shared_ptr<const Model>(original, original->model.get());
+    } catch (const NotEmulatable& ex) {
+      e.note = std::string("no functional emulation: ") + ex.what();
+    } catch (const std::exception& ex) {
+      e.note = std::string("no functional emulation: the reference run failed: ") + ex.what();
+    }
+    return e;
+  };
+  const std::shared_ptr<const ReferenceEntry> reference =
+      ctx.references ? ctx.references->get(c.model, makeReference) : std::make_shared<const ReferenceEntry>(makeReference());
+  if (!reference->original) {
+    w.note = reference->note;
     return;
   }
+  w.emulation = emulateCompiled(*reference->original, *w.compiled.model, inputs->tensors, reference->run);
   if (!w.emulation->compiledError.empty()) w.failure = "the compiled graph could not run: " + w.emulation->compiledError;
   else if (numericsGated(options)) {
     if (std::string mismatch = numericsMismatch(*w.emulation); !mismatch.empty()) w.failure = "numerics: " + mismatch;
@@ -160,7 +172,15 @@ CaseRecord runCase(const BatchCase& c, const CaseContext& ctx) {
   CaseRecord rec;
   rec.id = c.id;
   CaseWork w;
+  struct Release {  // this case is done with its model's shared reference, however it ends
+    const CaseContext& ctx;
+    const std::string& model;
+    ~Release() {
+      if (ctx.references) ctx.references->release(model);
+    }
+  };
   try {
+    const Release release{ctx, c.model};
     compileAndEmulate(c, ctx, w);
   } catch (const std::bad_alloc&) {
     w.failure = "out of memory";

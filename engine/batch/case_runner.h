@@ -13,12 +13,14 @@
 namespace kiln {
 
 class HistoryDb;
+class ReferenceCache;
 
 struct CaseContext {
   std::string outDir;               // cases/<id>.html and cases/<id>.trace.json go under it; empty: no files
   HistoryDb* history = nullptr;     // this worker's own connection; null: nothing recorded
   std::mutex* historyLock = nullptr;  // shared by every worker writing to the same file
   bool functional = true;           // run the functional emulation (off: timing only)
+  ReferenceCache* references = nullptr;  // shares one reference run per model; null: each case runs its own
   const BatchSummary* baseline = nullptr;
   const std::vector<GateExpr>* gates = nullptr;
 };

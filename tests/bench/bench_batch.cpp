@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 
 int main(int argc, char** argv) {
   const std::string jsonPath = argc > 1 ? argv[1] : "bench_batch.json";
-  const fs::path corpus = fs::path(KILN_SHARED_DIR) / "models";
+  const fs::path corpus = (fs::path(KILN_SHARED_DIR) / "models").lexically_normal();
   std::vector<std::string> models;
   if (fs::is_directory(corpus))
     for (const auto& e : fs::recursive_directory_iterator(corpus))
