@@ -3,30 +3,18 @@
 // to itself (a profile only the install holds is found), and `kiln batch` runs on the installed option sets.
 #include <QDir>
 #include <QFile>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "support/kiln_process.h"
+
 namespace {
 
-struct Result {
-  int code = -1;
-  QString out, err;
-};
-
-Result run(const QString& program, const QStringList& args) {
-  QProcess p;
+// Headless, and without KILN_SOC_DIR: only the installed tree (and what the binary was built with) is searched.
+KilnRun run(const QString& program, const QStringList& args) {
   QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
   for (const char* var : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM", "KILN_SOC_DIR"}) env.remove(var);
-  p.setProcessEnvironment(env);
-  p.start(program, args);
-  if (!p.waitForFinished(120000)) {
-    p.kill();
-    p.waitForFinished();
-    return {-2, {}, "timed out"};
-  }
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-          QString::fromUtf8(p.readAllStandardError())};
+  return runProgram(program, args, env, 120000);
 }
 
 }  // namespace
@@ -39,7 +27,7 @@ class InstallTest : public QObject {
  private slots:
   void installedTreeWorks() {
     const QString prefix = tmp_.filePath("prefix");
-    const Result install = run(QStringLiteral(KILN_CMAKE), {"--install", QStringLiteral(KILN_BUILD_DIR), "--prefix", prefix, "--strip"});
+    const KilnRun install = run(QStringLiteral(KILN_CMAKE), {"--install", QStringLiteral(KILN_BUILD_DIR), "--prefix", prefix, "--strip"});
     QVERIFY2(install.code == 0, qPrintable(install.err));
     for (const char* file : {"bin/kiln", "share/kiln/soc/ascend910a.json", "share/kiln/options/default.json",
                              "share/kiln/options/o1.json", "share/applications/kiln.desktop",
@@ -47,7 +35,7 @@ class InstallTest : public QObject {
                              "share/metainfo/io.github.kiln.Kiln.metainfo.xml", "share/man/man1/kiln.1.gz"})
       QVERIFY2(QFile::exists(prefix + "/" + file), file);
     const QString kiln = prefix + "/bin/kiln";
-    const Result version = run(kiln, {"--version"});
+    const KilnRun version = run(kiln, {"--version"});
     QCOMPARE(version.code, 0);
     QVERIFY(version.out.startsWith("kiln "));
 
@@ -55,11 +43,11 @@ class InstallTest : public QObject {
     QVERIFY(QFile::copy(prefix + "/share/kiln/soc/ascend910a.json", prefix + "/share/kiln/soc/installed_only.json"));
     const QString model = tmp_.filePath("m.onnx");
     QCOMPARE(run(kiln, {"sample", "bert-base", "--layers", "1", "--no-weights", "-o", model}).code, 0);
-    const Result soc = run(kiln, {"run", model, "--soc", "installed_only", "--json"});
+    const KilnRun soc = run(kiln, {"run", model, "--soc", "installed_only", "--json"});
     QVERIFY2(soc.code == 0, qPrintable(soc.err));
 
     const QString out = tmp_.filePath("report");
-    const Result batch = run(kiln, {"batch", "--models", model, "--options", prefix + "/share/kiln/options/default.json",
+    const KilnRun batch = run(kiln, {"batch", "--models", model, "--options", prefix + "/share/kiln/options/default.json",
                                     "--options", prefix + "/share/kiln/options/o1.json", "--out", out, "--timing-only",
                                     "--quiet"});
     QVERIFY2(batch.code == 0, qPrintable(batch.err));
