@@ -38,9 +38,13 @@ void printProgress(const CaseRecord& c, size_t done, size_t total) {
 }
 
 int finish(const BatchSummary& s, const std::string& out, bool quiet) {
-  if (!quiet)
+  if (!quiet) {
     std::fprintf(stderr, "%zu cases, %d failed, %s (reports %s) → %s/index.html\n", s.cases.size(), s.failed(),
                  formatDuration(s.totalMs / 1e3).c_str(), formatDuration(s.reportMs / 1e3).c_str(), out.c_str());
+    if (const int skipped = s.skippedGates())
+      std::fprintf(stderr, "warning: %d gate evaluations skipped (no baseline case or an unmeasured number): see "
+                           "summary.md\n", skipped);
+  }
   return s.failed() ? 1 : 0;
 }
 

@@ -31,6 +31,13 @@ int BatchSummary::failed() const {
   return n;
 }
 
+int BatchSummary::skippedGates() const {
+  int n = 0;
+  for (const CaseRecord& c : cases)
+    for (const GateRecord& g : c.gates) n += g.outcome.state == GateOutcome::State::Skipped ? 1 : 0;
+  return n;
+}
+
 Json caseRecordToJson(const CaseRecord& c) {
   Json j = Json::object();
   j.set("id", c.id);
@@ -65,6 +72,7 @@ Json batchSummaryToJson(const BatchSummary& s) {
   j.set("report_ms", s.reportMs);
   j.set("cases_total", static_cast<int64_t>(s.cases.size()));
   j.set("cases_failed", s.failed());
+  j.set("gates_skipped", s.skippedGates());
   Json cases = Json::array();
   for (const CaseRecord& c : s.cases) cases.push(caseRecordToJson(c));
   j.set("cases", std::move(cases));

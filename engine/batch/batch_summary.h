@@ -37,6 +37,9 @@ struct BatchSummary {
   double totalMs = 0;  // wall time of the batch
   double reportMs = 0; // writing the reports: every case's page and trace plus the summary files
   int failed() const;  // cases that did not pass
+  // Gates that could not be evaluated (no baseline case, a number not measured): a CI job should notice them, since a
+  // gate that never runs never fails.
+  int skippedGates() const;
 };
 
 Json caseRecordToJson(const CaseRecord& c);

@@ -51,6 +51,14 @@ std::string summaryMarkdown(const BatchSummary& s) {
     for (const CaseRecord& c : s.cases)
       if (!c.passed()) md += "- **" + mdCell(c.metrics.model + " × " + c.metrics.optionSet) + "**: " + mdCell(c.failure()) + "\n";
   }
+  if (s.skippedGates()) {
+    md += "\n### Skipped gates\n\n";
+    for (const CaseRecord& c : s.cases)
+      for (const GateRecord& g : c.gates)
+        if (g.outcome.state == GateOutcome::State::Skipped)
+          md += "- " + mdCell(c.metrics.model + " × " + c.metrics.optionSet) + ": `" + mdCell(g.expr) + "`: " +
+                mdCell(g.outcome.detail) + "\n";
+  }
   md += "\n" + std::to_string(s.cases.size()) + " cases in " + formatDuration(s.totalMs / 1e3) + " with " +
         std::to_string(s.jobs) + (s.jobs == 1 ? " job" : " jobs") + "; writing reports took " +
         formatDuration(s.reportMs / 1e3) + ". Details: index.html.\n";

@@ -153,6 +153,14 @@ class BatchCliTest : public QObject {
                               "latency > 1.05*baseline", "--quiet"});
     QCOMPARE(ok.code, 0);
     QVERIFY(ok.err.isEmpty());  // --quiet
+    QCOMPARE(summary(same)["gates_skipped"].toInt(), 0);
+    // A baseline without this model: the gate cannot run, which the reports and stderr say (it is no failure).
+    const KilnRun unmatched = batch({"--models", models_ + "/bert1.onnx", "--options", kOptions + "default.json",
+                                     "--out", path("unmatched"), "--timing-only", "--baseline", base + "/summary.json",
+                                     "--fail-on", "fusions < baseline"});
+    QCOMPARE(unmatched.code, 0);
+    QVERIFY2(unmatched.err.contains("1 gate evaluations skipped"), qPrintable(unmatched.err));
+    QVERIFY(readAll(path("unmatched") + "/summary.md").contains("Skipped gates"));
     // O1 loses every fusion: the gate fails the case, exit 1, and the reports say why.
     const KilnRun r = batch({"--models", model, "--options", kOptions + "o1.json", "--out", o1, "--timing-only",
                              "--baseline", base + "/summary.json", "--fail-on", "fusions < baseline"});
