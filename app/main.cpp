@@ -31,6 +31,8 @@ void printUsage(std::ostream& os) {
         "                                        read a history: runs, passes, the graph after a pass, diffs\n"
         "  history import DB GE_DUMP_DIR [--json]\n"
         "                                        a folder of GE graph dumps (ge_proto_*.txt) as one run\n"
+        "  history merge OUT.db IN.db... [--json]\n"
+        "                                        copy every run of the inputs into OUT (new run ids)\n"
         "  plan TRACE.csv [--planner P] [--alignment N] [--budget-ms MS] [--json]\n"
         "                                        plan a memory trace (id,lower,upper,size rows): arena, lower\n"
         "                                        bound, ratio; planners none, greedy_size, best_of, exact\n"
@@ -46,7 +48,12 @@ void printUsage(std::ostream& os) {
         "  conformance DIR... [--filter TEXT] [--verbose] [--json]\n"
         "                                        run ONNX backend test folders (model.onnx + test_data_set_*)\n"
         "                                        on the emulator; pass/fail per test with the reason\n"
-        "  help                                  this text\n\n"
+        "  batch --models DIR|FILE... --options A.json [--options B.json]... --out DIR [--history DB]\n"
+        "        [--jobs N] [--baseline OLD/summary.json] [--fail-on EXPR]... [--shard I/N] [--timing-only]\n"
+        "        [--quiet]                       every model x option set: compile, simulate, emulate; reports\n"
+        "                                        (summary.json/.md, junit.xml, index.html, traces); gates\n"
+        "        --merge-reports DIR... --out DIR   join the reports of shards\n"
+        "  help                                  this text (--version: the version)\n\n"
         "exit codes: 0 ok, 1 a check failed, 2 bad input or arguments\n";
 }
 
@@ -58,12 +65,16 @@ int main(int argc, char** argv) {
     printUsage(std::cout);
     return 0;
   }
+  if (args.size() == 1 && args[0] == "--version") {
+    std::cout << "kiln " << KILN_VERSION << "\n";
+    return 0;
+  }
   // No command, or a file that exists: the workbench (which refuses cleanly without a display).
   std::error_code ec;
   const bool isCommand = !args.empty() && (args[0] == "inspect" || args[0] == "sample" || args[0] == "compile" ||
                                          args[0] == "history" || args[0] == "plan" ||
                                          args[0] == "conformance" || args[0] == "run" ||
-                                         args[0] == "verify");
+                                         args[0] == "verify" || args[0] == "batch");
   if (args.empty() || (!isCommand && args.size() == 1 && std::filesystem::is_regular_file(args[0], ec))) {
     if (args.empty() && !kiln::app::displayAvailable()) {
       printUsage(std::cerr);
@@ -82,6 +93,7 @@ int main(int argc, char** argv) {
     if (command == "conformance") return kiln::cli::runConformance(rest);
     if (command == "run") return kiln::cli::runRun(rest);
     if (command == "verify") return kiln::cli::runVerify(rest);
+    if (command == "batch") return kiln::cli::runBatch(rest);
     std::cerr << "kiln: unknown command '" << command << "'\n\n";
     printUsage(std::cerr);
     return 2;

@@ -16,5 +16,6 @@ int runPlan(const Argv& args);
 int runConformance(const Argv& args);
 int runRun(const Argv& args);
 int runVerify(const Argv& args);
+int runBatch(const Argv& args);
 
 }  // namespace kiln::cli

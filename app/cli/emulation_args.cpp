@@ -1,12 +1,8 @@
 #include "cli/emulation_args.h"
 
+#include <cstdint>
 #include <cstdlib>
-#include <filesystem>
-#include <optional>
-
-#include "emulator/model_inputs.h"
-#include "io/numpy/npz_reader.h"
-#include "util/json.h"
+#include <stdexcept>
 
 namespace kiln::cli {
 
@@ -24,61 +20,15 @@ std::map<std::string, int64_t> dimBindings(const Args& args) {
   return dims;
 }
 
-std::string bindSymbolicInputs(const Graph& original, const std::map<std::string, int64_t>& dims, Options& options) {
-  if (!options.getString("input_shape").empty()) return {};
-  std::string bound;
-  const std::string spec = inputShapeSpec(original, dims, &bound);
-  if (!spec.empty()) options.setValue("input_shape", Json(spec), "bound for emulation");
-  return bound;
-}
-
-namespace {
-
-// The symbolic input dims the given tensors fill, added to `dims`.
-void dimsFromData(const Graph& g, const std::vector<Tensor>& tensors, std::map<std::string, int64_t>& dims) {
-  for (size_t i = 0; i < g.inputs().size() && i < tensors.size(); ++i) {
-    const Shape& s = g.inputs()[i]->type().shape;
-    if (!tensors[i].valid() || !s.rankKnown() || s.rank() != tensors[i].dims().size()) continue;
-    for (size_t a = 0; a < s.rank(); ++a) {
-      if (!s[a].isSymbolic()) continue;
-      const int64_t have = tensors[i].dims()[a];
-      auto [it, added] = dims.emplace(s[a].symbol, have);
-      if (!added && it->second != have)
-        throw UsageError("--dim " + s[a].symbol + "=" + std::to_string(it->second) + " contradicts input '" +
-                         g.inputs()[i]->name() + "', whose data has " + std::to_string(have));
-    }
-  }
-}
-
-}  // namespace
-
 EmulationInputs emulationInputs(const Args& args, const std::string& modelPath, const Graph& original,
                                 std::map<std::string, int64_t>& dims) {
-  namespace fs = std::filesystem;
-  EmulationInputs in;
-  std::optional<std::string> from = args.value("--inputs");
-  if (!from && !args.value("--random")) {
-    const fs::path p(modelPath);
-    const fs::path companion = p.parent_path() / (p.stem().string() + "_io.npz");
-    std::error_code ec;
-    if (fs::is_regular_file(companion, ec)) from = companion.string();
+  std::optional<uint32_t> seed;
+  if (auto s = args.intValue("--random", 0, UINT32_MAX)) seed = static_cast<uint32_t>(*s);
+  try {
+    return loadEmulationInputs(args.value("--inputs"), seed, modelPath, original, dims);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
   }
-  if (from && fs::path(*from).extension() == ".npz") {
-    in.archive = readNpz(*from);
-    in.archivePath = *from;
-    in.tensors = inputsFromArrays(original, in.archive, *from);
-    in.description = *from;
-    dimsFromData(original, in.tensors, dims);
-  } else if (from) {
-    in.tensors = readInputFiles(original, *from);
-    in.description = *from;
-    dimsFromData(original, in.tensors, dims);
-  } else {
-    const auto seed = static_cast<uint32_t>(args.intValue("--random", 0, UINT32_MAX).value_or(1));
-    in.tensors = randomInputs(original, seed, dims);
-    in.description = "random, seed " + std::to_string(seed);
-  }
-  return in;
 }
 
 }  // namespace kiln::cli

@@ -3,12 +3,15 @@
 //   show: the run and its passes; --pass N: the graph after pass N; --pass N --diff: what pass N changed.
 // kiln history diff DB RUN A B [--json]: any two passes compared.
 // kiln history import DB GE_DUMP_DIR [--json]: a folder of GE graph dumps (ge_proto_*.txt) becomes one run.
-// Read-only except import, which only adds a run.
+// kiln history merge OUT.db IN.db... [--json]: every run of the inputs copied into OUT (new run ids), e.g. the
+//   histories of a CI matrix's `kiln batch --shard` jobs.
+// Read-only except import and merge, which only add runs.
 #include <iostream>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "history/history_db.h"
+#include "history/history_merge.h"
 #include "history/history_reader.h"
 #include "history/history_report.h"
 #include "io/gedump/ge_dump_import.h"
@@ -30,7 +33,8 @@ constexpr const char* kUsage =
     "usage: kiln history list DB [--json]\n"
     "       kiln history show DB RUN [--pass N] [--diff] [--json]\n"
     "       kiln history diff DB RUN A B [--json]\n"
-    "       kiln history import DB GE_DUMP_DIR [--json]";
+    "       kiln history import DB GE_DUMP_DIR [--json]\n"
+    "       kiln history merge OUT.db IN.db... [--json]";
 
 }  // namespace
 
@@ -53,6 +57,21 @@ int runHistory(const Argv& argv) {
     } else {
       std::cout << "imported " << args.positional[1] << " as run " << r.runId << " (" << r.passes
                 << " stages after the first) in " << args.positional[0] << "\n";
+    }
+    return 0;
+  }
+  if (sub == "merge") {
+    if (args.positional.size() < 2) throw UsageError(kUsage);
+    const std::vector<std::string> inputs(args.positional.begin() + 1, args.positional.end());
+    const HistoryMergeStats stats = mergeHistories(args.positional[0], inputs);
+    if (json) {
+      Json j = Json::object();
+      j.set("runs", stats.runs);
+      j.set("models", stats.models);
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << "merged " << stats.runs << " runs from " << inputs.size() << " files into " << args.positional[0]
+                << "\n";
     }
     return 0;
   }

@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/emulation_args.h"
 #include "emulator/emulation.h"
+#include "emulator/emulation_check.h"
 #include "emulator/model_inputs.h"
 #include "emulator/timing/timeline_sim.h"
 #include "io/model_loader.h"
@@ -32,8 +33,6 @@ namespace kiln::cli {
 Options optionsFromArgs(const Args& args);  // compile_command.cpp
 
 namespace {
-
-constexpr double kFp32RelTolerance = 1e-4;
 
 std::string sci(double v) {
   char buf[32];
@@ -179,12 +178,8 @@ int runRun(const Argv& argv) {
           name == o->name() || (o->producer() && !o->producer()->name().empty() && name == o->producer()->name()))
         expected.push_back({inputs.archivePath + ":" + name, compareTensors(report.reference[i], want)});
   const std::string precision = options.getString("precision_mode");
-  const bool fp32 = precision == "force_fp32" || precision == "must_keep_origin_dtype";
-  bool failed = !notEmulatable.empty() || !report.compiledError.empty();
-  for (size_t i = 0; fp32 && i < report.compiled.size(); ++i)
-    failed = failed || !compareTensors(report.compiled[i], report.reference[i],
-                                       scaledTolerance(report.reference[i], kFp32RelTolerance))
-                            .within();
+  const bool fp32 = numericsGated(options);
+  bool failed = !notEmulatable.empty() || !report.compiledError.empty() || (fp32 && !numericsMismatch(report).empty());
   for (const OutputError& e : expected) failed = failed || !e.diff.within();
 
   if (args.has("--json")) {

@@ -34,27 +34,35 @@ double EmulationReport::minCosine() const {
   return worst;
 }
 
-EmulationReport emulateModel(const Model& original, const Model& compiled, const std::vector<Tensor>& inputs,
-                             ExecutionOptions options) {
-  EmulationReport report;
+ReferenceRun runReference(const Model& original, const std::vector<Tensor>& inputs, ExecutionOptions options) {
   const Graph& ref = *original.graph;
-  const Graph& out = *compiled.graph;
   if (inputs.size() != ref.inputs().size())
     throw std::runtime_error("expected " + std::to_string(ref.inputs().size()) + " inputs, got " +
                              std::to_string(inputs.size()));
   ExecutionOptions refOptions = options;
   refOptions.opset = original.opsetFor("");
   refOptions.functions = makeFunctionExpander(original);
-  auto start = std::chrono::steady_clock::now();
-  report.reference = ReferenceExecutor(refOptions).run(ref, inputs);
-  report.referenceMs = msSince(start);
+  const auto start = std::chrono::steady_clock::now();
+  ReferenceRun run;
+  run.outputs = ReferenceExecutor(refOptions).run(ref, inputs);
+  run.ms = msSince(start);
+  return run;
+}
+
+EmulationReport emulateCompiled(const Model& original, const Model& compiled, const std::vector<Tensor>& inputs,
+                                const ReferenceRun& reference, ExecutionOptions options) {
+  EmulationReport report;
+  const Graph& ref = *original.graph;
+  const Graph& out = *compiled.graph;
+  report.reference = reference.outputs;
+  report.referenceMs = reference.ms;
 
   // The compiler may drop inputs nobody reads or turn some into constants; the rest keep their names.
   const std::vector<Tensor> compiledInputs = inputsByName(ref, inputs, out);
   ExecutionOptions compiledOptions = options;
   compiledOptions.opset = compiled.opsetFor("");
   compiledOptions.functions = makeFunctionExpander(compiled);
-  start = std::chrono::steady_clock::now();
+  const auto start = std::chrono::steady_clock::now();
   try {
     report.arena = runInArena(out, compiledInputs, compiledOptions);
   } catch (const std::exception& e) {
@@ -69,6 +77,11 @@ EmulationReport emulateModel(const Model& original, const Model& compiled, const
   for (size_t i = 0; i < report.reference.size(); ++i)
     report.errors.push_back({ref.outputs()[i]->name(), compareTensors(report.compiled[i], report.reference[i])});
   return report;
+}
+
+EmulationReport emulateModel(const Model& original, const Model& compiled, const std::vector<Tensor>& inputs,
+                             ExecutionOptions options) {
+  return emulateCompiled(original, compiled, inputs, runReference(original, inputs, options), options);
 }
 
 }  // namespace kiln

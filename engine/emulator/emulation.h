@@ -34,4 +34,15 @@ struct EmulationReport {
 EmulationReport emulateModel(const Model& original, const Model& compiled, const std::vector<Tensor>& inputs,
                              ExecutionOptions options = {});
 
+// The two halves of emulateModel, for callers that compare several compiles of one model with one reference run
+// (`kiln batch` runs the reference once per model, not once per option set).
+struct ReferenceRun {
+  std::vector<Tensor> outputs;
+  double ms = 0;
+};
+// Throws like emulateModel.
+ReferenceRun runReference(const Model& original, const std::vector<Tensor>& inputs, ExecutionOptions options = {});
+EmulationReport emulateCompiled(const Model& original, const Model& compiled, const std::vector<Tensor>& inputs,
+                                const ReferenceRun& reference, ExecutionOptions options = {});
+
 }  // namespace kiln

@@ -8,6 +8,7 @@
 #include "passes/optimize/optimize_passes.h"
 #include "passes/pass_manager.h"
 #include "schedule/sync_events.h"
+#include "util/json_fields.h"
 #include "util/units.h"
 
 namespace kiln {
@@ -69,6 +70,23 @@ Json compileSummaryToJson(const CompileSummary& s) {
     j.set("tasks", s.tasks);
   }
   return j;
+}
+
+CompileSummary compileSummaryFromJson(const Json& j) {
+  CompileSummary s;
+  if (const Json* fused = j.find("fused"); fused && !fused->isNull())
+    for (const auto& [rule, n] : jsonObject(*fused, "'fused'")) s.fused[rule] = jsonCount(*fused, rule);
+  s.transdata = jsonCount(j, "transdata");
+  s.streams = jsonCount(j, "streams");
+  s.events = jsonCount(j, "events");
+  s.built = j.find("arena_bytes") != nullptr;
+  s.arenaBytes = jsonCount(j, "arena_bytes");
+  s.lowerBoundBytes = jsonCount(j, "lower_bound_bytes");
+  s.noReuseBytes = jsonCount(j, "no_reuse_bytes");
+  s.weightBytes = jsonCount(j, "weight_bytes");
+  s.unsizedTensors = jsonCount(j, "unsized_tensors");
+  s.tasks = jsonCount(j, "tasks");
+  return s;
 }
 
 namespace {

@@ -26,6 +26,9 @@ CompileSummary summarizeCompile(const Model& compiled, const RunSummary& run);
 // {"fused": {...}, "transdata": N, "streams": N, "events": N} and, when built, "arena_bytes", "lower_bound_bytes",
 // "no_reuse_bytes", "weight_bytes", "unsized_tensors", "tasks"
 Json compileSummaryToJson(const CompileSummary& s);
+// The inverse, for untrusted JSON (a baseline or a shard's summary.json): throws std::invalid_argument naming the
+// field that is missing a type or range. `built` is true when "arena_bytes" is present.
+CompileSummary compileSummaryFromJson(const Json& j);
 // "fused: LayerNormFusion 25, ...; transdata 3; streams 9; events 53"
 std::string compileSummaryLine(const CompileSummary& s);
 

@@ -9,16 +9,23 @@ struct KilnRun {
   QString out, err;
 };
 
-inline KilnRun runKiln(const QStringList& args,
-                       const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
+// Any program (an installed copy of kiln, cmake) under the same rules.
+inline KilnRun runProgram(const QString& program, const QStringList& args,
+                          const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment(),
+                          int timeoutMs = 60000) {
   QProcess p;
   p.setProcessEnvironment(env);
-  p.start(QStringLiteral(KILN_BINARY), args);
-  if (!p.waitForFinished(60000)) {
+  p.start(program, args);
+  if (!p.waitForFinished(timeoutMs)) {
     p.kill();
     p.waitForFinished();
     return {-2, {}, "timed out"};
   }
   return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
           QString::fromUtf8(p.readAllStandardError())};
+}
+
+inline KilnRun runKiln(const QStringList& args,
+                       const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
+  return runProgram(QStringLiteral(KILN_BINARY), args, env);
 }

@@ -93,6 +93,11 @@ SocProfile SocProfile::fromFile(const std::string& path) {
 std::vector<std::string> SocProfile::searchPath() {
   std::vector<std::string> dirs;
   if (const char* env = std::getenv("KILN_SOC_DIR"); env && *env) dirs.push_back(env);
+  // Installed next to the binary (bin/kiln, share/kiln/soc): right for any install prefix and for the .deb, whose
+  // prefix is not the one the build was configured with.
+  std::error_code ec;
+  if (const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec); !ec)
+    dirs.push_back((exe.parent_path().parent_path() / "share" / "kiln" / "soc").string());
 #ifdef KILN_SOC_INSTALL_DIR
   dirs.push_back(KILN_SOC_INSTALL_DIR);
 #endif

@@ -1,0 +1,229 @@
+#include "batch/case_runner.h"
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "batch/html_report.h"
+#include "batch/locked_observer.h"
+#include "batch/reference_cache.h"
+#include "batch/report_files.h"
+#include "emulator/emulation.h"
+#include "emulator/emulation_check.h"
+#include "emulator/emulation_inputs.h"
+#include "emulator/reference_executor.h"
+#include "emulator/timing/soc_profile.h"
+#include "emulator/timing/timeline_sim.h"
+#include "history/history_emulation.h"
+#include "history/history_recorder.h"
+#include "io/model_loader.h"
+#include "passes/pass_manager.h"
+#include "report/chrome_trace.h"
+#include "report/chart_svg.h"
+#include "report/graph_svg.h"
+#include "report/memory_chart.h"
+#include "report/timeline_chart.h"
+
+namespace kiln {
+
+namespace {
+
+double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// What one case leaves for its report beyond the numbers.
+struct CaseWork {
+  LoadedModel compiled;
+  RunSummary run;
+  std::optional<SocProfile> soc;
+  std::optional<Timeline> timeline;
+  std::optional<EmulationReport> emulation;
+  std::string failure;  // makes the case fail
+  std::string note;     // said on an ok case (functional emulation skipped and why)
+};
+
+void recordTimeline(const CaseContext& ctx, const HistoryRecorder& recorder, const Timeline& timeline) {
+  std::lock_guard lock(*ctx.historyLock);
+  writeTimeline(*ctx.history, recorder.runId(), timelineRows(timeline));
+}
+
+// Load, compile, simulate, emulate: each step's failure is the case's reason; what ran stays in `w`.
+void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) {
+  try {
+    w.compiled = loadModel(c.model);
+  } catch (const LoadError& e) {
+    w.failure = "cannot load: " + std::string(e.what());
+    return;
+  }
+  const Graph& source = *w.compiled.model->graph;  // not compiled yet: the imported graph
+  Options options = c.options->options;
+  std::map<std::string, int64_t> dims;
+  std::optional<EmulationInputs> inputs;
+  try {
+    // The model's own <stem>_io.npz when it ships one, else random data (seed 1): the same inputs as `kiln run`.
+    // Loaded in timing-only mode too: given data fixes symbolic dims, and the shapes must not depend on the mode.
+    inputs = loadEmulationInputs(std::nullopt, std::nullopt, c.model, source, dims);
+  } catch (const std::exception& e) {
+    w.note = std::string("no functional emulation: inputs: ") + e.what();
+  }
+  try {
+    bindSymbolicInputs(source, dims, options);
+  } catch (const std::exception& e) {
+    w.note = std::string("symbolic inputs left unbound: ") + e.what();
+  }
+  PassManager pm;
+  addStandardPasses(pm, options, {});
+  std::unique_ptr<HistoryRecorder> recorder;
+  std::unique_ptr<LockedObserver> locked;
+  if (ctx.history) {
+    std::lock_guard lock(*ctx.historyLock);
+    recorder = std::make_unique<HistoryRecorder>(*ctx.history, c.model);
+    locked = std::make_unique<LockedObserver>(*recorder, *ctx.historyLock);
+    pm.addObserver(locked.get());
+  }
+  // The recorder writes from its destructor when a run is unfinished: it too takes the history's turn.
+  auto releaseRecorder = [&] {
+    if (!recorder) return;
+    std::lock_guard lock(*ctx.historyLock);
+    recorder.reset();
+  };
+  try {
+    w.run = pm.run(*w.compiled.model, options);
+  } catch (const std::exception& e) {
+    w.failure = std::string("compile: ") + e.what();
+    releaseRecorder();
+    return;
+  }
+  if (recorder && !recorder->error().empty()) w.failure = "history: " + recorder->error();
+  if (w.run.status != RunStatus::Ok) {
+    w.failure = "pass " + w.run.error;
+    releaseRecorder();
+    return;
+  }
+  try {
+    w.soc = SocProfile::load(options.getString("soc_version"));
+    w.timeline = simulateTimeline(buildTaskList(*w.compiled.model->graph, w.soc->aiCores), *w.soc,
+                                  options.getBool("model_sink"));
+    if (recorder && recorder->runId() > 0 && recorder->error().empty()) recordTimeline(ctx, *recorder, *w.timeline);
+  } catch (const std::exception& e) {
+    if (w.failure.empty()) w.failure = std::string("timing: ") + e.what();
+  }
+  releaseRecorder();
+  if (!w.failure.empty() || !ctx.functional || !inputs) return;
+  // The reference: the original graph (a second copy of the file: the first one is compiled now) on the reference
+  // kernels, once per model when a cache is shared.
+  auto makeReference = [&]() {
+    ReferenceEntry e;
+    try {
+      auto original = std::make_shared<LoadedModel>(loadModel(c.model));
+      e.run = runReference(*original->model, inputs->tensors);
+      e.original = std::shared_ptr<const Model>(original, original->model.get());
+    } catch (const NotEmulatable& ex) {
+      e.note = std::string("no functional emulation: ") + ex.what();
+    } catch (const std::exception& ex) {
+      e.note = std::string("no functional emulation: the reference run failed: ") + ex.what();
+    }
+    return e;
+  };
+  const std::shared_ptr<const ReferenceEntry> reference =
+      ctx.references ? ctx.references->get(c.model, makeReference) : std::make_shared<const ReferenceEntry>(makeReference());
+  if (!reference->original) {
+    w.note = reference->note;
+    return;
+  }
+  w.emulation = emulateCompiled(*reference->original, *w.compiled.model, inputs->tensors, reference->run);
+  if (!w.emulation->compiledError.empty()) w.failure = "the compiled graph could not run: " + w.emulation->compiledError;
+  else if (numericsGated(options)) {
+    if (std::string mismatch = numericsMismatch(*w.emulation); !mismatch.empty()) w.failure = "numerics: " + mismatch;
+  }
+}
+
+CasePageParts pageParts(const CaseWork& w, const CaseRecord* baseline) {
+  CasePageParts p;
+  p.baseline = baseline;
+  if (!w.compiled.model) {
+    p.graphNote = "The model could not be loaded.";
+    return p;
+  }
+  const Graph& g = *w.compiled.model->graph;
+  try {
+    p.graphSvg = compiledGraphSvg(g);
+    if (g.numNodes() > 250)
+      p.graphNote = std::to_string(g.numNodes()) + " nodes: drawn by name scope, groups closed (open the run in the "
+                    "workbench to expand them).";
+  } catch (const std::exception& e) {
+    p.graphNote = std::string("No graph drawing: ") + e.what();
+  }
+  const MemoryChart memory = buildMemoryChart(g);
+  if (memory.planned) p.memorySvg = memoryChartSvg(memory);
+  else p.memoryNote = "The compile stopped before MemoryAssignment: no memory plan.";
+  if (w.timeline && w.soc) p.timelineSvg = timelineChartSvg(timelineChartFromSimulation(*w.timeline, *w.soc));
+  else p.timelineNote = "No simulated timeline (the compile did not finish, or the task list could not be simulated).";
+  return p;
+}
+
+}  // namespace
+
+CaseRecord runCase(const BatchCase& c, const CaseContext& ctx) {
+  const auto t0 = std::chrono::steady_clock::now();
+  CaseRecord rec;
+  rec.id = c.id;
+  CaseWork w;
+  struct Release {  // this case is done with its model's shared reference, however it ends
+    const CaseContext& ctx;
+    const std::string& model;
+    ~Release() {
+      if (ctx.references) ctx.references->release(model);
+    }
+  };
+  try {
+    const Release release{ctx, c.model};
+    compileAndEmulate(c, ctx, w);
+  } catch (const std::bad_alloc&) {
+    w.failure = "out of memory";
+  } catch (const std::exception& e) {
+    w.failure = e.what();
+  }
+  if (w.compiled.model)
+    rec.metrics = collectRunMetrics(*w.compiled.model, w.run, w.timeline ? &*w.timeline : nullptr,
+                                    w.emulation && w.failure.empty() ? &*w.emulation : nullptr);
+  rec.metrics.model = c.model;
+  rec.metrics.optionSet = c.options->name;
+  if (!w.failure.empty()) {
+    rec.metrics.status = "failed";
+    rec.metrics.reason = w.failure;
+  } else if (!w.note.empty()) {
+    rec.metrics.reason = w.note;
+  }
+  const CaseRecord* baseline = ctx.baseline ? findBaselineCase(*ctx.baseline, c.model, c.options->name) : nullptr;
+  if (ctx.gates && rec.metrics.ok())
+    for (const GateExpr& g : *ctx.gates) rec.gates.push_back({g.text(), g.evaluate(rec.metrics, baseline ? &baseline->metrics : nullptr)});
+
+  if (!ctx.outDir.empty()) {
+    const auto t1 = std::chrono::steady_clock::now();
+    const std::filesystem::path dir = std::filesystem::path(ctx.outDir) / "cases";
+    try {
+      if (w.timeline && w.soc) {
+        writeChromeTrace(timelineChartFromSimulation(*w.timeline, *w.soc), std::filesystem::path(c.model).filename().string() + " × " + c.options->name,
+                         (dir / (c.id + ".trace.json")).string());
+        rec.hasTrace = true;
+      }
+      rec.hasPage = true;  // the page links its trace; set before rendering so the page shows what exists
+      writeTextFile((dir / (c.id + ".html")).string(), casePageHtml(rec, pageParts(w, baseline)));
+    } catch (const std::exception& e) {
+      rec.hasPage = false;
+      if (rec.metrics.ok()) {
+        rec.metrics.status = "failed";
+        rec.metrics.reason = std::string("report: ") + e.what();
+      }
+    }
+    rec.reportMs = msSince(t1);
+  }
+  rec.wallMs = msSince(t0);
+  return rec;
+}
+
+}  // namespace kiln

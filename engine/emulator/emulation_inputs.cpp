@@ -1,0 +1,71 @@
+#include "emulator/emulation_inputs.h"
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "emulator/model_inputs.h"
+#include "io/numpy/npz_reader.h"
+#include "util/json.h"
+
+namespace kiln {
+
+std::string bindSymbolicInputs(const Graph& original, const std::map<std::string, int64_t>& dims, Options& options) {
+  if (!options.getString("input_shape").empty()) return {};
+  std::string bound;
+  const std::string spec = inputShapeSpec(original, dims, &bound);
+  if (!spec.empty()) options.setValue("input_shape", Json(spec), "bound for emulation");
+  return bound;
+}
+
+namespace {
+
+// The symbolic input dims the given tensors fill, added to `dims`.
+void dimsFromData(const Graph& g, const std::vector<Tensor>& tensors, std::map<std::string, int64_t>& dims) {
+  for (size_t i = 0; i < g.inputs().size() && i < tensors.size(); ++i) {
+    const Shape& s = g.inputs()[i]->type().shape;
+    if (!tensors[i].valid() || !s.rankKnown() || s.rank() != tensors[i].dims().size()) continue;
+    for (size_t a = 0; a < s.rank(); ++a) {
+      if (!s[a].isSymbolic()) continue;
+      const int64_t have = tensors[i].dims()[a];
+      auto [it, added] = dims.emplace(s[a].symbol, have);
+      if (!added && it->second != have)
+        throw std::invalid_argument("--dim " + s[a].symbol + "=" + std::to_string(it->second) +
+                                    " contradicts input '" + g.inputs()[i]->name() + "', whose data has " +
+                                    std::to_string(have));
+    }
+  }
+}
+
+}  // namespace
+
+EmulationInputs loadEmulationInputs(const std::optional<std::string>& given, std::optional<uint32_t> seed,
+                                    const std::string& modelPath, const Graph& original,
+                                    std::map<std::string, int64_t>& dims) {
+  namespace fs = std::filesystem;
+  EmulationInputs in;
+  std::optional<std::string> from = given;
+  if (!from && !seed) {
+    const fs::path p(modelPath);
+    const fs::path companion = p.parent_path() / (p.stem().string() + "_io.npz");
+    std::error_code ec;
+    if (fs::is_regular_file(companion, ec)) from = companion.string();
+  }
+  if (from && fs::path(*from).extension() == ".npz") {
+    in.archive = readNpz(*from);
+    in.archivePath = *from;
+    in.tensors = inputsFromArrays(original, in.archive, *from);
+    in.description = *from;
+    dimsFromData(original, in.tensors, dims);
+  } else if (from) {
+    in.tensors = readInputFiles(original, *from);
+    in.description = *from;
+    dimsFromData(original, in.tensors, dims);
+  } else {
+    const uint32_t s = seed.value_or(1);
+    in.tensors = randomInputs(original, s, dims);
+    in.description = "random, seed " + std::to_string(s);
+  }
+  return in;
+}
+
+}  // namespace kiln
