@@ -256,6 +256,7 @@ void MainWindow::buildActions() {
                                                       nullptr, QFileDialog::DontConfirmOverwrite);
     if (!path.isEmpty()) setHistoryPath(path);
   });
+  buildExportMenu(file);
   file->addSeparator();
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
 

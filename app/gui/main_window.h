@@ -66,6 +66,11 @@ class MainWindow : public QMainWindow {
   bool expandFusion(qint64 fusedNode, qint64 original = 0);
   // Goes to pass `pass` and selects `nodeId` there.
   void goToNode(qint64 nodeId, int pass);
+  // File ▸ Export: the whole graph shown (.svg/.png), the run's memory plan (.csv/.json), its timeline as a Chrome
+  // trace (.json). Empty on success, else the message (also shown to the user).
+  QString exportGraph(const QString& path);
+  QString exportMemoryPlan(const QString& path);
+  QString exportTimeline(const QString& path);
   bool chartsPending() const { return chartsPending_; }
   QListWidget* runList() const { return runs_; }
   qint64 currentRun() const { return runId_; }
@@ -88,6 +93,7 @@ class MainWindow : public QMainWindow {
 
  private:
   void buildActions();
+  void buildExportMenu(QMenu* file);  // main_window_export.cpp
   void buildDocks();
   void showRun(qint64 runId);
   void showPass(int seq);

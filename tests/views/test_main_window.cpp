@@ -13,6 +13,7 @@
 #include <QTemporaryDir>
 #include <QTreeWidget>
 #include <QTreeWidgetItemIterator>
+#include <QRegularExpression>
 #include <QtTest>
 
 #include "graph_canvas.h"
@@ -21,6 +22,11 @@
 #include "history/history_reader.h"
 #include "fused_subgraph_view.h"
 #include "inspector.h"
+#include "util/json.h"
+#include "report/timeline_chart.h"
+#include "report/memory_chart.h"
+#include "gantt_view.h"
+#include "memory_view.h"
 #include "layout/fused_subgraph.h"
 #include "main_window.h"
 #include "support/gui_shots.h"
@@ -171,6 +177,47 @@ class MainWindowTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->canvas()->passView()->toPass == index.absorber(original)->pass &&
                                  w_->canvas()->selectedNode() == index.absorber(original)->fusedNode,
                              30000);
+  }
+
+  void exportsWhatIsShown() {
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && !w_->chartsPending(), 60000);
+    // The whole graph, not the viewport: the SVG's size is the scene's, the PNG at least as large.
+    const QRectF scene = w_->canvas()->scene()->itemsBoundingRect();
+    const QString svg = tmp_.filePath("graph.svg"), png = tmp_.filePath("graph.png");
+    QCOMPARE(w_->exportGraph(svg), QString());
+    QFile f(svg);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray text = f.readAll();
+    QVERIFY(text.contains("<svg"));
+    const QRegularExpressionMatch m =
+        QRegularExpression("viewBox=\"0 0 ([0-9.]+) ([0-9.]+)\"").match(QString::fromUtf8(text));
+    QVERIFY2(m.hasMatch(), text.left(400).constData());
+    QVERIFY(m.captured(1).toDouble() >= scene.width() && m.captured(2).toDouble() >= scene.height());
+    QCOMPARE(w_->exportGraph(png), QString());
+    const QImage image(png);
+    QVERIFY(!image.isNull() && image.width() >= scene.width() && image.height() >= scene.height());
+    QVERIFY(w_->exportGraph(tmp_.filePath("graph.txt")).contains("graph.txt"));
+    // The memory plan: one CSV row per tensor, the JSON's arena the chart's.
+    const MemoryChart* chart = w_->memoryView()->chart();
+    QVERIFY(chart && chart->planned);
+    QCOMPARE(w_->exportMemoryPlan(tmp_.filePath("memory.csv")), QString());
+    QFile csv(tmp_.filePath("memory.csv"));
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    QCOMPARE(csv.readAll().count('\n'), qsizetype(chart->blocks.size() + 1));
+    QCOMPARE(w_->exportMemoryPlan(tmp_.filePath("memory.json")), QString());
+    QFile js(tmp_.filePath("memory.json"));
+    QVERIFY(js.open(QIODevice::ReadOnly));
+    const Json mem = Json::parse(js.readAll().toStdString());
+    QCOMPARE(mem.find("arena_bytes")->asInt(), chart->arenaBytes);
+    QCOMPARE(mem.find("tensors")->asArray().size(), chart->blocks.size());
+    // The timeline: a complete event per task on its stream track.
+    QCOMPARE(w_->exportTimeline(tmp_.filePath("trace.json")), QString());
+    QFile tr(tmp_.filePath("trace.json"));
+    QVERIFY(tr.open(QIODevice::ReadOnly));
+    const Json trace = Json::parse(tr.readAll().toStdString());
+    size_t complete = 0;
+    for (const Json& e : trace.find("traceEvents")->asArray()) complete += e.find("ph")->asString() == "X";
+    QVERIFY(complete >= w_->ganttView()->chart()->tasks.size());
   }
 
   void searchFindsAndInspectorShows() {
