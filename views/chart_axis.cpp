@@ -82,6 +82,13 @@ void ChartAxis::centreOn(double v) {
   clamp();
 }
 
+void ChartAxis::setWindow(double lo, double hi) {
+  if (!std::isfinite(lo) || !std::isfinite(hi) || hi <= lo) return;
+  lo_ = lo;
+  hi_ = hi;
+  clamp();
+}
+
 void ChartAxis::clamp() {
   double span = std::clamp(hi_ - lo_, minSpan_, extentHi_ - extentLo_);
   if (!std::isfinite(span) || span <= 0) span = extentHi_ - extentLo_;

@@ -53,6 +53,7 @@ class ChartAxis {
   void zoomAt(double pixel, double factor);  // factor > 1 zooms in
   void panPixels(double delta);              // positive moves the content towards higher pixels
   void centreOn(double v);
+  void setWindow(double lo, double hi);  // clamped to the extent like every other move
 
   // Round values between lo and hi for grid lines and labels, about `count` of them: 1, 2, 5 × 10^k steps, or
   // power-of-two steps with `binary` (bytes: 1 MiB, not 976.6 KiB).

@@ -51,6 +51,7 @@ void GanttPlot::setChart(std::shared_ptr<const TimelineChart> chart) {
   double end = chart_ ? chart_->latencyUs : 1;
   if (chart_)
     for (const TimelineChartTask& t : chart_->tasks) end = std::max(end, t.endUs);
+  end = std::max(end, minExtentUs_);
   // A nanosecond is the finest zoom: below it the simulator's numbers mean nothing.
   time_.setExtent(0, end > 0 ? end * 1.01 : 1, 1e-3);
   fill_.clear();
@@ -61,6 +62,18 @@ void GanttPlot::setChart(std::shared_ptr<const TimelineChart> chart) {
     }
   rebuildLanes();
   fit();
+}
+
+void GanttPlot::setTimeExtentAtLeast(double us) {
+  minExtentUs_ = std::isfinite(us) && us > 0 ? us : 0;
+  setChart(chart_);
+}
+
+void GanttPlot::setTimeWindow(double fromUs, double toUs) {
+  time_.setWindow(fromUs, toUs);
+  reportedLo_ = time_.lo();  // set from outside: not reported back (no ping-pong between synced charts)
+  reportedHi_ = time_.hi();
+  update();
 }
 
 void GanttPlot::setLanesByUnit(bool byUnit) {
@@ -110,18 +123,18 @@ void GanttPlot::fit() {
   time_.fit();
   scrollY_ = 0;
   layoutAreas();
-  update();
+  windowMoved();
 }
 
 void GanttPlot::zoomTime(double factor) {
   time_.zoomAt((area_.left() + area_.right()) / 2, factor);
-  update();
+  windowMoved();
 }
 
 void GanttPlot::panBy(QPointF pixels) {
   time_.panPixels(pixels.x());
   scrollLanes(-pixels.y());
-  update();
+  windowMoved();
 }
 
 void GanttPlot::selectNode(qint64 nodeId) {
@@ -145,7 +158,7 @@ void GanttPlot::selectNode(qint64 nodeId) {
     const double top = rowTop(firstIndex);
     if (top < area_.top() || top + kRow > area_.bottom()) scrollLanes(top - (area_.top() + area_.bottom()) / 2);
   }
-  update();
+  windowMoved();
 }
 
 std::vector<size_t> GanttPlot::selectedTasks() const {
@@ -166,6 +179,15 @@ QRectF GanttPlot::taskRect(size_t task) const {
   const double x0 = std::clamp(time_.toPixel(t.startUs), limitL, limitR);
   const double x1 = std::clamp(time_.toPixel(t.endUs), limitL, limitR);
   return QRectF(x0, rowTop(task) + 1, std::max(1.0, x1 - x0), kRow - 2);
+}
+
+void GanttPlot::windowMoved() {
+  if (time_.lo() != reportedLo_ || time_.hi() != reportedHi_) {
+    reportedLo_ = time_.lo();
+    reportedHi_ = time_.hi();
+    emit timeWindowChanged(reportedLo_, reportedHi_);
+  }
+  update();
 }
 
 void GanttPlot::paintEvent(QPaintEvent*) {
@@ -414,7 +436,7 @@ void GanttPlot::wheelEvent(QWheelEvent* e) {
   if (notches == 0) return;
   if (e->modifiers() & Qt::ShiftModifier) scrollLanes(-notches * kRow * 3);
   else time_.zoomAt(e->position().x(), std::pow(1.25, notches));
-  update();
+  windowMoved();
   e->accept();
 }
 

@@ -38,9 +38,14 @@ class GanttPlot : public QWidget {
   void panBy(QPointF pixels);
   double visibleFromUs() const { return time_.lo(); }
   double visibleToUs() const { return time_.hi(); }
+  // Comparing two runs on one time scale: the time axis spans at least [0, us) (the longer run's latency), and the
+  // visible window can be set from the other chart.
+  void setTimeExtentAtLeast(double us);
+  void setTimeWindow(double fromUs, double toUs);
 
  signals:
   void taskClicked(int task, qint64 nodeId);
+  void timeWindowChanged(double fromUs, double toUs);  // after any zoom, pan or fit (not after setTimeWindow)
 
  protected:
   void paintEvent(QPaintEvent*) override;
@@ -54,6 +59,7 @@ class GanttPlot : public QWidget {
 
  private:
   void rebuildLanes();
+  void windowMoved();  // repaint, and report a changed time window
   void layoutAreas();
   void scrollLanes(double pixels);
   double rowTop(size_t task) const;  // widget y of a task's row
@@ -78,6 +84,8 @@ class GanttPlot : public QWidget {
   qint64 selectedNode_ = 0;
   std::vector<char> selected_;
   DragOrClick drag_;
+  double minExtentUs_ = 0;
+  double reportedLo_ = -1, reportedHi_ = -1;
 };
 
 }  // namespace kiln::views

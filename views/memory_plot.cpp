@@ -44,11 +44,17 @@ void MemoryPlot::setChart(std::shared_ptr<const MemoryChart> chart) {
       steps = std::max(steps, double(b.end));
       top = std::max(top, double(b.offset) + double(b.bytes));
     }
-  curveMax_ = std::max(1.0, double(chart_ ? std::max(chart_->arenaBytes, chart_->lowerBound) : 1)) * 1.08;
+  top = std::max(top, minBytes_);
+  curveMax_ = std::max({1.0, double(chart_ ? std::max(chart_->arenaBytes, chart_->lowerBound) : 1), minBytes_}) * 1.08;
   recolour();
   steps_.setExtent(0, std::max(steps, 1.0), 4);
   bytes_.setExtent(0, std::max(top, 1.0) * 1.06, 512);
   fit();
+}
+
+void MemoryPlot::setByteExtentAtLeast(double bytes) {
+  minBytes_ = std::isfinite(bytes) && bytes > 0 ? bytes : 0;
+  setChart(chart_);
 }
 
 void MemoryPlot::setColourBy(ColourBy c) {

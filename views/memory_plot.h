@@ -36,6 +36,9 @@ class MemoryPlot : public QWidget {
   int blockAt(QPointF pos) const;
   QPoint blockCentre(size_t block) const;
   void fit();
+  // Comparing two runs: the byte axis (and the live curve's) spans at least `bytes`, the larger arena of the two, so
+  // equal heights mean equal bytes.
+  void setByteExtentAtLeast(double bytes);
   void zoomSteps(double factor);
   void panBy(QPointF pixels);
 
@@ -70,6 +73,7 @@ class MemoryPlot : public QWidget {
   std::vector<char> selected_;
   std::vector<QColor> fill_;  // per block, for the current colouring (made when it changes, not per frame)
   DragOrClick drag_;
+  double minBytes_ = 0;
 };
 
 }  // namespace kiln::views

@@ -59,6 +59,9 @@ QColor diffColor(DiffState s) {
   return {};
 }
 
+QColor betterColor() { return diffColor(DiffState::Added); }
+QColor worseColor() { return QColor(0xdc, 0x26, 0x26); }
+
 QString unitLabel(const QString& unit) {
   if (unit == "cube") return "Cube (AI Core)";
   if (unit == "vector") return "Vector (AI Core)";

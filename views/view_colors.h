@@ -24,6 +24,9 @@ QColor errorText(const QPalette& palette);
 // well-separated hues, then the same hues darker and lighter; the same key always gets the same colour.
 QColor categoryColor(int index);
 QColor categoryColor(const QString& key);
+// A comparison's verdict on a difference: B better than A (green, the diff's "added" hue) or worse (red).
+QColor betterColor();
+QColor worseColor();
 // Emphasis that is not a problem: the critical path of a simulated run, the memory peak.
 QColor criticalColor();
 // `c` pulled towards the palette's base colour by `amount` (0..1): a lighter tint on light themes.

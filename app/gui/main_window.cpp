@@ -280,6 +280,7 @@ void MainWindow::buildActions() {
     verifyAct_->setChecked(true);
     rerun();
   });
+  run->addAction("Compare &Runs…", QKeySequence("Ctrl+Shift+D"), this, &MainWindow::askCompareRuns);
   run->addSeparator();
   QAction* prev = run->addAction("&Previous Pass", QKeySequence(Qt::Key_Left), this, [this] { navigator_->step(-1); });
   QAction* next = run->addAction("&Next Pass", QKeySequence(Qt::Key_Right), this, [this] { navigator_->step(1); });

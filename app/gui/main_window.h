@@ -33,6 +33,7 @@ class OptionsForm;
 class MemoryView;
 class GanttView;
 class FusedSubgraphView;
+class RunCompareView;
 }  // namespace kiln::views
 
 namespace kiln::layout {
@@ -71,6 +72,11 @@ class MainWindow : public QMainWindow {
   QString exportGraph(const QString& path);
   QString exportMemoryPlan(const QString& path);
   QString exportTimeline(const QString& path);
+  // Run ▸ Compare Runs: runs `a` and `b` of the history side by side in their own window (loaded off the UI thread).
+  void compareRuns(qint64 a, qint64 b);
+  views::RunCompareView* runCompareView() const { return compareView_; }
+  QWidget* runCompareWindow() const { return compareWindow_; }
+  bool comparePending() const { return comparePending_; }
   bool chartsPending() const { return chartsPending_; }
   QListWidget* runList() const { return runs_; }
   qint64 currentRun() const { return runId_; }
@@ -94,6 +100,7 @@ class MainWindow : public QMainWindow {
  private:
   void buildActions();
   void buildExportMenu(QMenu* file);  // main_window_export.cpp
+  void askCompareRuns();              // main_window_compare.cpp
   void buildDocks();
   void showRun(qint64 runId);
   void showPass(int seq);
@@ -123,6 +130,10 @@ class MainWindow : public QMainWindow {
   QDockWidget* fusedDock_ = nullptr;
   std::shared_ptr<const layout::FusionIndex> fusions_;  // of the run shown
   uint64_t fusionRequest_ = 0;  // drops stale subgraph reads
+  QWidget* compareWindow_ = nullptr;
+  views::RunCompareView* compareView_ = nullptr;
+  bool comparePending_ = false;
+  uint64_t compareRequest_ = 0;
   QListWidget* runs_ = nullptr;
   QPlainTextEdit* log_ = nullptr;
   QLineEdit* search_ = nullptr;

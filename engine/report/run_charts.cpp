@@ -1,6 +1,7 @@
 #include "report/run_charts.h"
 
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 
 #include "emulator/timing/soc_profile.h"
@@ -52,15 +53,39 @@ std::shared_ptr<const Model> recompile(const RunInfo& run, const std::vector<Pas
   return std::shared_ptr<const Model>(std::move(loaded.model));
 }
 
-std::shared_ptr<const TimelineChart> timelineOf(const HistoryDb& db, const RunInfo& run, const Graph& g,
-                                                const Options& options) {
-  const SocProfile soc = SocProfile::load(options.getString("soc_version"));
-  const std::vector<TimelineRow> rows = readTimeline(db, run.id);
-  if (!rows.empty()) return std::make_shared<const TimelineChart>(timelineChartFromRows(rows, g, soc));
-  // Same task list and simulation as `kiln run`, so the GUI and the CLI agree on the numbers.
-  const std::vector<Task> tasks = buildTaskList(g, soc.aiCores);
-  const Timeline timeline = simulateTimeline(tasks, soc, options.getBool("model_sink"));
-  return std::make_shared<const TimelineChart>(timelineChartFromSimulation(timeline, soc));
+// The recorded passes as the RunSummary the compile returned (what summarizeCompile and the metrics read).
+RunSummary summaryFromHistory(const RunInfo& run, const std::vector<PassInfo>& passes) {
+  RunSummary s;
+  s.status = run.status == "ok" ? RunStatus::Ok : run.status == "failed" ? RunStatus::Failed : RunStatus::Stopped;
+  s.error = run.error;
+  s.nodesBefore = run.nodesBefore.value_or(0);
+  s.nodesAfter = run.nodesAfter.value_or(0);
+  s.ms = run.totalMs.value_or(0);
+  for (const PassInfo& p : passes) {
+    if (p.seq == 0) continue;
+    PassRecord r;
+    r.index = p.seq;
+    r.name = p.name;
+    r.ms = p.ms;
+    r.changed = p.changed;
+    r.counters = p.counters;
+    r.nodesBefore = p.nodesBefore.value_or(0);
+    r.nodesAfter = p.nodesAfter.value_or(0);
+    r.error = p.error;
+    s.passes.push_back(std::move(r));
+  }
+  return s;
+}
+
+// The error of the last pass the verifier measured, as the run's functional error.
+void addVerifiedError(RunMetrics& m, const std::vector<PassAccuracyRow>& rows) {
+  for (auto it = rows.rbegin(); it != rows.rend(); ++it)
+    if (it->maxAbs && it->maxRel) {
+      m.functional = true;
+      m.maxAbsError = *it->maxAbs;
+      m.maxRelError = *it->maxRel;
+      return;
+    }
 }
 
 }  // namespace
@@ -93,18 +118,33 @@ RunCharts loadRunCharts(const std::string& historyPath, int64_t runId, std::shar
     }
     const Graph& g = *compiled->graph;
     if (planned) out.memory = std::make_shared<const MemoryChart>(buildMemoryChart(g));
+    std::optional<Timeline> simulated;
     if (tasked) {
       try {
-        out.timeline = timelineOf(db, run, g, options);
+        // Same task list and simulation as `kiln run`, so the GUI and the CLI agree on the numbers; the timeline
+        // `kiln run --history` recorded is drawn when the history has it.
+        const SocProfile soc = SocProfile::load(options.getString("soc_version"));
+        simulated = simulateTimeline(buildTaskList(g, soc.aiCores), soc, options.getBool("model_sink"));
+        const std::vector<TimelineRow> rows = readTimeline(db, run.id);
+        out.timeline = std::make_shared<const TimelineChart>(rows.empty() ? timelineChartFromSimulation(*simulated, soc)
+                                                                           : timelineChartFromRows(rows, g, soc));
       } catch (const std::exception& e) {
         out.timelineMessage = "The timeline could not be simulated: " + std::string(e.what());
       }
     }
+    out.metrics = collectRunMetrics(*compiled, summaryFromHistory(run, passes), simulated ? &*simulated : nullptr,
+                                    nullptr);
+    out.metrics.model = run.modelPath;
+    out.metrics.optionSet = run.optionsSummary;
+    addVerifiedError(out.metrics, readPassAccuracy(db, run.id));
+    out.hasMetrics = true;
   } catch (const LoadError& e) {
+    out.hasMetrics = false;
     out.memory.reset();
     out.timeline.reset();
     out.memoryMessage = out.timelineMessage = e.describe();
   } catch (const std::exception& e) {
+    out.hasMetrics = false;
     out.memory.reset();
     out.timeline.reset();
     out.memoryMessage = out.timelineMessage = e.what();

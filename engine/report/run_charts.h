@@ -11,6 +11,7 @@
 #include <string>
 
 #include "report/memory_chart.h"
+#include "report/run_metrics.h"
 #include "report/timeline_chart.h"
 
 namespace kiln {
@@ -22,6 +23,11 @@ struct RunCharts {
   std::shared_ptr<const TimelineChart> timeline;  // null: see timelineMessage
   std::string memoryMessage, timelineMessage;
   bool recompiled = false;  // the graph was compiled again from the model file
+  // The run's numbers as `kiln batch` reports them (compile summary from the recorded passes, latency and
+  // utilisation from the same simulation `kiln run` does, the error of the last verified pass when the run was
+  // verified); `hasMetrics` false when the run failed or the history could not be read.
+  RunMetrics metrics;
+  bool hasMetrics = false;
 };
 
 // Never throws: every failure becomes the views' message.
