@@ -79,14 +79,14 @@ std::string indexHtml(const BatchSummary& s) {
 namespace {
 
 // A row "metric | this run | baseline", marked worse/better when the baseline differs (more is worse for
-// everything tabulated except fusions).
+// everything tabulated except fusions and utilisation, as in the workbench's compare view).
 std::string compareRow(const std::string& title, const std::string& name, const RunMetrics& m, const RunMetrics* base) {
   std::string row = "<tr><td>" + xmlEscape(title) + "</td><td class=\"n\">" + xmlEscape(caseMetricText(m, name)) + "</td>";
   if (!base) return row + "</tr>\n";
   const auto now = caseMetric(m, name), was = caseMetric(*base, name);
   std::string cls;
   if (now && was && *now != *was && name != "compile_ms" && name != "nodes_before") {
-    const bool moreIsBetter = name == "fusions" || name.rfind("fused.", 0) == 0;
+    const bool moreIsBetter = name == "fusions" || name.rfind("fused.", 0) == 0 || name.rfind("util.", 0) == 0;
     cls = ((*now > *was) == moreIsBetter) ? " class=\"better\"" : " class=\"worse\"";
   }
   return row + "<td class=\"n\">" + xmlEscape(caseMetricText(*base, name)) + "</td><td" + cls + ">" +
