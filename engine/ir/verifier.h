@@ -1,7 +1,9 @@
 #pragma once
 // Structural checks of a graph: acyclic, every use defined and visible, use lists consistent with inputs, producers
 // consistent with outputs, subgraph captures valid, and (when the op registry knows the op) input/output counts and
-// type constraints respected. Passes run it after every change in debug and test builds.
+// type constraints respected. An input of unknown element type is not checked, except next to an fp16/bf16 operand
+// of the same type variable: a precision change narrowed what it could see and left that input in the file's type.
+// Passes run it after every change in debug and test builds.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,7 +14,7 @@ class Graph;
 struct Model;
 
 struct VerifyOptions {
-  bool checkTypes = true;  // op type constraints (needs known dtypes; unknown dtypes are skipped)
+  bool checkTypes = true;  // op type constraints (needs known dtypes; unknown ones are skipped but next to fp16/bf16)
   // Per-node checks only for nodes changed after this revision (IdSource::revision); whole-graph checks (cycles,
   // visibility, use lists) always run. 0 checks everything. Lets the pass manager verify after every pass cheaply.
   uint64_t changedSince = 0;

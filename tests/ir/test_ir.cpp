@@ -2,6 +2,7 @@
 // verifier.
 #include <QtTest>
 
+#include "emulator/kernels/kernel.h"
 #include "ir/format.h"
 #include "ir/graph.h"
 #include "ir/model.h"
@@ -206,6 +207,47 @@ class IrTest : public QObject {
     problems = verifyModel(m);
     QVERIFY(!problems.empty());
     QVERIFY(QString::fromStdString(problems[0]).contains("inputs"));
+  }
+
+  // An operand whose element type inference could not establish passes next to the file's fp32, but not next to an
+  // fp16 operand of the same type variable: a precision change narrowed what it saw and left that one in fp32.
+  void verifierRefusesUnknownNextToFp16() {
+    Model m;
+    m.opsets[""] = 17;
+    Graph& g = *m.graph;
+    Value* a = g.addInput("a", f32({2, 8}));
+    Node* mystery = g.addNode("Mystery", {a}, 1, "mystery", "com.example");  // no inference: output type unknown
+    Value* w = g.addInitializer("w", Tensor::fromVector(DType::Float, {8, 4}, std::vector<float>(32, 0.5f)));
+    Node* mm = g.addNode("MatMul", {mystery->output(0), w}, 1, "mm");
+    mm->output(0)->setType(f32({2, 4}));
+    g.addOutput(mm->output(0));
+    QVERIFY(verifyModel(m).empty());  // unknown next to fp32: as imported models often are
+    Value* w16 = g.addInitializer("w16", convertTensor(Tensor::fromVector(DType::Float, {8, 4}, std::vector<float>(32, 0.5f)),
+                                                    DType::Float16));
+    g.setNodeInput(mm, 1, w16);
+    auto problems = verifyModel(m);
+    QCOMPARE(problems.size(), size_t(1));
+    QVERIFY2(QString::fromStdString(problems[0]).contains("input 0 has an unknown element type but input 1 has "
+                                                          "tensor(float16)"),
+             problems[0].c_str());
+    // The same with the unknown operand after the fp16 one.
+    g.setNodeInputs(mm, {w16, mystery->output(0)});
+    problems = verifyModel(m);
+    QCOMPARE(problems.size(), size_t(1));
+    QVERIFY2(QString::fromStdString(problems[0]).contains("input 1 has an unknown element type but input 0 has"),
+             problems[0].c_str());
+    g.setNodeInputs(mm, {mystery->output(0), w});
+    QVERIFY(verifyModel(m).empty());
+    // An fp16 output over an input of unknown type (Gather's data and output are both T).
+    Node* gather = g.addNode("Gather", {mystery->output(0), g.addInitializer("i", Tensor::fromVector(
+                                                                  DType::Int64, {1}, std::vector<int64_t>{0}))},
+                             1, "gather");
+    gather->output(0)->setType(ValueType::tensor(DType::Float16, Shape::ofStatic({1, 8})));
+    g.addOutput(gather->output(0));
+    problems = verifyModel(m);
+    QCOMPARE(problems.size(), size_t(1));
+    QVERIFY2(QString::fromStdString(problems[0]).contains("input 0 has an unknown element type but output 0 has"),
+             problems[0].c_str());
   }
 
   void opRegistry() {

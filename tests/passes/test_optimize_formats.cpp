@@ -9,6 +9,7 @@
 
 #include "emulator/kernels/kernel.h"
 #include "emulator/kernels/transdata.h"
+#include "emulator/reference_executor.h"
 #include "ir/graph.h"
 #include "ir/model.h"
 #include "ir/opdefs/npu_format_ops.h"
@@ -360,6 +361,73 @@ class OptimizeFormatsTest : public QObject {
     QCOMPARE(mul->annotation("precision"), std::string());
     QCOMPARE(counter(r, "nodes_fp16"), 2);
     QCOMPARE(counter(r, "casts_inserted"), 2);  // x into MatMul, Add's result back for Softmax
+  }
+
+  // Real exports hold ops inference cannot type (contrib ops, experimental ops, ops of a later opset): their results
+  // have an unknown element type, fp32 at run time. force_fp16 must not narrow a node reading or writing such a value:
+  // it would cast its known operands (a weight) and leave that one fp32 — MatMul/Gemm/Conv "A and B types differ" —
+  // or make fp16 data that its readers take for the file's fp32. Those nodes stay fp32 and the graph still runs.
+  //   x[2,8] -> com.microsoft:Gelu -> u (?) -> MatMul(u, W) -> y (fp32 declared, output)
+  //                                   u     -> Gather(u, [0]) -> g (fp32 declared, output)
+  //   x -> Relu -> rs (?) -> Add(rs, s) -> z (fp32 declared, output);  x -> Sigmoid -> s
+  // Relu must stay fp32 too: narrowed, it would hand fp16 data to an Add that casts s back to fp32 for it.
+  void forceFp16LeavesNodesWithUnknownElementTypesFp32() {
+    Model m;
+    m.opsets[""] = 17;
+    m.opsets["com.microsoft"] = 1;
+    Graph& g = *m.graph;
+    Value* x = g.addInput("x", tensorOf(DType::Float, {2, 8}));
+    Node* gelu = g.addNode("Gelu", {x}, {"u"}, "gelu", "com.microsoft");
+    Node* mm = g.addNode("MatMul", {gelu->output(0), g.addInitializer("W", randomFloats({8, 4}, 5))}, {"y"}, "matmul");
+    Node* gather = g.addNode("Gather", {gelu->output(0), g.addInitializer("i", Tensor::fromVector(DType::Int64, {1},
+                                                                                  std::vector<int64_t>{0}))},
+                             {"g"}, "gather");
+    Node* relu = g.addNode("Relu", {x}, {"rs"}, "relu");  // an op whose own inference failed
+    Node* sig = g.addNode("Sigmoid", {x}, {"s"}, "sigmoid");
+    Node* add = g.addNode("Add", {relu->output(0), sig->output(0)}, {"z"}, "add");
+    for (Node* n : {mm, gather, add}) g.addOutput(n->output(0));
+    // The types as inference left them: known up to the ops it could not type, the file's declared outputs.
+    sig->output(0)->setType(tensorOf(DType::Float, {2, 8}));
+    mm->output(0)->setType(tensorOf(DType::Float, {2, 4}));
+    gather->output(0)->setType(tensorOf(DType::Float, {1, 8}));
+    add->output(0)->setType(tensorOf(DType::Float, {2, 8}));
+    for (Node* n : g.nodes()) n->setAnnotation("engine", "aicore");
+    gelu->setAnnotation("engine", "unsupported");
+    QCOMPARE(problems(m), QString());
+    const std::vector<Tensor> inputs = {randomFloats({2, 8}, 7)};
+    const std::vector<Tensor> before = ReferenceExecutor().run(g, inputs);
+
+    const PassResult r = runPass(*makeRefineRunningPrecisionPass(), m);
+    QCOMPARE(problems(m), QString());
+    QCOMPARE(mm->annotation("precision"), std::string("fp32 (element type of 'u' unknown)"));
+    QCOMPARE(gather->annotation("precision"), std::string("fp32 (element type of 'u' unknown)"));
+    QCOMPARE(add->annotation("precision"), std::string("fp32 (element type of 'rs' unknown)"));
+    QCOMPARE(relu->annotation("precision"), std::string("fp32 (element type of 'rs' unknown)"));
+    QCOMPARE(sig->annotation("precision"), std::string("fp16 (force_fp16)"));
+    QCOMPARE(mm->input(1)->type().dtype, DType::Float);  // the weight is not converted for a node staying fp32
+    QCOMPARE(gather->output(0)->type().dtype, DType::Float);
+    QCOMPARE(relu->input(0), x);
+    QCOMPARE(relu->output(0)->type().dtype, DType::Undefined);
+    QCOMPARE(add->input(1)->producer()->opType(), std::string("Cast"));  // Sigmoid's fp16 result cast back
+    QCOMPARE(add->input(1)->type().dtype, DType::Float);
+    QCOMPARE(counter(r, "nodes_fp16"), 1);
+    QCOMPARE(counter(r, "nodes_unknown_type"), 4);
+    QCOMPARE(counter(r, "weights_converted"), 0);
+    QCOMPARE(counter(r, "casts_inserted"), 2);  // x into Sigmoid, its result back for Add
+    // The rewritten graph runs, and only Sigmoid's rounding to fp16 separates it from the original.
+    std::vector<Tensor> after;
+    try {
+      after = ReferenceExecutor().run(g, inputs);
+    } catch (const std::exception& e) {
+      QFAIL(e.what());
+    }
+    QCOMPARE(after.size(), before.size());
+    for (size_t i = 0; i < after.size(); ++i) {
+      QCOMPARE(after[i].dtype(), DType::Float);
+      const std::vector<double> a = after[i].toDouble(), b = before[i].toDouble();
+      QCOMPARE(a.size(), b.size());
+      for (size_t k = 0; k < a.size(); ++k) QVERIFY(std::abs(a[k] - b[k]) <= 1e-3 * (1 + std::abs(b[k])));
+    }
   }
 
   void castRemovalKeepsOnlyLossyCasts() {

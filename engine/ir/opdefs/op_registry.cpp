@@ -91,24 +91,47 @@ std::optional<std::string> OpRegistry::checkSignature(const Node& n, int64_t ops
   // Type constraints: every actual bound to one type variable must have the same, allowed type.
   const auto* schema = static_cast<const onnx::OpSchema*>(def->onnxSchema);
   std::unordered_map<std::string, std::pair<onnx::DataType, std::string>> bound;
+  std::unordered_map<std::string, std::string> unknownAt;  // type variable -> first operand of unknown element type
   std::unordered_map<std::string, const onnx::OpSchema::TypeConstraintParam*> constraints;
   for (const auto& c : schema->typeConstraintParams()) constraints[c.type_param_str] = &c;
-  auto checkOne = [&](const onnx::OpSchema::FormalParameter& formal, const Value* v,
-                      const std::string& where) -> std::optional<std::string> {
-    if (!v || !v->type().known()) return std::nullopt;
-    if (v->type().isTensor() && v->type().dtype == DType::Undefined) return std::nullopt;
+  // An unknown element type (inference failed upstream) is no violation by itself, nor next to the element type the
+  // file declares. An input of unknown type next to a reduced-precision float (fp16, bf16) of its type variable is:
+  // that is what a precision change leaves when it narrows the operands it can see and not the one it cannot, which
+  // still arrives in the file's type at run time. (An output of unknown type next to fp16 inputs is harmless.)
+  auto lowPrecision = [](const Value* v) {
+    return v->type().isTensor() && (v->type().dtype == DType::Float16 || v->type().dtype == DType::BFloat16);
+  };
+  auto unknownNextTo = [](const std::string& unknown, const std::string& known, onnx::DataType dt,
+                          const std::string& ts) {
+    return unknown + " has an unknown element type but " + known + " has " + *dt + " (both are " + ts +
+           "): it cannot be shown to be " + *dt + " too";
+  };
+  auto checkOne = [&](const onnx::OpSchema::FormalParameter& formal, const Value* v, const std::string& where,
+                      bool input) -> std::optional<std::string> {
+    if (!v) return std::nullopt;
+    const std::string& ts = formal.GetTypeStr();
+    const bool homogeneous = constraints.count(ts) && formal.GetIsHomogeneous();
+    if (!v->type().known() || (v->type().isTensor() && v->type().dtype == DType::Undefined)) {
+      if (!homogeneous || !input) return std::nullopt;  // an untyped result claims nothing
+      unknownAt.emplace(ts, where);
+      if (auto it = bound.find(ts); it != bound.end() && it->second.first &&
+                                    (*it->second.first == "tensor(float16)" || *it->second.first == "tensor(bfloat16)"))
+        return unknownNextTo(where, it->second.second, it->second.first, ts);
+      return std::nullopt;
+    }
     onnx::TypeProto tp;
     onnxio::toTypeProto(v->type(), &tp);
     tp.clear_denotation();
     onnx::DataType dt = onnx::Utils::DataTypeUtils::ToType(tp);
-    const std::string& ts = formal.GetTypeStr();
     if (!formal.GetTypes().empty() && !formal.GetTypes().count(dt))
       return where + " has type " + *dt + ", not allowed for '" + formal.GetName() + "'";
-    if (constraints.count(ts) && formal.GetIsHomogeneous()) {
+    if (homogeneous) {
       auto [it, fresh] = bound.emplace(ts, std::make_pair(dt, where));
       if (!fresh && it->second.first != dt)
         return where + " has type " + *dt + " but " + it->second.second + " has " + *it->second.first +
                " (both are " + ts + ")";
+      if (auto u = unknownAt.find(ts); u != unknownAt.end() && lowPrecision(v))
+        return unknownNextTo(u->second, where, dt, ts);
     }
     return std::nullopt;
   };
@@ -118,7 +141,9 @@ std::optional<std::string> OpRegistry::checkSignature(const Node& n, int64_t ops
       if (formals.empty()) break;
       const size_t fi = std::min(i, formals.size() - 1);
       if (fi != i && formals[fi].GetOption() != onnx::OpSchema::Variadic) break;
-      if (auto p = checkOne(formals[fi], actuals[i], std::string(kind) + " " + std::to_string(i))) return p;
+      if (auto p = checkOne(formals[fi], actuals[i], std::string(kind) + " " + std::to_string(i),
+                            std::string_view(kind) == "input"))
+        return p;
     }
     return std::nullopt;
   };

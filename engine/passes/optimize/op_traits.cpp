@@ -2,6 +2,9 @@
 // the ops they replace: a fused Conv wants the same layout as a Conv.
 #include "passes/optimize/op_traits.h"
 
+#include <onnx/defs/schema.h>
+
+#include <algorithm>
 #include <set>
 #include <string_view>
 
@@ -77,6 +80,21 @@ bool relabelsOnly(const Node& n) {
 }
 
 bool readsOnlyShape(const Node& n) { return n.domain().empty() && (n.opType() == "Shape" || n.opType() == "Size"); }
+
+bool mayHoldFloat(const Node& n, size_t index, bool input, int64_t opset) {
+  const OpDef* def = OpRegistry::global().find(n.domain(), n.opType(), opset);
+  if (!def || !def->onnxSchema) return true;
+  const auto* schema = static_cast<const onnx::OpSchema*>(def->onnxSchema);
+  const auto& formals = input ? schema->inputs() : schema->outputs();
+  if (formals.empty()) return true;
+  const size_t fi = std::min(index, formals.size() - 1);
+  if (fi != index && formals[fi].GetOption() != onnx::OpSchema::Variadic) return true;
+  const auto& types = formals[fi].GetTypes();
+  if (types.empty()) return true;
+  return std::any_of(types.begin(), types.end(), [](onnx::DataType t) {
+    return *t == "tensor(float16)" || *t == "tensor(float)" || *t == "tensor(double)" || *t == "tensor(bfloat16)";
+  });
+}
 
 bool runsOnAiCore(const Node& n, int64_t opset) {
   const std::string engine = n.annotation("engine");

@@ -2,6 +2,8 @@
 // What the precision and format passes need to know about an op, by op type (qualified: "Conv", "kiln:FusedConv"),
 // never by node name. One table here so RefineRunningPrecision and RefineRunningFormat agree, and so the fused ops
 // the fusion rules create are treated like the ops they replace.
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace kiln {
@@ -36,6 +38,9 @@ bool fp32OnlyInput(const Node& n, size_t index);
 bool relabelsOnly(const Node& n);
 // Shape and Size read only the tensor's metadata: any element type will do, no Cast is needed in front of them.
 bool readsOnlyShape(const Node& n);
+// Can input (else output) `index` of n hold a floating-point tensor? From the ONNX schema's allowed types (Reshape's
+// shape, Gather's indices cannot); true for ops without a schema (Kiln's, contrib, plugins).
+bool mayHoldFloat(const Node& n, size_t index, bool input, int64_t opset);
 // True when the node runs on the AI Core: its "engine" annotation (ValidityCheck), else the op registry's unit.
 bool runsOnAiCore(const Node& n, int64_t opset);
 

@@ -9,7 +9,10 @@
 //  - force_fp32, must_keep_origin_dtype: nothing changes.
 // Integer and bool tensors are never touched. Each changed node records why in its "precision" annotation.
 // Reshape-like ops only relabel their input, in whichever precision it arrives.
-// Counters: nodes_fp16, nodes_fp32 (kept fp32 next to fp16 producers), casts_inserted, weights_converted.
+// A node with an operand of unknown element type (inference failed upstream) stays fp32: its fp16 inputs are cast
+// back, so every operand bound to one type variable keeps one element type.
+// Counters: nodes_fp16, nodes_fp32 (kept fp32 next to fp16 producers), nodes_unknown_type (kept fp32 for an operand
+// of unknown element type), casts_inserted, weights_converted.
 #include <unordered_map>
 #include <unordered_set>
 
@@ -27,9 +30,26 @@ namespace {
 
 bool isFp32(const Value* v) { return v && v->type().isTensor() && v->type().dtype == DType::Float; }
 
+bool elementTypeUnknown(const Value* v) {
+  return v && (!v->type().known() || (v->type().isTensor() && v->type().dtype == DType::Undefined));
+}
+
+// An operand whose element type inference could not establish (after an op it cannot infer: a contrib op, an op of a
+// later opset, an experimental one), among those that may hold floats. Narrowing the node would cast its known fp32
+// operands and leave this one as it arrives — fp32 at run time — or, for an output, make fp16 data its readers still
+// take for the file's fp32 (and, not knowing better, would not cast back).
+const Value* operandOfUnknownType(const Node& n, int64_t opset) {
+  for (size_t i = 0; i < n.numInputs(); ++i)
+    if (elementTypeUnknown(n.input(i)) && !fp32OnlyInput(n, i) && mayHoldFloat(n, i, true, opset)) return n.input(i);
+  for (size_t i = 0; i < n.numOutputs(); ++i)
+    if (elementTypeUnknown(n.output(i)) && mayHoldFloat(n, i, false, opset)) return n.output(i);
+  return nullptr;
+}
+
 struct Decision {
   bool fp16 = false;
   std::string reason;
+  bool unknownType = false;  // kept fp32 because an operand's element type is unknown
 };
 
 class PrecisionRewriter {
@@ -53,13 +73,20 @@ class PrecisionRewriter {
     for (size_t i = 0; i < n.numInputs(); ++i) hasFp32 = hasFp32 || (isFp32(n.input(i)) && !fp32OnlyInput(n, i));
     for (const Value* o : n.outputs()) hasFp32 = hasFp32 || isFp32(o);
     if (!hasFp32) return {};
-    if (relabelsOnly(n))  // no arithmetic: the data keeps the precision it arrives in
-      return narrowed_.count(n.input(0)) ? Decision{true, "fp16 (follows its input)"} : Decision{};
+    const Value* unknown = operandOfUnknownType(n, m_.opsetFor(n.domain()));
+    const auto keptForUnknown = [&] {  // stays as the file wrote it: all its operands as they arrive
+      return Decision{false, "fp32 (element type of '" + unknown->name() + "' unknown)", true};
+    };
+    if (relabelsOnly(n)) {  // no arithmetic: the data keeps the precision it arrives in
+      if (!narrowed_.count(n.input(0))) return {};
+      return unknown ? keptForUnknown() : Decision{true, "fp16 (follows its input)"};
+    }
     if (!runsOnAiCore(n, m_.opsetFor(n.domain()))) {
       const std::string engine = n.annotation("engine");
       return {false, "fp32 (" + (engine.empty() ? std::string("not on the AI Core") : engine) + ")"};
     }
     if (keepsItsDtype(n)) return {false, "fp32 (element type fixed by the op)"};
+    if (unknown) return keptForUnknown();
     if (mode_ == "force_fp16") return {true, "fp16 (force_fp16)"};
     if (mode_ == "allow_fp32_to_fp16")
       return cubeOnlyFp16(n) ? Decision{true, "fp16 (allow_fp32_to_fp16: the cube has no fp32)"}
@@ -83,6 +110,10 @@ class PrecisionRewriter {
       return;
     }
     if (readsOnlyShape(n)) return;
+    if (d.unknownType) {  // said even without a cast: it explains why the mode left this node alone
+      n.setAnnotation("precision", d.reason);
+      r_.add("nodes_unknown_type");
+    }
     bool casted = false;
     for (size_t i = 0; i < n.numInputs(); ++i)
       if (narrowed_.count(n.input(i))) {
