@@ -1,6 +1,8 @@
 #include "memory_view.h"
 
 #include <QComboBox>
+#include <QFutureWatcher>
+#include <QtConcurrent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
@@ -13,6 +15,9 @@
 #include <map>
 
 #include "chart_pages.h"
+#include "ir/graph.h"
+#include "ir/model.h"
+#include "memory/memory_plan.h"
 #include "memory_plot.h"
 #include "util/units.h"
 
@@ -43,6 +48,13 @@ MemoryView::MemoryView(QWidget* parent) : QWidget(parent) {
   colour_ = new QComboBox(chartPage);
   colour_->addItems({"reuse block", "producer op type", "stream"});
   pages_->addControl(colour_);
+  pages_->addControl(new QLabel("Plan:", chartPage));
+  planner_ = new QComboBox(chartPage);
+  planner_->addItem("as compiled", QString());
+  for (const std::string& p : memory::plannerNames()) planner_->addItem(QString::fromStdString(p), QString::fromStdString(p));
+  planner_->setToolTip("Plan the same tensor lifetimes again with another planner and compare arena and lower bound");
+  planner_->setEnabled(false);
+  pages_->addControl(planner_);
   auto* split = new QSplitter(Qt::Horizontal, chartPage);
   plot_ = new MemoryPlot(split);
   auto* side = new QWidget(split);
@@ -65,6 +77,8 @@ MemoryView::MemoryView(QWidget* parent) : QWidget(parent) {
     fillPeakList();
   });
   connect(pages_->fitButton(), &QPushButton::clicked, plot_, &MemoryPlot::fit);
+  connect(planner_, &QComboBox::currentIndexChanged, this,
+          [this] { setPlanner(planner_->currentData().toString()); });
   connect(plot_, &MemoryPlot::blockClicked, this, [this](int, qint64 producer) {
     if (producer) emit nodeSelected(producer);
   });
@@ -91,7 +105,49 @@ void MemoryView::showMessage(const QString& text) {
   pages_->showMessage(text);
 }
 
+void MemoryView::setReplanSource(std::shared_ptr<const Model> compiled) {
+  compiled_ = std::move(compiled);
+  planner_->setEnabled(compiled_ != nullptr);
+}
+
 void MemoryView::setChart(std::shared_ptr<const MemoryChart> chart) {
+  // A new run's chart: its recorded plan, "as compiled" selected again.
+  ++replanRequest_;
+  replanning_ = false;
+  recorded_ = chart;
+  planner_->blockSignals(true);
+  planner_->setCurrentIndex(0);
+  planner_->blockSignals(false);
+  showChart(std::move(chart));
+}
+
+void MemoryView::setPlanner(const QString& planner) {
+  const int index = planner_->findData(planner);
+  if (index >= 0 && index != planner_->currentIndex()) {
+    planner_->setCurrentIndex(index);  // comes back here through the combo's signal
+    return;
+  }
+  const uint64_t request = ++replanRequest_;
+  if (planner.isEmpty() || !compiled_) {
+    replanning_ = false;
+    showChart(recorded_);
+    return;
+  }
+  replanning_ = true;
+  pages_->showChart("Planning the same lifetimes with " + planner + "…");
+  auto* watcher = new QFutureWatcher<std::shared_ptr<const MemoryChart>>(this);
+  connect(watcher, &QFutureWatcher<std::shared_ptr<const MemoryChart>>::finished, this, [this, watcher, request] {
+    watcher->deleteLater();
+    if (request != replanRequest_) return;
+    replanning_ = false;
+    showChart(watcher->result());
+  });
+  watcher->setFuture(QtConcurrent::run([model = compiled_, name = planner.toStdString()] {
+    return std::make_shared<const MemoryChart>(buildMemoryChart(*model->graph, name));
+  }));
+}
+
+void MemoryView::showChart(std::shared_ptr<const MemoryChart> chart) {
   if (!chart || !chart->planned) {
     showMessage("This run has no memory plan: its compile stopped before MemoryAssignment.");
     return;
@@ -112,6 +168,10 @@ void MemoryView::setChart(std::shared_ptr<const MemoryChart> chart) {
                      .arg(bytesText(double(c.arenaBytes)), bytesText(double(c.lowerBound)))
                      .arg(c.peakStep)
                      .arg(c.stepNodes.size());
+  if (!c.replannedWith.empty())
+    text += QString(" · replanned with %1%2")
+                .arg(QString::fromStdString(c.replannedWith))
+                .arg(c.planDetail.empty() ? QString() : " (" + QString::fromStdString(c.planDetail) + ")");
   if (c.unplaced > 0) text += QString(" · %L1 tensors without an offset").arg(c.unplaced);
   if (c.unsized > 0) text += QString(" · %L1 with symbolic shapes not planned").arg(c.unsized);
   plot_->setChart(std::move(chart));

@@ -9,6 +9,10 @@
 
 #include "report/memory_chart.h"
 
+namespace kiln {
+struct Model;
+}
+
 class QComboBox;
 class QLabel;
 class QListWidget;
@@ -33,6 +37,12 @@ class MemoryView : public QWidget {
   MemoryPlot* plot() const { return plot_; }
   QListWidget* peakList() const { return peak_; }
   void setColourBy(int index);  // the combo's order: reuse block, producer op type, stream
+  // The compiled model the chart was drawn from: the Plan combo then replans its lifetimes with another planner
+  // (on a worker thread) to show what that planner would have made of this graph. Null disables the combo.
+  void setReplanSource(std::shared_ptr<const Model> compiled);
+  // "" = the plan the compiler recorded, else a planner name (none, greedy_size, best_of, exact).
+  void setPlanner(const QString& planner);
+  bool replanning() const { return replanning_; }
 
  public slots:
   void selectNode(qint64 nodeId);
@@ -45,6 +55,12 @@ class MemoryView : public QWidget {
 
   ChartPages* pages_;
   QComboBox* colour_;
+  QComboBox* planner_;
+  std::shared_ptr<const Model> compiled_;
+  std::shared_ptr<const MemoryChart> recorded_;  // the compiler's own plan, shown for "as compiled"
+  bool replanning_ = false;
+  uint64_t replanRequest_ = 0;
+  void showChart(std::shared_ptr<const MemoryChart> chart);
   MemoryPlot* plot_;
   QListWidget* peak_;
   QLabel* peakTitle_;

@@ -593,6 +593,7 @@ void MainWindow::loadCharts(qint64 runId) {
     if (request != chartRequest_) return;  // another run was shown meanwhile
     chartsPending_ = false;
     const RunCharts c = watcher->result();
+    memoryView_->setReplanSource(c.compiled);
     if (c.memory) memoryView_->setChart(c.memory);
     else memoryView_->showMessage(QString::fromStdString(c.memoryMessage));
     if (c.timeline) ganttView_->setChart(c.timeline);

@@ -7,6 +7,7 @@
 
 #include "ir/graph.h"
 #include "memory/lifetimes.h"
+#include "memory/memory_plan.h"
 
 namespace kiln {
 
@@ -39,7 +40,7 @@ int streamOf(const Node& n) {
 
 }  // namespace
 
-MemoryChart buildMemoryChart(const Graph& g) {
+MemoryChart buildMemoryChart(const Graph& g, const std::string& replanWith) {
   MemoryChart chart;
   for (const Node* n : g.nodes())
     if (n->annotations().count("mem.out")) chart.planned = true;
@@ -52,8 +53,14 @@ MemoryChart buildMemoryChart(const Graph& g) {
   for (const Node* n : life.order) chart.stepNodes.push_back(n->id());
 
   // An arena block's offset is the one recorded for any of its tensors; they agree when the plan came from
-  // MemoryAssignment, and the first one wins otherwise.
+  // MemoryAssignment, and the first one wins otherwise. Replanning gives every block its offset from the new plan.
   std::vector<std::optional<int64_t>> blockOffset(life.blocks.size());
+  if (!replanWith.empty()) {
+    const memory::Plan plan = memory::planMemory(aligned, replanWith, memory::kArenaAlignment);
+    for (size_t i = 0; i < plan.offset.size() && i < blockOffset.size(); ++i) blockOffset[i] = plan.offset[i];
+    chart.replannedWith = plan.planner;
+    chart.planDetail = plan.detail;
+  }
   std::map<int64_t, int> reuseOf;
   for (const memory::TensorLifetime& t : life.tensors) {
     if (t.kind != memory::TensorKind::Arena || t.block < 0) continue;

@@ -42,9 +42,15 @@ struct MemoryChart {
   int unplaced = 0;  // arena tensors whose producer's `mem.out` gives no offset (not planned, or odd annotations)
   int unsized = 0;   // tensors with symbolic shapes: no static size, so never planned (lifetimes' `unsized`)
   bool planned = false;  // false: no node carries `mem.out` (the compile stopped before MemoryAssignment)
+  // "" for the plan the compiler recorded; else the planner the same lifetimes were planned again with, and how
+  // (best_of's winning ordering, "optimal" / "budget exhausted" for exact).
+  std::string replannedWith, planDetail;
 };
 
-MemoryChart buildMemoryChart(const Graph& g);
+// `replanWith` empty: the plan MemoryAssignment recorded (`mem.out`). A planner name ("none", "greedy_size",
+// "best_of", "exact"): the same lifetimes planned again with it, to see what another planner would have made of
+// this graph (throws std::invalid_argument for an unknown name).
+MemoryChart buildMemoryChart(const Graph& g, const std::string& replanWith = {});
 
 // The plan as a table, one row per tensor with a header: value_id, name, producer_id, producer_op, stream,
 // first_step, end_step, offset, bytes, arena_block, reuse_block, at_peak (1 when alive at the peak step). Text

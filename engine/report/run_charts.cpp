@@ -116,6 +116,7 @@ RunCharts loadRunCharts(const std::string& historyPath, int64_t runId, std::shar
       compiled = recompile(run, passes, options);
       out.recompiled = true;
     }
+    out.compiled = compiled;
     const Graph& g = *compiled->graph;
     if (planned) out.memory = std::make_shared<const MemoryChart>(buildMemoryChart(g));
     std::optional<Timeline> simulated;
@@ -140,6 +141,7 @@ RunCharts loadRunCharts(const std::string& historyPath, int64_t runId, std::shar
     out.hasMetrics = true;
   } catch (const LoadError& e) {
     out.hasMetrics = false;
+    out.compiled.reset();
     out.memory.reset();
     out.timeline.reset();
     out.memoryMessage = out.timelineMessage = e.describe();

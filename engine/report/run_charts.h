@@ -23,6 +23,7 @@ struct RunCharts {
   std::shared_ptr<const TimelineChart> timeline;  // null: see timelineMessage
   std::string memoryMessage, timelineMessage;
   bool recompiled = false;  // the graph was compiled again from the model file
+  std::shared_ptr<const Model> compiled;  // the graph the charts were drawn from (the memory view replans it)
   // The run's numbers as `kiln batch` reports them (compile summary from the recorded passes, latency and
   // utilisation from the same simulation `kiln run` does, the error of the last verified pass when the run was
   // verified); `hasMetrics` false when the run failed or the history could not be read.

@@ -179,6 +179,27 @@ class MainWindowTest : public QObject {
                              30000);
   }
 
+  void memoryViewReplansWithAnotherPlanner() {
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && !w_->chartsPending(), 60000);
+    const MemoryChart* recorded = w_->memoryView()->chart();
+    QVERIFY(recorded && recorded->planned && recorded->replannedWith.empty());
+    const int64_t compiledArena = recorded->arenaBytes, bound = recorded->lowerBound;
+    // No reuse: every tensor its own block, so the arena is the sum of the blocks — never below the compiled plan.
+    w_->memoryView()->setPlanner("none");
+    QTRY_VERIFY_WITH_TIMEOUT(!w_->memoryView()->replanning() && w_->memoryView()->chart() &&
+                                 w_->memoryView()->chart()->replannedWith == "none",
+                             60000);
+    QVERIFY(w_->memoryView()->chart()->arenaBytes >= compiledArena);
+    QCOMPARE(w_->memoryView()->chart()->lowerBound, bound);  // same lifetimes, same bound
+    w_->memoryView()->setPlanner("best_of");
+    QTRY_VERIFY_WITH_TIMEOUT(!w_->memoryView()->replanning() && w_->memoryView()->chart()->replannedWith == "best_of",
+                             60000);
+    QVERIFY(w_->memoryView()->chart()->arenaBytes >= bound);
+    w_->memoryView()->setPlanner("");
+    QTRY_VERIFY_WITH_TIMEOUT(w_->memoryView()->chart()->replannedWith.empty(), 10000);
+    QCOMPARE(w_->memoryView()->chart()->arenaBytes, compiledArena);
+  }
+
   void exportsWhatIsShown() {
     QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && !w_->chartsPending(), 60000);
     // The whole graph, not the viewport: the SVG's size is the scene's, the PNG at least as large.
