@@ -332,6 +332,20 @@ class MalformedInputsTest : public QObject {
     opts("larger than 1 MiB", "opts_big.json", "{\"x\": \"" + std::string(2 << 20, 'a') + "\"}", "1 MiB");
   }
 
+  // Other JSON Kiln reads: a SoC profile (`kiln run --soc FILE`) and a batch baseline (`kiln batch --baseline`).
+  void otherJsonCases() {
+    const QString soc = write("soc_truncated.json", "{\"name\": 3");
+    add("soc_profile", "truncated JSON", {"run", good_, "--random", "1", "--soc", soc}, soc, "not valid JSON");
+    const QString socType = write("soc_type.json", "{\"name\": 3}");
+    add("soc_profile", "field of the wrong type", {"run", good_, "--random", "1", "--soc", socType}, socType,
+        "'name' must be a string");
+    const QString defaults = write("batch_default.json", "{}");
+    const QString baseline = write("baseline/summary.json", "{\"kiln_batch\": 1, \"cases\": [{\"model\": 7}]}");
+    add("batch_baseline", "case without an id",
+        {"batch", "--models", good_, "--options", defaults, "--out", tmp_.filePath("batch_out"), "--baseline", baseline},
+        baseline, "cases[0]: 'id'");
+  }
+
   void traceCases() {
     auto trace = [&](const char* defect, const char* name, const std::string& text, const char* fragment) {
       const QString path = write(name, text);
@@ -415,6 +429,7 @@ class MalformedInputsTest : public QObject {
     omCases();
     geDumpCases();
     optionCases();
+    otherJsonCases();
     traceCases();
     tensorCases();
     npzCases();
