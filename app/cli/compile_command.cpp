@@ -40,7 +40,7 @@ int runCompile(const Argv& argv) {
   if (args.value("-o") && args.value("--until"))
     throw UsageError("kiln compile: -o writes a fully compiled model; it cannot be combined with --until");
   const Options options = optionsFromArgs(args);
-  LoadedModel loaded = loadModel(args.positional[0]);
+  LoadedModel loaded = loadModel(args.positional[0], loadLimits(options));
   Model& model = *loaded.model;
 
   const PluginSet plugins = loadPlugins(args.values.count("--plugin") ? args.values.at("--plugin")

@@ -105,8 +105,8 @@ int runRun(const Argv& argv) {
   const std::string path = args.positional[0];
   Options options = optionsFromArgs(args);
   std::map<std::string, int64_t> dims = dimBindings(args);
-  LoadedModel original = loadModel(path);
-  LoadedModel compiled = loadModel(path);
+  LoadedModel original = loadModel(path, loadLimits(options));
+  LoadedModel compiled = loadModel(path, loadLimits(options));
   // The inputs first: given data fixes the symbolic dims it fills.
   const EmulationInputs inputs = emulationInputs(args, path, *original.model->graph, dims);
   // A run has concrete shapes: symbolic input dims are bound (the data's, --dim, else 1) for the compiler too, so the
@@ -157,7 +157,7 @@ int runRun(const Argv& argv) {
   EmulationReport report;
   std::string notEmulatable;
   try {
-    report = emulateModel(*original.model, *compiled.model, inputs.tensors);
+    report = emulateModel(*original.model, *compiled.model, inputs.tensors, withLimits({}, options));
   } catch (const NotEmulatable& e) {
     notEmulatable = e.what();
   }

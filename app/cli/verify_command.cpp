@@ -47,7 +47,7 @@ int runVerify(const Argv& argv) {
     if (!end || *end || !(rtol > 0 && rtol < 1)) throw UsageError("--rtol takes a number in (0, 1), not '" + *text + "'");
   }
   std::map<std::string, int64_t> dims = dimBindings(args);
-  LoadedModel loaded = loadModel(path);
+  LoadedModel loaded = loadModel(path, loadLimits(options));
   Model& model = *loaded.model;
   const EmulationInputs inputs = emulationInputs(args, path, *model.graph, dims);  // given data fixes its dims
   const std::string bound = bindSymbolicInputs(*model.graph, dims, options);

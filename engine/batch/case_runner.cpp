@@ -53,7 +53,7 @@ void recordTimeline(const CaseContext& ctx, const HistoryRecorder& recorder, con
 // Load, compile, simulate, emulate: each step's failure is the case's reason; what ran stays in `w`.
 void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) {
   try {
-    w.compiled = loadModel(c.model);
+    w.compiled = loadModel(c.model, loadLimits(c.options->options));
   } catch (const LoadError& e) {
     w.failure = "cannot load: " + std::string(e.what());
     return;
@@ -118,8 +118,8 @@ void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) 
   auto makeReference = [&]() {
     ReferenceEntry e;
     try {
-      auto original = std::make_shared<LoadedModel>(loadModel(c.model));
-      e.run = runReference(*original->model, inputs->tensors);
+      auto original = std::make_shared<LoadedModel>(loadModel(c.model, loadLimits(c.options->options)));
+      e.run = runReference(*original->model, inputs->tensors, withLimits({}, c.options->options));
       e.original = std::shared_ptr<const Model>(original, original->model.get());
     } catch (const NotEmulatable& ex) {
       e.note = std::string("no functional emulation: ") + ex.what();
@@ -134,7 +134,8 @@ void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) 
     w.note = reference->note;
     return;
   }
-  w.emulation = emulateCompiled(*reference->original, *w.compiled.model, inputs->tensors, reference->run);
+  w.emulation = emulateCompiled(*reference->original, *w.compiled.model, inputs->tensors, reference->run,
+                                withLimits({}, options));
   if (!w.emulation->compiledError.empty()) w.failure = "the compiled graph could not run: " + w.emulation->compiledError;
   else if (numericsGated(options)) {
     if (std::string mismatch = numericsMismatch(*w.emulation); !mismatch.empty()) w.failure = "numerics: " + mismatch;

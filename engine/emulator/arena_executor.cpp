@@ -71,7 +71,9 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
       const auto bytes = v->type().byteSize();
       if (!extents || !bytes) throw std::runtime_error(label(*n) + ": placed output '" + v->name() + "' has no static size");
       if (offsets[i] > options.maxArenaBytes - *bytes)
-        throw std::runtime_error(label(*n) + ": planned offset " + std::to_string(offsets[i]) + " exceeds the arena limit");
+        throw std::runtime_error(label(*n) + ": planned offset " + std::to_string(offsets[i]) + " + " +
+                                 std::to_string(*bytes) + " bytes exceeds the arena limit of " +
+                                 std::to_string(options.maxArenaBytes) + " bytes (emulator.max_arena_bytes)");
       placed[v] = {offsets[i], *bytes, *extents};
       result.arenaBytes = std::max(result.arenaBytes, offsets[i] + *bytes);
     }

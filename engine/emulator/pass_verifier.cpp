@@ -32,7 +32,8 @@ void PassVerifier::add(PassAccuracy a) {
   results_.push_back(std::move(a));
 }
 
-void PassVerifier::runStarted(const Model& model, const Options&) {
+void PassVerifier::runStarted(const Model& model, const Options& opts) {
+  limits_ = withLimits({}, opts);
   const Graph& g = *model.graph;
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     const Value* v = g.inputs()[i];
@@ -44,7 +45,7 @@ void PassVerifier::runStarted(const Model& model, const Options&) {
   a.pass = "import";
   a.row.seq = 0;
   try {
-    ExecutionOptions options;
+    ExecutionOptions options = limits_;
     options.opset = model.opsetFor("");
     options.functions = makeFunctionExpander(model);
     baseline_ = ReferenceExecutor(options).run(g, inputs_);
@@ -91,7 +92,7 @@ PassAccuracyRow PassVerifier::verify(const Model& model, int seq) {
       if (!t.valid()) throw std::runtime_error("input '" + v->name() + "' is not one of the original inputs");
       inputs.push_back(std::move(t));
     }
-    ExecutionOptions options;
+    ExecutionOptions options = limits_;
     options.opset = model.opsetFor("");
     options.functions = makeFunctionExpander(model);
     options.checkInputTypes = false;  // a pass may retype inputs (precision, bound shapes); the data stays the same

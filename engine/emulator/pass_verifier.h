@@ -50,6 +50,7 @@ class PassVerifier final : public PassObserver {
   std::vector<Tensor> baseline_;
   std::vector<std::string> outputNames_;
   std::string baselineError_;
+  ExecutionOptions limits_;  // the run's emulator.* limits
   double rtol_;
   std::function<void(const PassAccuracyRow&)> sink_;
   std::vector<PassAccuracy> results_;

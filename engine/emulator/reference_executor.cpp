@@ -8,6 +8,7 @@
 #include "emulator/control_flow_data.h"
 #include "emulator/stored_layout.h"
 #include "ir/dtype.h"
+#include "passes/options.h"
 
 namespace kiln {
 
@@ -298,6 +299,12 @@ bool isControlFlow(const Node& n) {
 }
 
 }  // namespace
+
+ExecutionOptions withLimits(ExecutionOptions base, const Options& options) {
+  base.maxArenaBytes = options.getInt(kEmulatorArenaKey);
+  base.kernel.maxOutputBytes = options.getInt(kEmulatorTensorKey);
+  return base;
+}
 
 ReferenceExecutor::ReferenceExecutor(ExecutionOptions options) : options_(std::move(options)) {
   if (options_.kernel.opset == 0) options_.kernel.opset = options_.opset;

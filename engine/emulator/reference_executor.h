@@ -48,9 +48,13 @@ struct ExecutionOptions {
   // known to be looser than their data).
   bool checkInputTypes = true;
   // Compiled mode: the largest arena it allocates.
-  int64_t maxArenaBytes = int64_t{8} << 30;
+  int64_t maxArenaBytes = int64_t{4} << 30;
   FunctionExpander functions;
 };
+
+class Options;
+// `base` with an option set's resource limits: emulator.max_arena_bytes, emulator.max_tensor_bytes.
+ExecutionOptions withLimits(ExecutionOptions base, const Options& options);
 
 class ReferenceExecutor {
  public:

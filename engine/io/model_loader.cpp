@@ -1,11 +1,14 @@
 #include "io/model_loader.h"
 
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "io/om/om_reader.h"
 #include "io/onnx/onnx_reader.h"
 #include "ir/verifier.h"
+#include "passes/options.h"
 
 namespace kiln {
 
@@ -20,7 +23,15 @@ ModelFormat detectModelFormat(const std::string& path) {
   return ModelFormat::Onnx;  // ONNX has no magic; the parser decides
 }
 
-LoadedModel loadModel(const std::string& path) {
+LoadLimits loadLimits(const Options& options) {
+  return {static_cast<uint64_t>(options.getInt(kMaxModelBytesKey))};
+}
+
+LoadedModel loadModel(const std::string& path, const LoadLimits& limits) {
+  std::error_code ec;
+  if (const auto size = std::filesystem::file_size(path, ec); !ec && size > limits.maxModelBytes)
+    throw LoadError(path, "file is " + std::to_string(size) + " bytes, above the limit of " +
+                              std::to_string(limits.maxModelBytes) + " (max_model_bytes)");
   LoadedModel out;
   switch (detectModelFormat(path)) {
     case ModelFormat::AscendOm: {
@@ -31,7 +42,9 @@ LoadedModel loadModel(const std::string& path) {
     }
     case ModelFormat::Onnx:
     case ModelFormat::Unknown: {
-      OnnxImport imp = readOnnxFile(path);
+      OnnxReadOptions ro;
+      ro.maxFileBytes = std::min<uint64_t>(ro.maxFileBytes, limits.maxModelBytes);
+      OnnxImport imp = readOnnxFile(path, ro);
       out.model = std::move(imp.model);
       out.warnings = std::move(imp.warnings);
       break;

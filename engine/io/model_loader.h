@@ -2,6 +2,7 @@
 // Opens any model file Kiln reads (ONNX, Ascend .om — found by its "IMOD" magic whatever the extension; GE dumps
 // as their reader lands), runs type/shape inference
 // and the verifier. The single entry point the CLI, the GUI and batch mode use.
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,7 +24,16 @@ struct LoadedModel {
   InferenceReport inference;
 };
 
+// What a model file may cost before it is refused (the option max_model_bytes; README "Hardening").
+struct LoadLimits {
+  uint64_t maxModelBytes = 4ull << 30;
+};
+
+class Options;
+// An option set's max_model_bytes.
+LoadLimits loadLimits(const Options& options);
+
 // Throws LoadError naming the file and the problem.
-LoadedModel loadModel(const std::string& path);
+LoadedModel loadModel(const std::string& path, const LoadLimits& limits = {});
 
 }  // namespace kiln

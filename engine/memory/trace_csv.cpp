@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <unordered_map>
 
 namespace kiln::memory {
 
@@ -36,6 +37,7 @@ class TraceParser {
 
   std::vector<Buffer> finish() {
     if (!partial_.empty()) parseLine();
+    if (buffers_.empty()) throw TraceError(file_, 0, "holds no buffers (id,lower,upper,size rows)");
     return std::move(buffers_);
   }
 
@@ -77,6 +79,9 @@ class TraceParser {
       fail("upper " + std::to_string(b.upper) + " is not after lower " + std::to_string(b.lower));
     if (buffers_.size() >= limits_.maxBuffers) fail("more than " + std::to_string(limits_.maxBuffers) + " buffers");
     if (b.size > kMaxTotal - total_) fail("the buffers' total size exceeds " + std::to_string(kMaxTotal) + " bytes");
+    // An id names one buffer in the results: a repeated one would make them ambiguous.
+    if (auto [it, fresh] = idLines_.emplace(b.id, lineNo_); !fresh)
+      fail("id " + std::to_string(b.id) + " already used on line " + std::to_string(it->second));
     total_ += b.size;
     buffers_.push_back(b);
     partial_.clear();
@@ -108,6 +113,7 @@ class TraceParser {
   bool sawContent_ = false;
   int64_t total_ = 0;
   std::vector<Buffer> buffers_;
+  std::unordered_map<int64_t, size_t> idLines_;
 };
 
 }  // namespace

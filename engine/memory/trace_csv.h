@@ -1,7 +1,7 @@
 #pragma once
 // Memory-planning traces: CSV rows `id,lower,upper,size` (one buffer each; an `id,lower,upper,size` header line is
-// optional). The file is untrusted: its size, line length, row count and every number are bounded, and any problem
-// is a TraceError naming the file and the line.
+// optional; ids are unique, at least one row). The file is untrusted: its size, line length, row count and every
+// number are bounded, and any problem is a TraceError naming the file and the line.
 #include <cstdint>
 #include <string>
 #include <string_view>

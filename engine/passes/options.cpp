@@ -112,6 +112,15 @@ const std::vector<OptionSpec>& Options::schema() {
       integer("constant_folding_max_bytes", 64ll << 20, 0, 1ll << 40,
               "largest output constant folding may create (bytes)"),
       boolean("verify_each_pass", true, "run the IR verifier after every pass (a broken graph fails the run)"),
+      integer(kMaxModelBytesKey, 4ll << 30, 1, 1ll << 40,
+              "largest model file Kiln opens (bytes); a larger one is refused before it is read"),
+      integer(kPassTimeBudgetKey, 600000, 0, 86400000,
+              "longest a single pass may run (ms; 0: no budget); node passes stop when it runs out, and a pass "
+              "that finishes late fails the run"),
+      integer(kEmulatorArenaKey, 4ll << 30, 0, 1ll << 40,
+              "largest arena the emulator's compiled run allocates (bytes)"),
+      integer(kEmulatorTensorKey, 4ll << 30, 0, 1ll << 40,
+              "largest tensor (or scratch buffer) one emulated kernel may create (bytes)"),
   };
   return specs;
 }

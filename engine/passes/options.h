@@ -14,6 +14,13 @@
 
 namespace kiln {
 
+// Resource limits (README "Hardening"): what an untrusted model may cost before Kiln refuses it with a message.
+// constant_folding_max_bytes (passes/prepare/constant_folding.h) is the fifth.
+inline constexpr const char* kMaxModelBytesKey = "max_model_bytes";             // model file size
+inline constexpr const char* kPassTimeBudgetKey = "pass_time_budget_ms";        // per pass; 0 = no budget
+inline constexpr const char* kEmulatorArenaKey = "emulator.max_arena_bytes";    // the compiled run's arena
+inline constexpr const char* kEmulatorTensorKey = "emulator.max_tensor_bytes";  // one kernel output / scratch
+
 struct OptionSpec {
   enum class Type { Bool, Int, Enum, String, FusionSwitch };
   std::string key;

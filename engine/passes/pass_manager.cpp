@@ -1,6 +1,8 @@
 #include "passes/pass_manager.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -42,6 +44,18 @@ Node* findNodeAnywhere(Model& m, NodeId id) {
 
 PassResult NodePass::run(PassContext& ctx) {
   PassResult result;
+  // pass_time_budget_ms: checked every 256 visits, so a rewrite that crawls stops with the reason instead of hanging.
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t budget = ctx.options.getInt(kPassTimeBudgetKey);
+  size_t visitsDone = 0;
+  auto checkBudget = [&] {
+    if (budget <= 0 || ++visitsDone % 256 != 0) return;
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+    if (ms.count() > budget)
+      throw std::runtime_error("stopped after " + std::to_string(ms.count()) + " ms and " +
+                               std::to_string(visitsDone) + " node visits: over its time budget of " +
+                               std::to_string(budget) + " ms (" + kPassTimeBudgetKey + ")");
+  };
   begin(ctx);
   // Worklist of node ids (ids survive erasure; pointers would not). Seeded with every node of every graph in
   // order; a changed node's producers and consumers are queued again.
@@ -61,6 +75,7 @@ PassResult NodePass::run(PassContext& ctx) {
     queued.erase(id);
     Node* n = findNodeAnywhere(ctx.model, id);
     if (!n || ++visits[id] > maxVisitsPerNode()) continue;
+    checkBudget();
     // Neighbours are noted before the visit: the node may be erased by it.
     neighbourIds.clear();
     for (Value* in : n->inputs())
@@ -152,6 +167,10 @@ RunSummary PassManager::run(Model& model, const Options& options) {
       PassContext ctx{model, options, summary.warnings};
       PassResult r = pass.run(ctx);
       rec.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      // A pass that cannot stop itself (only node passes check the budget as they go) fails once it returns late.
+      if (const int64_t budget = options.getInt(kPassTimeBudgetKey); budget > 0 && rec.ms > double(budget))
+        throw std::runtime_error("took " + std::to_string(std::llround(rec.ms)) + " ms, over its time budget of " +
+                                 std::to_string(budget) + " ms (" + kPassTimeBudgetKey + ")");
       rec.changed = r.changed;
       rec.counters = std::move(r.counters);
       // Verification is a check on the pass, not part of its cost.

@@ -2,7 +2,6 @@
 // input handled within bounded memory and time (each run is limited to 2 GiB of address space and 60 s).
 #include <signal.h>
 #include <sqlite3.h>
-#include <sys/resource.h>
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -11,12 +10,11 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "support/kiln_process.h"
+
 namespace {
 
-struct Run {
-  int code = -1;
-  QString out, err;
-};
+using Run = KilnRun;
 
 QString integrity(const QString& db) {
   sqlite3* h = nullptr;
@@ -44,27 +42,7 @@ QProcessEnvironment headless() {
 }
 
 Run kiln(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
-  QProcess p;
-  p.setProcessEnvironment(env);
-#if !defined(__SANITIZE_ADDRESS__)
-  // (AddressSanitizer reserves terabytes of address space for its shadow memory: no limit in that build.)
-  p.setChildProcessModifier([] {
-    rlimit lim{};
-    lim.rlim_cur = lim.rlim_max = 2ull << 30;
-    setrlimit(RLIMIT_AS, &lim);
-  });
-#endif
-  p.start(QStringLiteral(KILN_BINARY), args);
-  if (!p.waitForFinished(60000)) {
-    p.kill();
-    p.waitForFinished();
-    return {-2, {}, "timed out"};
-  }
-  Run r;
-  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
+  return runKilnLimited(args, env);
 }
 
 }  // namespace

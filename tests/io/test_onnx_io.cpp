@@ -14,8 +14,10 @@
 #include "io/tensor_file.h"
 #include "ir/opdefs/shape_inference.h"
 #include "ir/verifier.h"
+#include "support/onnx_proto_sample.h"
 
 using namespace kiln;
+using kiln::test::baseProto;
 
 namespace {
 
@@ -49,28 +51,6 @@ std::string writeBytes(const QString& path, const std::string& bytes) {
   std::ofstream f(path.toStdString(), std::ios::binary);
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   return path.toStdString();
-}
-
-// A minimal valid ModelProto to corrupt: y = Relu(x), x: float[2].
-onnx::ModelProto baseProto() {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  auto* op = m.add_opset_import();
-  op->set_domain("");
-  op->set_version(17);
-  auto* g = m.mutable_graph();
-  g->set_name("g");
-  auto* in = g->add_input();
-  in->set_name("x");
-  in->mutable_type()->mutable_tensor_type()->set_elem_type(1);
-  in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(2);
-  auto* n = g->add_node();
-  n->set_op_type("Relu");
-  n->set_name("relu");
-  n->add_input("x");
-  n->add_output("y");
-  g->add_output()->set_name("y");
-  return m;
 }
 
 }  // namespace
@@ -292,19 +272,7 @@ class OnnxIoTest : public QObject {
     writeBytes(tmp_.filePath("outside.bin"), std::string(64, 'x'));
     QFile::link(tmp_.filePath("outside.bin"), dir + "/link.bin");
     auto withLocation = [&](const std::string& location, const QString& name, int64_t offset = 0) {
-      onnx::ModelProto m = baseProto();
-      auto* t = m.mutable_graph()->add_initializer();
-      t->set_name("w");
-      t->set_data_type(1);
-      t->add_dims(4);
-      t->set_data_location(onnx::TensorProto::EXTERNAL);
-      auto* e = t->add_external_data();
-      e->set_key("location");
-      e->set_value(location);
-      auto* o = t->add_external_data();
-      o->set_key("offset");
-      o->set_value(std::to_string(offset));
-      return writeBytes(dir + "/" + name, m.SerializeAsString());
+      return writeBytes(dir + "/" + name, kiln::test::withExternalData(location, offset).SerializeAsString());
     };
     expectError(withLocation("../outside.bin", "dotdot.onnx"), "leaves the model's directory");
     expectError(withLocation("/etc/hostname", "absolute.onnx"), "absolute");

@@ -1,5 +1,9 @@
 #pragma once
 // Runs the real `kiln` binary (KILN_BINARY) as a user would, with a 60 s limit: exit code and both output streams.
+// runKilnLimited adds an address-space limit (ulimit -v), so unbounded allocation fails inside kiln instead of
+// swapping the machine.
+#include <sys/resource.h>
+
 #include <QProcess>
 #include <QString>
 #include <QStringList>
@@ -12,9 +16,18 @@ struct KilnRun {
 // Any program (an installed copy of kiln, cmake) under the same rules.
 inline KilnRun runProgram(const QString& program, const QStringList& args,
                           const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment(),
-                          int timeoutMs = 60000) {
+                          int timeoutMs = 60000, unsigned long long addressSpaceBytes = 0) {
   QProcess p;
   p.setProcessEnvironment(env);
+#if !defined(__SANITIZE_ADDRESS__)
+  // (AddressSanitizer reserves terabytes of address space for its shadow memory: no limit in that build.)
+  if (addressSpaceBytes)
+    p.setChildProcessModifier([addressSpaceBytes] {
+      rlimit lim{};
+      lim.rlim_cur = lim.rlim_max = addressSpaceBytes;
+      setrlimit(RLIMIT_AS, &lim);
+    });
+#endif
   p.start(program, args);
   if (!p.waitForFinished(timeoutMs)) {
     p.kill();
@@ -28,4 +41,10 @@ inline KilnRun runProgram(const QString& program, const QStringList& args,
 inline KilnRun runKiln(const QStringList& args,
                        const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
   return runProgram(QStringLiteral(KILN_BINARY), args, env);
+}
+
+// kiln under a 2 GiB address-space limit (what test_cli and the malformed-input corpus run it with).
+inline KilnRun runKilnLimited(const QStringList& args,
+                              const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
+  return runProgram(QStringLiteral(KILN_BINARY), args, env, 60000, 2ull << 30);
 }

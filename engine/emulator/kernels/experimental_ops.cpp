@@ -54,12 +54,14 @@ std::vector<Tensor> crop(const KernelContext& ctx) {
   return {out.finish()};
 }
 
-// y = f(x; alpha, beta) element-wise, computed in double and rounded once.
-template <double (*F)(double x, double alpha, double beta), float DefaultAlpha, float DefaultBeta>
+// y = f(x; alpha, beta) element-wise, computed in double and rounded once. The defaults are whole numbers, passed as
+// int: clang 14 (the fuzz preset) does not take floating-point template parameters.
+template <double (*F)(double x, double alpha, double beta), int DefaultAlpha, int DefaultBeta>
 std::vector<Tensor> alphaBeta(const KernelContext& ctx) {
   const Tensor& x = ctx.required(0);
   if (!isFloating(x.dtype())) return {};
-  const double alpha = ctx.node().attrFloat("alpha", DefaultAlpha), beta = ctx.node().attrFloat("beta", DefaultBeta);
+  const double alpha = ctx.node().attrFloat("alpha", float(DefaultAlpha)),
+               beta = ctx.node().attrFloat("beta", float(DefaultBeta));
   std::vector<double> v = x.toDouble();
   for (double& e : v) e = F(e, alpha, beta);
   return {convertTensor(Tensor::fromVector(DType::Double, x.dims(), v), x.dtype(), ctx.limits().maxOutputBytes)};
@@ -72,9 +74,9 @@ double parametricSoftplus(double x, double alpha, double beta) { return alpha * 
 }  // namespace
 
 void registerExperimentalKernels(KernelRegistry& r) {
-  r.add("Affine", alphaBeta<affine, 1.0f, 0.0f>);
-  r.add("ScaledTanh", alphaBeta<scaledTanh, 1.0f, 1.0f>);
-  r.add("ParametricSoftplus", alphaBeta<parametricSoftplus, 1.0f, 1.0f>);
+  r.add("Affine", alphaBeta<affine, 1, 0>);
+  r.add("ScaledTanh", alphaBeta<scaledTanh, 1, 1>);
+  r.add("ParametricSoftplus", alphaBeta<parametricSoftplus, 1, 1>);
   r.add("ImageScaler", imageScaler);
   r.add("Crop", crop);
 }

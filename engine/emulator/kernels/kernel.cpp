@@ -123,7 +123,7 @@ OutBuffer::OutBuffer(const KernelContext& ctx, DType dtype, std::vector<int64_t>
   if (*bytes > ctx.limits().maxOutputBytes)
     throw KernelOutputTooLarge(ctx.node().opType() + " '" + ctx.node().name() + "': output of " +
                                    std::to_string(*bytes) + " bytes exceeds the limit of " +
-                                   std::to_string(ctx.limits().maxOutputBytes),
+                                   std::to_string(ctx.limits().maxOutputBytes) + " (emulator.max_tensor_bytes)",
                                *bytes);
   numel_ = *n;
   bytes_.assign(static_cast<size_t>(*bytes), '\0');
@@ -134,7 +134,8 @@ void checkScratch(const KernelContext& ctx, int64_t elements, int64_t elementByt
   if (!bytes || *bytes > ctx.limits().maxOutputBytes)
     throw KernelOutputTooLarge(ctx.node().opType() + " '" + ctx.node().name() + "': scratch of " +
                                    (bytes ? std::to_string(*bytes) : std::string("overflowing")) +
-                                   " bytes exceeds the limit",
+                                   " bytes exceeds the limit of " + std::to_string(ctx.limits().maxOutputBytes) +
+                                   " (emulator.max_tensor_bytes)",
                                bytes.value_or(std::numeric_limits<int64_t>::max()));
 }
 

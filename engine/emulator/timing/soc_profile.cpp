@@ -54,9 +54,12 @@ SocProfile SocProfile::fromJsonText(const std::string& text, const std::string& 
   for (const auto& [key, value] : j.asObject())
     if (std::find(known.begin(), known.end(), key) == known.end())
       throw std::runtime_error(source + ": unknown field '" + key + "'");
-  if (const Json* v = j.find("name"); v && v->isString()) p.name = v->asString();
+  for (const char* key : {"name", "notes"})
+    if (const Json* v = j.find(key); v && !v->isString())
+      throw std::runtime_error(source + ": '" + key + "' must be a string, not " + v->dump());
+  if (const Json* v = j.find("name")) p.name = v->asString();
   if (p.name.empty()) throw std::runtime_error(source + ": 'name' is required");
-  if (const Json* v = j.find("notes"); v && v->isString()) p.notes = v->asString();
+  if (const Json* v = j.find("notes")) p.notes = v->asString();
   integer("ai_cores", p.aiCores, 1, 4096);
   integer("vector_cores", p.vectorCores, 0, 4096);
   number("clock_ghz", p.clockGhz, 0.01, 100);

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <charconv>
 #include <climits>
+#include <unordered_set>
 #include <map>
 #include <unordered_map>
 
@@ -70,6 +71,48 @@ class Builder {
   [[noreturn]] void fail(const std::string& problem) const { throw LoadError(file_, problem); }
   void warn(std::string w) { warnings_.push_back(std::move(w)); }
 
+  // A node on a cycle once the edges leaving NextIteration ops are ignored (Kahn's algorithm), or nullptr.
+  static const Node* cycleWithoutNextIteration(const Graph& g) {
+    auto closesLoop = [](const Node* p) { return p && (p->opType() == "NextIteration" || p->opType() == "RefNextIteration"); };
+    std::unordered_map<const Node*, size_t> pending;
+    std::unordered_map<const Node*, std::vector<const Node*>> readers;
+    for (const Node* n : g.nodes()) {
+      size_t count = 0;
+      for (const Value* v : n->inputs())
+        if (v && v->producer() && v->producer()->graph() == &g && !closesLoop(v->producer())) {
+          ++count;
+          readers[v->producer()].push_back(n);
+        }
+      pending[n] = count;
+    }
+    std::vector<const Node*> ready;
+    for (const auto& [n, c] : pending)
+      if (c == 0) ready.push_back(n);
+    size_t done = 0;
+    while (!ready.empty()) {
+      const Node* n = ready.back();
+      ready.pop_back();
+      ++done;
+      for (const Node* r : readers[n])
+        if (--pending[r] == 0) ready.push_back(r);
+    }
+    if (done == pending.size()) return nullptr;
+    // Walk back from a node left over through producers also left over: the first node seen twice is on a cycle.
+    const Node* n = nullptr;
+    for (const Node* c : g.nodes())
+      if (pending[c] > 0) n = c;
+    std::unordered_set<const Node*> seen;
+    while (n && seen.insert(n).second) {
+      const Node* next = nullptr;
+      for (const Value* v : n->inputs())
+        if (v && v->producer() && v->producer()->graph() == &g && !closesLoop(v->producer()) &&
+            pending[v->producer()] > 0)
+          next = v->producer();
+      n = next;
+    }
+    return n;
+  }
+
   static std::string opLabel(const ge::proto::OpDef& op, const Graph& g) {
     return "op '" + op.name() + "' (" + op.type() + ") of graph '" + g.name() + "'";
   }
@@ -88,6 +131,10 @@ class Builder {
         out.push_back(Dim::fixed(x));
       }
     }
+    int64_t product = 1;
+    for (int64_t x : dims)
+      if (x > 0 && __builtin_mul_overflow(product, x, &product))
+        fail(where + ": dimensions whose product overflows int64");
     return Shape(std::move(out));
   }
 
@@ -373,7 +420,14 @@ class Builder {
       for (Value* v : n->outputs()) outs.push_back(v);
     if (outs.empty() && g.parent() == nullptr) warn("graph '" + g.name() + "' has no NetOutput: the model shows no outputs");
     g.setOutputs(outs);
-    if (!g.sortTopologically()) warn("graph '" + g.name() + "' contains a cycle");
+    if (!g.sortTopologically()) {
+      // GE keeps TensorFlow's v1 loops (Enter/Merge/Switch/NextIteration) as cycles closed by NextIteration: those
+      // stay (with a warning); any other cycle is a corrupt graph.
+      if (const Node* n = cycleWithoutNextIteration(g))
+        fail("graph '" + g.name() + "' contains a cycle that no NextIteration closes (through op '" + n->name() + "' (" +
+             n->opType() + "))");
+      warn("graph '" + g.name() + "' contains a cycle");
+    }
   }
 
   Model& m_;

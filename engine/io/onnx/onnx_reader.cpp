@@ -3,6 +3,7 @@
 #include <google/protobuf/arena.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/unknown_field_set.h>
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 #include <sys/stat.h>
@@ -22,6 +23,8 @@ namespace kiln {
 namespace {
 
 [[noreturn]] void fail(const std::string& msg) { throw std::runtime_error(msg); }
+
+constexpr int kProtoRecursionLimit = 64 * 3 + 64;
 
 // Names visible while converting one graph: its own values, then its ancestors'. Real files sometimes define one
 // name twice (gpt2_past.onnx: a tool appended new Constant nodes writing the names of the originals it replaced).
@@ -300,6 +303,75 @@ void Importer::importGraph(onnx::GraphProto& gp, Graph& g, const Scope* parentSc
   if (!g.sortTopologically()) fail(gname + " contains a cycle");
 }
 
+// Protobuf keeps a field whose wire type does not match its declaration as an unknown field instead of failing.
+// For a field number the schema knows, that is a corrupt file (a graph sent as a varint...): refused. Field
+// numbers the schema does not know (a newer ONNX) are counted for a warning. Walks every message once.
+void checkUnknownFields(const google::protobuf::Message& msg,
+                        std::vector<std::pair<const google::protobuf::FieldDescriptor*, int>>& at, size_t& unknown) {
+  const google::protobuf::Reflection* r = msg.GetReflection();
+  const google::protobuf::Descriptor* d = msg.GetDescriptor();
+  const google::protobuf::UnknownFieldSet& u = r->GetUnknownFields(msg);
+  for (int i = 0; i < u.field_count(); ++i) {
+    const auto* f = d->FindFieldByNumber(u.field(i).number());
+    if (!f) {
+      ++unknown;
+      continue;
+    }
+    // A varint for an enum field is a value this ONNX does not know (proto2 keeps it here): the importer judges it.
+    if (f->type() == google::protobuf::FieldDescriptor::TYPE_ENUM &&
+        u.field(i).type() == google::protobuf::UnknownField::TYPE_VARINT)
+      continue;
+    std::string path = "model";  // built only now: the walk itself stays allocation-free
+    for (const auto& [field, index] : at)
+      path += "." + field->name() + (index >= 0 ? "[" + std::to_string(index) + "]" : "");
+    fail(path + "." + f->name() + " (field " + std::to_string(f->number()) + " of " + d->full_name() +
+         ") has the wrong wire type: corrupt file");
+  }
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  r->ListFields(msg, &fields);
+  for (const auto* f : fields) {
+    if (f->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) continue;
+    const int n = f->is_repeated() ? r->FieldSize(msg, f) : 1;
+    for (int i = 0; i < n; ++i) {
+      at.emplace_back(f, f->is_repeated() ? i : -1);
+      checkUnknownFields(f->is_repeated() ? r->GetRepeatedMessage(msg, f, i) : r->GetMessage(msg, f), at, unknown);
+      at.pop_back();
+    }
+  }
+}
+
+// ONNX forbids recursive functions; libonnx's inference (and any expansion) would recurse until the stack runs
+// out. Refuses a model-local function that reaches itself through calls of local functions (nodes of its body and
+// of the graphs its nodes hold).
+void refuseRecursiveFunctions(const onnx::ModelProto& proto) {
+  std::unordered_map<std::string, const onnx::FunctionProto*> local;
+  for (const auto& f : proto.functions()) local[f.domain() + ":" + f.name()] = &f;
+  std::unordered_map<std::string, std::set<std::string>> calls;
+  std::function<void(const google::protobuf::RepeatedPtrField<onnx::NodeProto>&, std::set<std::string>&)> collect =
+      [&](const auto& nodes, std::set<std::string>& out) {
+        for (const auto& n : nodes) {
+          const std::string callee = (n.domain() == "ai.onnx" ? "" : n.domain()) + ":" + n.op_type();
+          if (local.count(callee)) out.insert(callee);
+          for (const auto& a : n.attribute()) {
+            if (a.has_g()) collect(a.g().node(), out);
+            for (const auto& g : a.graphs()) collect(g.node(), out);
+          }
+        }
+      };
+  for (const auto& [name, f] : local) collect(f->node(), calls[name]);
+  enum class Mark { None, Active, Done };
+  std::unordered_map<std::string, Mark> mark;
+  std::function<void(const std::string&, const std::string&)> visit = [&](const std::string& fn, const std::string& chain) {
+    Mark& m = mark[fn];
+    if (m == Mark::Done) return;
+    if (m == Mark::Active) fail("model-local function '" + fn + "' is recursive (" + chain + "); ONNX forbids recursion");
+    m = Mark::Active;
+    for (const std::string& callee : calls[fn]) visit(callee, chain + " -> " + callee);
+    mark[fn] = Mark::Done;
+  };
+  for (const auto& [name, f] : local) visit(name, name);
+}
+
 std::string readWholeFile(const std::string& path, uint64_t maxBytes) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw LoadError(path, "cannot open: no such file");
@@ -339,14 +411,28 @@ OnnxImport readOnnxBytes(std::string bytes, const std::string& displayName, cons
     google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
     google::protobuf::io::CodedInputStream coded(&raw);
     coded.SetTotalBytesLimit(INT_MAX);
+    // Room for the 64 levels of subgraphs the importer accepts (graph -> node -> attribute -> graph is three
+    // messages a level), so a deeper model gets that message rather than a parse failure.
+    coded.SetRecursionLimit(kProtoRecursionLimit);
     if (!proto.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
-      throw LoadError(displayName, "not a valid ONNX model (protobuf parse failed: truncated or not ONNX)");
+      throw LoadError(displayName, "not a valid ONNX model (protobuf parse failed: truncated, not ONNX, or messages "
+                                   "nested deeper than " + std::to_string(kProtoRecursionLimit) + " levels)");
   }
   bytes.clear();
   bytes.shrink_to_fit();
   if (!proto.has_graph()) throw LoadError(displayName, "not a valid ONNX model (no graph)");
+  size_t unknownFields = 0;
+  try {
+    std::vector<std::pair<const google::protobuf::FieldDescriptor*, int>> at;
+    checkUnknownFields(proto, at, unknownFields);
+    refuseRecursiveFunctions(proto);
+  } catch (const std::exception& e) {
+    throw LoadError(displayName, e.what());
+  }
 
   OnnxImport result;
+  if (unknownFields)
+    result.warnings.push_back(std::to_string(unknownFields) + " protobuf field(s) unknown to ONNX 1.12 ignored");
   result.model = std::make_unique<Model>();
   Model& m = *result.model;
   m.sourcePath = displayName;

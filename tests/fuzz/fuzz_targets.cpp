@@ -1,0 +1,120 @@
+#include "fuzz_targets.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "history/history_db.h"
+#include "io/model_loader.h"
+#include "io/numpy/npz_reader.h"
+#include "io/om/om_reader.h"
+#include "io/onnx/onnx_reader.h"
+#include "io/tensor_file.h"
+#include "ir/opdefs/shape_inference.h"
+#include "ir/tensor.h"
+#include "ir/verifier.h"
+#include "memory/trace_csv.h"
+#include "passes/options.h"
+
+namespace kiln::fuzz {
+namespace {
+
+std::string bytesOf(const uint8_t* data, size_t size) { return std::string(reinterpret_cast<const char*>(data), size); }
+
+// Readers that only take a path get the bytes through one scratch file per process (and file name).
+std::string scratchFile(const std::string& name, const uint8_t* data, size_t size) {
+  const auto dir = std::filesystem::temp_directory_path() / ("kiln_fuzz_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / name).string();
+  std::filesystem::remove(path + "-wal");
+  std::filesystem::remove(path + "-shm");
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+  return path;
+}
+
+// What the loader does after parsing: inference and the verifier must survive whatever the reader accepted.
+void afterImport(Model& m) {
+  inferShapes(m);
+  verifyModel(m);
+}
+
+void onnx(const uint8_t* data, size_t size) {
+  try {
+    OnnxImport imp = readOnnxBytes(bytesOf(data, size), "fuzz.onnx", "", {.runChecker = false});
+    afterImport(*imp.model);
+  } catch (const LoadError&) {
+  }
+}
+
+void om(const uint8_t* data, size_t size) {
+  try {
+    om::OmImport imp = om::readOmBytes(std::make_shared<OwnedStorage>(bytesOf(data, size)), "fuzz.om");
+    afterImport(*imp.model);
+  } catch (const LoadError&) {
+  }
+}
+
+void geDump(const uint8_t* data, size_t size) {
+  try {
+    std::vector<std::string> warnings;
+    auto m = om::readGeProtoText(bytesOf(data, size), "ge_proto_00000001_graph_1_Build.txt", warnings);
+    afterImport(*m);
+  } catch (const LoadError&) {
+  }
+}
+
+void options(const uint8_t* data, size_t size) {
+  try {
+    Options::fromFile(scratchFile("options.json", data, size));
+  } catch (const LoadError&) {
+  } catch (const OptionError&) {
+  }
+}
+
+void traceCsv(const uint8_t* data, size_t size) {
+  try {
+    memory::parseTraceCsv(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.csv");
+  } catch (const LoadError&) {
+  }
+}
+
+void tensorPb(const uint8_t* data, size_t size) {
+  try {
+    readTensorBytes(bytesOf(data, size), "fuzz.pb");
+  } catch (const LoadError&) {
+  }
+}
+
+void npz(const uint8_t* data, size_t size) {
+  try {
+    readNpz(scratchFile("fuzz.npz", data, size));
+  } catch (const LoadError&) {
+  }
+}
+
+void history(const uint8_t* data, size_t size) {
+  try {
+    HistoryDb db(scratchFile("fuzz.db", data, size), HistoryDb::Mode::ReadOnly);
+  } catch (const LoadError&) {
+  }
+}
+
+}  // namespace
+
+const std::vector<Target>& targets() {
+  static const std::vector<Target> all = {{"onnx", onnx},         {"om", om},
+                                          {"ge_dump", geDump},    {"options", options},
+                                          {"trace_csv", traceCsv}, {"tensor_pb", tensorPb},
+                                          {"npz", npz},           {"history", history}};
+  return all;
+}
+
+const Target* findTarget(const std::string& name) {
+  for (const Target& t : targets())
+    if (name == t.name) return &t;
+  return nullptr;
+}
+
+}  // namespace kiln::fuzz
