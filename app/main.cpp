@@ -1,4 +1,5 @@
 // The `kiln` executable. Subcommands are headless: they never create a QApplication and run without a display.
+#include <cstdlib>
 #include <iostream>
 #include <new>
 #include <string>
@@ -104,8 +105,16 @@ int main(int argc, char** argv) {
     std::cerr << "kiln " << command << ": " << e.what() << "\n";
     return 2;
   } catch (const std::bad_alloc&) {
-    std::cerr << "kiln " << command << ": out of memory\n";
-    return 2;
+    // The file being worked on is the command's first argument (inspect, compile, run, verify, plan: the model or
+    // trace), the database for history.
+    const size_t at = command == "history" ? 1 : 0;  // history SUBCOMMAND DB
+    const std::string subject = rest.size() <= at || rest[at].starts_with("-") ? std::string() : rest[at] + ": ";
+    std::cerr << "kiln " << command << ": " << subject << "out of memory (lower the limits: README \"Hardening\")\n";
+    // Leave without running library destructors: OpenBLAS's shutdown joins worker threads that retry their buffer
+    // allocation forever when memory is exhausted (seen under ulimit -v). Everything of ours is unwound already.
+    std::cout.flush();
+    std::cerr.flush();
+    std::_Exit(2);
   } catch (const std::exception& e) {
     std::cerr << "kiln " << command << ": " << e.what() << "\n";
     return 2;

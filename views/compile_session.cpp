@@ -75,22 +75,32 @@ bool CompileSession::start(const QString& modelPath, const kiln::Options& option
       HistoryDb db(history);
       HistoryRecorder recorder(db, model);
       std::unique_ptr<PassVerifier> verifier;
-      std::string accuracyError;
+      std::string accuracyError, unverified;
       if (verifyNumerics) {
         // Concrete shapes for the data: the compile sees the same binding.
         if (options.getString("input_shape").empty()) {
           const std::string spec = inputShapeSpec(*loaded.model->graph, {});
           if (!spec.empty()) options.setValue("input_shape", Json(spec), "bound for verification");
         }
-        verifier = std::make_unique<PassVerifier>(
-            randomInputs(*loaded.model->graph, 1), defaultVerifyTolerance(options), [&](const PassAccuracyRow& row) {
-              if (recorder.runId() == 0 || !accuracyError.empty()) return;
-              try {
-                writePassAccuracy(db, recorder.runId(), row);
-              } catch (const std::exception& e) {
-                accuracyError = e.what();
-              }
-            });
+        // Data the model cannot get (over emulator.max_input_bytes, an input of unknown type) skips the
+        // verification, not the compile.
+        std::vector<Tensor> data;
+        try {
+          const int64_t limit = options.getInt(kEmulatorInputKey);
+          data = randomInputs(*loaded.model->graph, 1, {}, 2, limit);
+        } catch (const std::runtime_error& e) {
+          unverified = e.what();
+        }
+        auto record = [&](const PassAccuracyRow& row) {
+          if (recorder.runId() == 0 || !accuracyError.empty()) return;
+          try {
+            writePassAccuracy(db, recorder.runId(), row);
+          } catch (const std::exception& e) {
+            accuracyError = e.what();
+          }
+        };
+        if (unverified.empty())
+          verifier = std::make_unique<PassVerifier>(std::move(data), defaultVerifyTolerance(options), record);
       }
       PassManager pm;
       addStandardPasses(pm, options);
@@ -108,7 +118,9 @@ bool CompileSession::start(const QString& modelPath, const kiln::Options& option
       else if (s.status == RunStatus::Failed) message = "failed at pass " + QString::fromStdString(s.error);
       else if (s.status == RunStatus::Stopped) message = "stopped: " + QString::fromStdString(s.error);
       else message = QString("compiled in %1 ms: %L2 → %L3 nodes").arg(s.ms, 0, 'f', 1).arg(s.nodesBefore).arg(s.nodesAfter);
-      if (verifier && !verifier->baselineError().empty())
+      if (!unverified.empty())
+        message += "; numerics not verified: " + QString::fromStdString(unverified);
+      else if (verifier && !verifier->baselineError().empty())
         message += "; numerics not verified: " + QString::fromStdString(verifier->baselineError());
       else if (verifier && verifier->firstExceeding() >= 0)
         message += "; numbers changed at " + QString::fromStdString(verifier->results()[size_t(verifier->firstExceeding())].pass);

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "io/load_error.h"
+
 namespace kiln::cli {
 
 std::map<std::string, int64_t> dimBindings(const Args& args) {
@@ -21,13 +23,18 @@ std::map<std::string, int64_t> dimBindings(const Args& args) {
 }
 
 EmulationInputs emulationInputs(const Args& args, const std::string& modelPath, const Graph& original,
-                                std::map<std::string, int64_t>& dims) {
+                                std::map<std::string, int64_t>& dims, const Options& options) {
   std::optional<uint32_t> seed;
   if (auto s = args.intValue("--random", 0, UINT32_MAX)) seed = static_cast<uint32_t>(*s);
   try {
-    return loadEmulationInputs(args.value("--inputs"), seed, modelPath, original, dims);
+    return loadEmulationInputs(args.value("--inputs"), seed, modelPath, original, dims,
+                               options.getInt(kEmulatorInputKey));
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
+  } catch (const LoadError&) {
+    throw;
+  } catch (const std::runtime_error& e) {  // no random data for this model (too large, unknown type)
+    throw std::runtime_error(modelPath + ": " + e.what());
   }
 }
 

@@ -11,8 +11,9 @@ namespace kiln::cli {
 
 // Parses --dim SYMBOL=N (repeatable); UsageError otherwise.
 std::map<std::string, int64_t> dimBindings(const Args& args);
-// loadEmulationInputs with --inputs and --random; a --dim that contradicts the data is a UsageError.
+// loadEmulationInputs with --inputs and --random (random data capped by the option emulator.max_input_bytes); a
+// --dim that contradicts the data is a UsageError; random data over the cap a std::runtime_error naming the model.
 EmulationInputs emulationInputs(const Args& args, const std::string& modelPath, const Graph& original,
-                                std::map<std::string, int64_t>& dims);
+                                std::map<std::string, int64_t>& dims, const Options& options);
 
 }  // namespace kiln::cli

@@ -108,7 +108,17 @@ int runRun(const Argv& argv) {
   LoadedModel original = loadModel(path, loadLimits(options));
   LoadedModel compiled = loadModel(path, loadLimits(options));
   // The inputs first: given data fixes the symbolic dims it fills.
-  const EmulationInputs inputs = emulationInputs(args, path, *original.model->graph, dims);
+  EmulationInputs inputs;
+  std::string notEmulatable;  // why the functional run cannot happen; the timing is reported anyway
+  try {
+    inputs = emulationInputs(args, path, *original.model->graph, dims, options);
+  } catch (const LoadError&) {
+    throw;
+  } catch (const UsageError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    notEmulatable = std::string("no input data: ") + e.what();
+  }
   // A run has concrete shapes: symbolic input dims are bound (the data's, --dim, else 1) for the compiler too, so the
   // memory plan and the timing see the shapes the data has. An explicit input_shape option wins.
   const std::string bound = bindSymbolicInputs(*original.model->graph, dims, options);
@@ -155,9 +165,9 @@ int runRun(const Argv& argv) {
   if (!historyError.empty()) std::cerr << "kiln run: history: " << historyError << "\n";
 
   EmulationReport report;
-  std::string notEmulatable;
   try {
-    report = emulateModel(*original.model, *compiled.model, inputs.tensors, withLimits({}, options));
+    if (notEmulatable.empty())
+      report = emulateModel(*original.model, *compiled.model, inputs.tensors, withLimits({}, options));
   } catch (const NotEmulatable& e) {
     notEmulatable = e.what();
   }

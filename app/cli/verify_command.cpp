@@ -49,7 +49,7 @@ int runVerify(const Argv& argv) {
   std::map<std::string, int64_t> dims = dimBindings(args);
   LoadedModel loaded = loadModel(path, loadLimits(options));
   Model& model = *loaded.model;
-  const EmulationInputs inputs = emulationInputs(args, path, *model.graph, dims);  // given data fixes its dims
+  const EmulationInputs inputs = emulationInputs(args, path, *model.graph, dims, options);  // given data fixes its dims
   const std::string bound = bindSymbolicInputs(*model.graph, dims, options);
 
   std::unique_ptr<HistoryDb> db;

@@ -16,10 +16,12 @@
 #include <QMimeData>
 #include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QScrollBar>
 #include <QPushButton>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QTimer>
 #include <QTime>
 #include <QToolBar>
 #include <QVBoxLayout>
@@ -33,6 +35,7 @@
 #include "history/history_db.h"
 #include "history/history_emulation.h"
 #include "history/history_reader.h"
+#include "history_watcher.h"
 #include "inspector.h"
 #include "layout/fused_subgraph.h"
 #include "memory_view.h"
@@ -87,6 +90,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setObjectName("KilnMainWindow");
   session_ = new views::CompileSession(this);
   historyPath_ = session_->historyPath();
+  // Runs another process records into the history shown (a kiln batch) join the run list as they are written.
+  historyWatcher_ = new views::HistoryWatcher(this);
+  historyWatcher_->setPath(historyPath_);
+  connect(historyWatcher_, &views::HistoryWatcher::changed, this, &MainWindow::refreshRuns);
 
   split_ = new QSplitter(Qt::Horizontal, this);
   comparePanel_ = new QWidget(split_);
@@ -330,6 +337,7 @@ void MainWindow::buildActions() {
 
 void MainWindow::setHistoryPath(const QString& path) {
   historyPath_ = path;
+  historyWatcher_->setPath(path);
   session_->setHistoryPath(path);
   refreshRuns();
 }
@@ -348,6 +356,7 @@ void MainWindow::openPath(const QString& path) {
       HistoryReader r(probe);
       const auto runs = r.listRuns();
       historyPath_ = path;
+      historyWatcher_->setPath(path);
       session_->setHistoryPath(path);
       modelPath_ = runs.empty() ? QString() : QString::fromStdString(runs.back().modelPath);
       refreshRuns();
@@ -381,6 +390,13 @@ void MainWindow::rerun() {
 }
 
 void MainWindow::refreshRuns() {
+  // Called whenever the file changes (HistoryWatcher): the list keeps its place.
+  const int scroll = runs_->verticalScrollBar()->value();
+  struct KeepScroll {
+    QListWidget* list;
+    int value;
+    ~KeepScroll() { list->verticalScrollBar()->setValue(value); }
+  } keep{runs_, scroll};
   runs_->clear();
   try {
     if (!QFileInfo::exists(historyPath_)) return;
@@ -397,7 +413,14 @@ void MainWindow::refreshRuns() {
       item->setData(kRunRole, static_cast<qlonglong>(it->id));
       item->setToolTip(QString::fromStdString(it->modelPath + "\n" + it->startedAt));
       runs_->addItem(item);
-      if (it->id == runId_) runs_->setCurrentItem(item);
+      if (it->id == runId_) {
+        runs_->setCurrentItem(item);
+        // The run shown was still being written (by a batch, say) and now has ended: show all of it.
+        if (shownRunning_ && it->status != "running") {
+          shownRunning_ = false;
+          QTimer::singleShot(0, this, [this, id = runId_] { showRun(id); });
+        }
+      }
     }
   } catch (const std::exception& e) {
     log(QString("history: %1").arg(e.what()));
@@ -425,6 +448,7 @@ void MainWindow::showRun(qint64 runId) {
                   .arg(QString::fromStdString(d.info.status))
                   .arg(d.info.error.empty() ? QString() : " — " + QString::fromStdString(d.info.error)));
     modelPath_ = QString::fromStdString(d.info.modelPath);
+    shownRunning_ = d.info.status == "running";
     setWindowTitle(QString("Kiln — %1 — run %2").arg(QFileInfo(modelPath_).fileName()).arg(runId));
     for (int i = 0; i < runs_->count(); ++i)
       if (runs_->item(i)->data(kRunRole).toLongLong() == runId) runs_->setCurrentItem(runs_->item(i));

@@ -33,6 +33,7 @@ class OptionsForm;
 class MemoryView;
 class GanttView;
 class FusedSubgraphView;
+class HistoryWatcher;
 class RunCompareView;
 }  // namespace kiln::views
 
@@ -145,12 +146,14 @@ class MainWindow : public QMainWindow {
   QAction* verifyAct_ = nullptr;
   QMenu* recentMenu_ = nullptr;
   QSplitter* split_ = nullptr;
+  views::HistoryWatcher* historyWatcher_ = nullptr;
 
   std::vector<PassInfo> passes_;  // of the run shown
   QString outcome_;  // what the status bar shows when idle
   QString historyPath_;
   QString modelPath_;  // the model whose runs are listed
   qint64 runId_ = 0;
+  bool shownRunning_ = false;  // the run shown was still being written when it was read
   int pass_ = -1;
   uint64_t viewRequest_ = 0;  // drops stale history reads
   int pendingReads_ = 0;

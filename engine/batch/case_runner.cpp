@@ -64,8 +64,11 @@ void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) 
   std::optional<EmulationInputs> inputs;
   try {
     // The model's own <stem>_io.npz when it ships one, else random data (seed 1): the same inputs as `kiln run`.
-    // Loaded in timing-only mode too: given data fixes symbolic dims, and the shapes must not depend on the mode.
-    inputs = loadEmulationInputs(std::nullopt, std::nullopt, c.model, source, dims);
+    // In timing-only mode only the shipped data is loaded: it fixes symbolic dims, and the shapes must not depend
+    // on the mode; random data (all dims 1 or bound) would only cost memory there.
+    if (ctx.functional || companionInputs(c.model))
+      inputs = loadEmulationInputs(std::nullopt, std::nullopt, c.model, source, dims,
+                                   c.options->options.getInt(kEmulatorInputKey));
   } catch (const std::exception& e) {
     w.note = std::string("no functional emulation: inputs: ") + e.what();
   }

@@ -38,18 +38,22 @@ void dimsFromData(const Graph& g, const std::vector<Tensor>& tensors, std::map<s
 
 }  // namespace
 
+std::optional<std::string> companionInputs(const std::string& modelPath) {
+  namespace fs = std::filesystem;
+  const fs::path p(modelPath);
+  const fs::path companion = p.parent_path() / (p.stem().string() + "_io.npz");
+  std::error_code ec;
+  if (fs::is_regular_file(companion, ec)) return companion.string();
+  return std::nullopt;
+}
+
 EmulationInputs loadEmulationInputs(const std::optional<std::string>& given, std::optional<uint32_t> seed,
                                     const std::string& modelPath, const Graph& original,
-                                    std::map<std::string, int64_t>& dims) {
+                                    std::map<std::string, int64_t>& dims, int64_t maxRandomBytes) {
   namespace fs = std::filesystem;
   EmulationInputs in;
   std::optional<std::string> from = given;
-  if (!from && !seed) {
-    const fs::path p(modelPath);
-    const fs::path companion = p.parent_path() / (p.stem().string() + "_io.npz");
-    std::error_code ec;
-    if (fs::is_regular_file(companion, ec)) from = companion.string();
-  }
+  if (!from && !seed) from = companionInputs(modelPath);
   if (from && fs::path(*from).extension() == ".npz") {
     in.archive = readNpz(*from);
     in.archivePath = *from;
@@ -62,7 +66,7 @@ EmulationInputs loadEmulationInputs(const std::optional<std::string>& given, std
     dimsFromData(original, in.tensors, dims);
   } else {
     const uint32_t s = seed.value_or(1);
-    in.tensors = randomInputs(original, s, dims);
+    in.tensors = randomInputs(original, s, dims, 2, maxRandomBytes);
     in.description = "random, seed " + std::to_string(s);
   }
   return in;

@@ -28,10 +28,13 @@ struct EmulationInputs {
 // `from`: a directory (input_<i>.pb) or a .npz; without it and without `seed`, <model stem>_io.npz beside the model
 // when there is one, else random data with seed 1. Random data takes its symbolic dims from `dims`; given data adds
 // the dims it fills to `dims`. Throws LoadError for bad files, std::invalid_argument when a dim in `dims`
-// contradicts the data.
+// contradicts the data, std::runtime_error when random data would pass `maxRandomBytes` (emulator.max_input_bytes).
 EmulationInputs loadEmulationInputs(const std::optional<std::string>& from, std::optional<uint32_t> seed,
                                     const std::string& modelPath, const Graph& original,
-                                    std::map<std::string, int64_t>& dims);
+                                    std::map<std::string, int64_t>& dims, int64_t maxRandomBytes);
+
+// <model stem>_io.npz beside the model, when there is one: the inputs (and expected outputs) it ships with.
+std::optional<std::string> companionInputs(const std::string& modelPath);
 
 // Sets input_shape from the graph's symbolic inputs (each symbol from `dims`, else 1) unless the option is set;
 // returns the bindings it used as text ("batch=1, sequence=128"; empty when every input is static).

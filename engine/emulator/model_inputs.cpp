@@ -6,6 +6,8 @@
 
 #include "io/load_error.h"
 #include "io/tensor_file.h"
+#include "passes/options.h"
+#include "util/units.h"
 
 namespace kiln {
 
@@ -23,25 +25,37 @@ std::string bytesOf(const std::vector<T>& v) {
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
 }
 
-Tensor randomTensor(const Value& v, std::mt19937& rng, const std::map<std::string, int64_t>& bound, int64_t intRange,
-                    int64_t maxBytes) {
+// The concrete dims random data for input `v` gets, and its size in bytes.
+struct RandomShape {
+  std::vector<int64_t> dims;
+  int64_t bytes = 0;
+};
+
+RandomShape randomShape(const Value& v, const std::map<std::string, int64_t>& bound) {
   const ValueType& t = v.type();
   if (!t.isTensor() || t.dtype == DType::Undefined || !t.shape.rankKnown())
     throw std::runtime_error("input '" + v.name() + "': element type or rank unknown (" + t.toString() +
                              "); give the data with --inputs");
-  std::vector<int64_t> dims;
+  RandomShape r;
   for (const Dim& d : t.shape.dims()) {
     if (d.isStatic())
-      dims.push_back(d.value);
+      r.dims.push_back(d.value);
     else if (auto it = bound.find(d.symbol); d.isSymbolic() && it != bound.end())
-      dims.push_back(it->second);
+      r.dims.push_back(it->second);
     else
-      dims.push_back(1);
+      r.dims.push_back(1);
   }
-  const auto n = checkedProduct(dims);
+  const auto n = checkedProduct(r.dims);
   const int size = dtypeSize(t.dtype);
-  if (!n || size <= 0 || *n > maxBytes / size)
-    throw std::runtime_error("input '" + v.name() + "': " + Shape::ofStatic(dims).toString() + " is too large");
+  if (!n || size <= 0 || *n > INT64_MAX / size)
+    throw std::runtime_error("input '" + v.name() + "': " + Shape::ofStatic(r.dims).toString() + " is too large");
+  r.bytes = *n * size;
+  return r;
+}
+
+Tensor randomTensor(const Value& v, std::mt19937& rng, const std::vector<int64_t>& dims, int64_t intRange) {
+  const ValueType& t = v.type();
+  const auto n = checkedProduct(dims);
   const auto count = static_cast<size_t>(*n);
   std::uniform_real_distribution<float> real(-1.0f, 1.0f);
   std::uniform_int_distribution<int64_t> integer(0, std::max<int64_t>(intRange, 1) - 1);
@@ -88,11 +102,25 @@ Tensor randomTensor(const Value& v, std::mt19937& rng, const std::map<std::strin
 }  // namespace
 
 std::vector<Tensor> randomInputs(const Graph& g, uint32_t seed, const std::map<std::string, int64_t>& dims,
-                                 int64_t intRange, int64_t maxBytes) {
+                                 int64_t intRange, int64_t maxTotalBytes) {
+  // Every shape first: a model whose weights are graph inputs (exported without them) can ask for far more data
+  // than memory holds, and that is refused before any of it is generated.
+  std::vector<RandomShape> shapes;
+  double total = 0;
+  for (const Value* v : g.inputs()) {
+    shapes.push_back(v->constant() ? RandomShape{} : randomShape(*v, dims));
+    total += static_cast<double>(shapes.back().bytes);
+  }
+  if (total > static_cast<double>(maxTotalBytes))
+    throw std::runtime_error("random inputs need " + formatBytes(total) + " in all, over " + kEmulatorInputKey + " (" +
+                             formatBytes(static_cast<double>(maxTotalBytes)) +
+                             "); weights exported as graph inputs count too. Give the data (--inputs), smaller "
+                             "--dim values or a higher limit");
   std::mt19937 rng(seed);
   std::vector<Tensor> inputs;
-  for (const Value* v : g.inputs())
-    inputs.push_back(v->constant() ? Tensor() : randomTensor(*v, rng, dims, intRange, maxBytes));
+  const auto& in = g.inputs();
+  for (size_t i = 0; i < in.size(); ++i)
+    inputs.push_back(in[i]->constant() ? Tensor() : randomTensor(*in[i], rng, shapes[i].dims, intRange));
   return inputs;
 }
 

@@ -15,10 +15,10 @@ std::vector<const Value*> fedInputs(const Graph& g);
 
 // One tensor per graph input (invalid for initializer-backed inputs). Floats uniform in [-1, 1); integers in
 // [0, intRange) (indices and token ids stay in range for small vocabularies); bools fair coins. Symbolic dimensions
-// take `dims[symbol]`, else 1. Throws std::runtime_error for an input whose rank or element type is unknown, or whose
-// size passes maxBytes.
+// take `dims[symbol]`, else 1. Throws std::runtime_error for an input whose rank or element type is unknown, or
+// when all of them together pass maxTotalBytes (emulator.max_input_bytes; checked before any data is made).
 std::vector<Tensor> randomInputs(const Graph& g, uint32_t seed, const std::map<std::string, int64_t>& dims = {},
-                                 int64_t intRange = 2, int64_t maxBytes = int64_t{1} << 30);
+                                 int64_t intRange = 2, int64_t maxTotalBytes = int64_t{4} << 30);
 
 // An input_shape option value ("ids:1,128;mask:1,128") fixing every symbolic input dim (each symbol from `dims`,
 // else 1); `bound` receives the bindings used ("batch=1, sequence=128"). Empty when every input is static.

@@ -7,6 +7,7 @@
 
 #include "io/om/om_reader.h"
 #include "io/onnx/onnx_reader.h"
+#include "ir/attribute_ranges.h"
 #include "ir/verifier.h"
 #include "passes/options.h"
 
@@ -26,6 +27,19 @@ ModelFormat detectModelFormat(const std::string& path) {
 LoadLimits loadLimits(const Options& options) {
   return {static_cast<uint64_t>(options.getInt(kMaxModelBytesKey))};
 }
+
+namespace {
+
+// An invalid attribute range (a stride of 0...) from any format: refused before inference and the kernels see it.
+void refuseInvalidAttributes(const Graph& g, const std::string& path) {
+  for (const Node* n : g.nodes()) {
+    if (std::string problem = attributeRangeProblem(*n); !problem.empty())
+      throw LoadError(path, "node '" + n->name() + "' (" + n->opType() + "): " + problem);
+    for (const Graph* sg : n->subgraphs()) refuseInvalidAttributes(*sg, path);
+  }
+}
+
+}  // namespace
 
 LoadedModel loadModel(const std::string& path, const LoadLimits& limits) {
   std::error_code ec;
@@ -50,6 +64,7 @@ LoadedModel loadModel(const std::string& path, const LoadLimits& limits) {
       break;
     }
   }
+  refuseInvalidAttributes(*out.model->graph, path);
   out.inference = inferShapes(*out.model);
   for (auto& problem : verifyModel(*out.model)) out.warnings.push_back("verifier: " + problem);
   return out;

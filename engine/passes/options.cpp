@@ -121,6 +121,9 @@ const std::vector<OptionSpec>& Options::schema() {
               "largest arena the emulator's compiled run allocates (bytes)"),
       integer(kEmulatorTensorKey, 4ll << 30, 0, 1ll << 40,
               "largest tensor (or scratch buffer) one emulated kernel may create (bytes)"),
+      integer(kEmulatorInputKey, 4ll << 30, 0, 1ll << 40,
+              "most random input data an emulated run generates, all inputs together (bytes); weights exported "
+              "as graph inputs count too"),
   };
   return specs;
 }

@@ -20,6 +20,7 @@ inline constexpr const char* kMaxModelBytesKey = "max_model_bytes";             
 inline constexpr const char* kPassTimeBudgetKey = "pass_time_budget_ms";        // per pass; 0 = no budget
 inline constexpr const char* kEmulatorArenaKey = "emulator.max_arena_bytes";    // the compiled run's arena
 inline constexpr const char* kEmulatorTensorKey = "emulator.max_tensor_bytes";  // one kernel output / scratch
+inline constexpr const char* kEmulatorInputKey = "emulator.max_input_bytes";    // all of a run's random inputs
 
 struct OptionSpec {
   enum class Type { Bool, Int, Enum, String, FusionSwitch };

@@ -18,16 +18,9 @@
 
 namespace {
 
-// Without DISPLAY / WAYLAND_DISPLAY / QT_QPA_PLATFORM: a CI job.
-QProcessEnvironment headless() {
-  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-  for (const char* var : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"}) env.remove(var);
-  return env;
-}
-
 KilnRun batch(QStringList args) {
   args.prepend("batch");
-  return runKiln(args, headless());
+  return runKiln(args, headlessEnvironment());
 }
 
 QByteArray readAll(const QString& path) {

@@ -1,7 +1,6 @@
 // The `kiln` executable as a user (or CI) runs it: exit codes, messages naming the file, JSON output, and bad
 // input handled within bounded memory and time (each run is limited to 2 GiB of address space and 60 s).
 #include <signal.h>
-#include <sqlite3.h>
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -11,35 +10,11 @@
 #include <QtTest>
 
 #include "support/kiln_process.h"
+#include "support/sqlite_integrity.h"
 
 namespace {
 
 using Run = KilnRun;
-
-QString integrity(const QString& db) {
-  sqlite3* h = nullptr;
-  if (sqlite3_open_v2(db.toUtf8().constData(), &h, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    sqlite3_close(h);
-    return "cannot open";
-  }
-  QString result;
-  sqlite3_exec(
-      h, "PRAGMA integrity_check",
-      [](void* out, int, char** values, char**) {
-        *static_cast<QString*>(out) += QString::fromUtf8(values[0] ? values[0] : "");
-        return 0;
-      },
-      &result, nullptr);
-  sqlite3_close(h);
-  return result;
-}
-
-// Without DISPLAY / WAYLAND_DISPLAY / QT_QPA_PLATFORM: what a CI job or an ssh session looks like.
-QProcessEnvironment headless() {
-  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-  for (const char* var : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"}) env.remove(var);
-  return env;
-}
 
 Run kiln(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
   return runKilnLimited(args, env);
@@ -55,11 +30,11 @@ class CliTest : public QObject {
  private slots:
   void usage() {
     // No arguments opens the workbench; with no display that is refused with the usage text instead.
-    const Run bare = kiln({}, headless());
+    const Run bare = kiln({}, headlessEnvironment());
     QCOMPARE(bare.code, 2);
     QVERIFY(bare.err.contains("usage"));
     // A model with no display: a clear refusal pointing at the headless commands, never a Qt abort.
-    const Run noDisplay = kiln({QStringLiteral(KILN_BINARY)}, headless());
+    const Run noDisplay = kiln({QStringLiteral(KILN_BINARY)}, headlessEnvironment());
     QCOMPARE(noDisplay.code, 2);
     QVERIFY2(noDisplay.err.contains("no display") && noDisplay.err.contains("kiln compile"), qPrintable(noDisplay.err));
     const Run help = kiln({"help"});
@@ -138,7 +113,7 @@ class CliTest : public QObject {
     QCOMPARE(diff.code, 0);
     QVERIFY(QJsonDocument::fromJson(diff.out.toUtf8()).isObject());
     QCOMPARE(kiln({"history", "show", db, "99"}).code, 2);
-    QCOMPARE(integrity(db), QString("ok"));
+    QCOMPARE(sqliteIntegrity(db), QString("ok"));
   }
 
   void foreignDatabasesAreRefusedUntouched() {
@@ -193,7 +168,7 @@ class CliTest : public QObject {
         ++killed;
       }
       p.waitForFinished();
-      QCOMPARE(integrity(db), QString("ok"));
+      QCOMPARE(sqliteIntegrity(db), QString("ok"));
       const Run list = kiln({"history", "list", db, "--json"});
       QCOMPARE(list.code, 0);
       const QJsonArray runs = QJsonDocument::fromJson(list.out.toUtf8()).array();

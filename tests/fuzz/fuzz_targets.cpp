@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "history/history_db.h"
+#include "history/history_reader.h"
 #include "io/model_loader.h"
 #include "io/numpy/npz_reader.h"
 #include "io/om/om_reader.h"
@@ -97,6 +98,18 @@ void npz(const uint8_t* data, size_t size) {
 void history(const uint8_t* data, size_t size) {
   try {
     HistoryDb db(scratchFile("fuzz.db", data, size), HistoryDb::Mode::ReadOnly);
+    // What the workbench does after opening: list the runs, then read and diff the passes of the first few.
+    HistoryReader reader(db);
+    const auto runs = reader.listRuns();
+    for (size_t r = 0; r < runs.size() && r < 2; ++r) {
+      const auto passes = reader.passes(runs[r].id);
+      for (size_t p = 0; p < passes.size() && p < 4; ++p) {
+        reader.graphAt(runs[r].id, passes[p].seq);
+        if (p > 0) reader.diff(runs[r].id, passes[p].seq);
+      }
+      reader.fusedNodeRows(runs[r].id);
+    }
+  } catch (const HistoryError&) {  // a database that opened but whose rows are not what Kiln wrote
   } catch (const LoadError&) {
   }
 }

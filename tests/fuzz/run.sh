@@ -38,7 +38,15 @@ seed() {  # seed TARGET: a few small valid inputs
     options) cp resources/options/*.json "$dir/" 2>/dev/null || true ;;
     trace_csv) printf 'id,lower,upper,size\n0,0,3,64\n1,1,4,128\n2,2,5,32\n' >"$dir/small.csv" ;;
     tensor_pb) printf '\010\002\020\001J\010\000\000\200?\000\000\000@' >"$dir/small.pb" ;;
-    npz) ;;
+    npz)  # stored and deflated members, several dtypes and ranks, when NumPy is there (python3-numpy)
+      /usr/bin/python3 - "$dir" <<'PY' || true
+import sys, numpy as np
+d = sys.argv[1]
+np.savez(d + "/stored.npz", x=np.arange(6, dtype=np.float32).reshape(2, 3), i=np.array([1, -2], dtype=np.int64))
+np.savez_compressed(d + "/deflated.npz", h=np.ones((2, 2, 2), dtype=np.float16), b=np.array([True, False]))
+np.savez(d + "/scalar_fortran.npz", s=np.float64(3.5), f=np.asfortranarray(np.arange(4, dtype=np.int32).reshape(2, 2)))
+PY
+      ;;
     history)
       [ -x "$kiln" ] && [ -f "$dir/../onnx/mobilenetv2.onnx" ] && [ ! -f "$dir/h.db" ] &&
         "$kiln" compile "$dir/../onnx/mobilenetv2.onnx" --until InferShape --history "$dir/h.db" >/dev/null || true

@@ -208,6 +208,51 @@ class MalformedInputsTest : public QObject {
       model("onnx", "self-recursive local function", "recursive_function.onnx", m.SerializeAsString(), "recursi");
     }
     {
+      // Pooling with a stride of 0 (found by the fuzzer: libonnx's shape inference divides by it), and a
+      // convolution with dilation 0 inside a local function's body.
+      onnx::ModelProto m = baseProto();
+      auto* in = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+      in->clear_dim();
+      for (int d : {1, 1, 8, 8}) in->add_dim()->set_dim_value(d);
+      auto* n = m.mutable_graph()->mutable_node(0);
+      n->set_op_type("MaxPool");
+      n->set_name("pool");
+      auto* k = n->add_attribute();
+      k->set_name("kernel_shape");
+      k->set_type(onnx::AttributeProto::INTS);
+      k->add_ints(2);
+      k->add_ints(2);
+      auto* st = n->add_attribute();
+      st->set_name("strides");
+      st->set_type(onnx::AttributeProto::INTS);
+      st->add_ints(0);
+      st->add_ints(1);
+      model("onnx", "pooling stride 0", "stride0.onnx", m.SerializeAsString(), "'strides' holds 0");
+      n->mutable_attribute()->RemoveLast();
+      n->set_op_type("Body");
+      n->set_domain("local");
+      auto* op = m.add_opset_import();
+      op->set_domain("local");
+      op->set_version(1);
+      auto* f = m.add_functions();
+      f->set_name("Body");
+      f->set_domain("local");
+      f->add_input("a");
+      f->add_output("b");
+      f->add_opset_import()->set_version(17);
+      auto* conv = f->add_node();
+      conv->set_op_type("MaxPool");
+      conv->add_input("a");
+      conv->add_output("b");
+      auto* dil = conv->add_attribute();
+      dil->set_name("dilations");
+      dil->set_type(onnx::AttributeProto::INTS);
+      dil->add_ints(1);
+      dil->add_ints(0);
+      model("onnx", "dilation 0 in a function body", "dilation0_function.onnx", m.SerializeAsString(),
+            "function 'Body'");
+    }
+    {
       // If inside If inside If... 70 deep (the cap is 64), then 200 deep (past protobuf's recursion limit).
       onnx::ModelProto m = baseProto();
       m.mutable_graph()->clear_node();

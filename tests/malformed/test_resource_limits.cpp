@@ -61,6 +61,11 @@ QJsonObject passNamed(const QJsonObject& compile, const QString& name) {
   return {};
 }
 
+QByteArray readFile(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
 }  // namespace
 
 class ResourceLimitsTest : public QObject {
@@ -93,6 +98,7 @@ class ResourceLimitsTest : public QObject {
     QCOMPARE(o.getInt(kPassTimeBudgetKey), int64_t{600000});
     QCOMPARE(o.getInt(kEmulatorArenaKey), int64_t{4} << 30);
     QCOMPARE(o.getInt(kEmulatorTensorKey), int64_t{4} << 30);
+    QCOMPARE(o.getInt(kEmulatorInputKey), int64_t{4} << 30);
     QCOMPARE(o.getInt("constant_folding_max_bytes"), int64_t{64} << 20);
   }
 
@@ -154,6 +160,44 @@ class ResourceLimitsTest : public QObject {
                  r.out.contains("emulator.max_arena_bytes"),
              qPrintable(r.out));
     QCOMPARE(runKilnLimited({"run", model, "--random", "1"}).code, 0);
+  }
+
+  // A model exported without its weights has them as graph inputs: random data for all of them can pass memory
+  // (a 7B llama: 27 GB). It is refused before any is made; `kiln run` still reports the timing and says why there
+  // is no functional run (exit 1), and `kiln batch` notes it on the case, whose compile and timing pass.
+  void randomInputsOverTheirLimitAreRefusedBeforeAllocation() {
+    const QString model = tmp_.filePath("llama.onnx");
+    QCOMPARE(runKilnLimited({"sample", "llama", "--layers", "2", "--no-weights", "-o", model}).code, 0);
+    const KilnRun r = runKilnLimited({"run", model, "--set", "emulator.max_input_bytes=100000000"});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.out.contains("latency") && r.out.contains("functional  no input data: " + model) &&
+                 r.out.contains("over emulator.max_input_bytes (95.4 MiB)"),
+             qPrintable(r.out));
+    QVERIFY(!r.out.contains("reference "));
+    const QString options = write("small_inputs.json", R"({"emulator": {"max_input_bytes": 100000000}})");
+    const QString dir = tmp_.filePath("models");
+    QVERIFY(QDir().mkpath(dir));
+    QVERIFY(QFile::copy(model, dir + "/llama.onnx"));
+    const KilnRun b = runKilnLimited({"batch", "--models", dir, "--options", options, "--out", tmp_.filePath("out")});
+    QCOMPARE(b.code, 0);
+    const QJsonObject c =
+        QJsonDocument::fromJson(readFile(tmp_.filePath("out/summary.json"))).object()["cases"].toArray()[0].toObject();
+    QCOMPARE(c["status"].toString(), QString("ok"));
+    QVERIFY2(c["reason"].toString().contains("emulator.max_input_bytes"), qPrintable(c["reason"].toString()));
+    QVERIFY(c["latency_us"].toDouble() > 0);
+  }
+
+  // Past every limit, memory can still run out (here a 200 MiB address space): one line naming the file, exit 2.
+  void outOfMemoryNamesTheFile() {
+#if defined(__SANITIZE_ADDRESS__)
+    QSKIP("AddressSanitizer reserves its shadow memory up front: no address-space limit in this build");
+#endif
+    const QString model = tmp_.filePath("resnet_oom.onnx");
+    QCOMPARE(runKilnLimited({"sample", "resnet50", "--layers", "4", "-o", model}).code, 0);
+    const KilnRun r = runProgram(KILN_BINARY, {"run", model}, QProcessEnvironment::systemEnvironment(), 60000,
+                                 200ull << 20);
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.startsWith("kiln run: " + model + ": out of memory") && r.err.count('\n') == 1, qPrintable(r.err));
   }
 
   void passOverItsTimeBudgetFailsTheRun() {

@@ -38,6 +38,13 @@ inline KilnRun runProgram(const QString& program, const QStringList& args,
           QString::fromUtf8(p.readAllStandardError())};
 }
 
+// Without DISPLAY / WAYLAND_DISPLAY / QT_QPA_PLATFORM: what a CI job or an ssh session looks like.
+inline QProcessEnvironment headlessEnvironment() {
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  for (const char* var : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"}) env.remove(var);
+  return env;
+}
+
 inline KilnRun runKiln(const QStringList& args,
                        const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
   return runProgram(QStringLiteral(KILN_BINARY), args, env);

@@ -8,6 +8,7 @@
 #include <QGraphicsScene>
 #include <QListWidget>
 #include <QMimeData>
+#include <QProcess>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -372,6 +373,62 @@ class MainWindowTest : public QObject {
     qInfo("gpt2_past: first painted graph after %lld ms (compile + history + layout, groups closed)",
           static_cast<long long>(t.elapsed()));
     shot(*w_, "06_gpt2_past");
+  }
+
+  // A `kiln batch` writing into the history the window shows: its runs join the run list while it runs (the window
+  // watches the file), no read fails, and a run picked while the batch is still writing opens.
+  void runListFollowsABatchWritingTheHistory() {
+    QTRY_VERIFY_WITH_TIMEOUT(!w_->busy(), 60000);
+    const QString models = tmp_.filePath("batch_models");
+    QVERIFY(QDir().mkpath(models));
+    const QString model = models + "/llama.onnx";
+    QCOMPARE(QProcess::execute(KILN_BINARY, {"sample", "llama", "--layers", "16", "--no-weights", "-o", model}), 0);
+    const QString db = tmp_.filePath("batch.db");
+    const QString options = QStringLiteral(KILN_SOURCE_DIR "/resources/options/");
+    auto batchArgs = [&](const QString& out) {
+      return QStringList{"batch", "--models", models, "--options", options + "default.json", "--options",
+                         options + "o1.json", "--options", options + "fp32.json", "--history", db, "--out", out,
+                         "--timing-only", "--quiet"};
+    };
+    QCOMPARE(QProcess::execute(KILN_BINARY, batchArgs(tmp_.filePath("batch_out1"))), 0);
+    w_->openPath(db);
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_), 60000);
+    QCOMPARE(w_->runList()->count(), 3);
+
+    QSignalSpy errors(w_.get(), &app::MainWindow::errorShown);
+    QProcess batch;
+    batch.start(KILN_BINARY, batchArgs(tmp_.filePath("batch_out2")));
+    QVERIFY(batch.waitForStarted());
+    int seenWhileWriting = 3;
+    qint64 picked = 0;
+    while (batch.state() != QProcess::NotRunning) {
+      QTest::qWait(50);
+      seenWhileWriting = std::max(seenWhileWriting, int(w_->runList()->count()));
+      for (int i = 0; i < w_->runList()->count() && !picked; ++i)
+        if (QListWidgetItem* item = w_->runList()->item(i); item->text().contains(" · running · ")) {
+          picked = QRegularExpression("^run (\\d+) ").match(item->text()).captured(1).toLongLong();
+          emit w_->runList()->itemActivated(item);  // what a double-click does
+        }
+    }
+    QCOMPARE(batch.exitCode(), 0);
+    QTRY_COMPARE_WITH_TIMEOUT(w_->runList()->count(), 6, 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_), 60000);
+    qInfo("run list: %d runs while the batch wrote (3 before, 6 after); picked run %lld while it was running",
+          seenWhileWriting, static_cast<long long>(picked));
+    QVERIFY2(seenWhileWriting > 3, "the list did not follow the batch while it ran");
+    QVERIFY(picked > 0);
+    QCOMPARE(w_->currentRun(), picked);
+    // Once the batch finished it, the run picked while running is shown whole.
+    QTRY_VERIFY2_WITH_TIMEOUT(w_->statusText().contains(QString("Run %1: ok").arg(picked)), qPrintable(w_->statusText()),
+                              10000);
+    QVERIFY2(errors.isEmpty(), errors.isEmpty() ? "" : qPrintable(errors.first().first().toString()));
+    // The batch's last writes (each run's end) reach the list too.
+    auto allOk = [this] {
+      for (int i = 0; i < w_->runList()->count(); ++i)
+        if (!w_->runList()->item(i)->text().contains(" · ok · ")) return false;
+      return true;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(allOk(), 5000);
   }
 
   void badFileIsAClearError() {

@@ -15,6 +15,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "ir/attribute_ranges.h"
 #include "io/onnx/proto_convert.h"
 #include "io/onnx/tensor_proto_reader.h"
 #include "ir/verifier.h"
@@ -372,6 +373,30 @@ void refuseRecursiveFunctions(const onnx::ModelProto& proto) {
   for (const auto& [name, f] : local) visit(name, name);
 }
 
+// Strides, dilations, kernel sizes, block sizes and groups of 0 or less are invalid ONNX, and a zero divides by zero
+// in libonnx's shape inference (SIGFPE): refused in the graph, its subgraphs and the model's functions.
+void refuseNonPositiveAttributes(const onnx::ModelProto& proto) {
+  std::function<void(const google::protobuf::RepeatedPtrField<onnx::NodeProto>&, const std::string&)> check =
+      [&](const auto& nodes, const std::string& where) {
+        for (const auto& n : nodes) {
+          for (const auto& a : n.attribute()) {
+            if (attributeMustBePositive(a.name())) {
+              auto refuse = [&](int64_t v) {
+                fail(where + "node '" + n.name() + "' (" + n.op_type() + "): " + nonPositiveAttributeMessage(a.name(), v));
+              };
+              if (a.has_i() && a.i() < 1) refuse(a.i());
+              for (int64_t v : a.ints())
+                if (v < 1) refuse(v);
+            }
+            if (a.has_g()) check(a.g().node(), where);
+            for (const auto& g : a.graphs()) check(g.node(), where);
+          }
+        }
+      };
+  check(proto.graph().node(), "");
+  for (const auto& f : proto.functions()) check(f.node(), "function '" + f.name() + "': ");
+}
+
 std::string readWholeFile(const std::string& path, uint64_t maxBytes) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw LoadError(path, "cannot open: no such file");
@@ -426,6 +451,7 @@ OnnxImport readOnnxBytes(std::string bytes, const std::string& displayName, cons
     std::vector<std::pair<const google::protobuf::FieldDescriptor*, int>> at;
     checkUnknownFields(proto, at, unknownFields);
     refuseRecursiveFunctions(proto);
+    refuseNonPositiveAttributes(proto);
   } catch (const std::exception& e) {
     throw LoadError(displayName, e.what());
   }

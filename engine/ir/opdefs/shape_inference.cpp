@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "io/onnx/proto_convert.h"
+#include "ir/attribute_ranges.h"
 #include "ir/graph.h"
 #include "ir/model.h"
 #include "ir/opdefs/op_registry.h"
@@ -424,6 +425,13 @@ void Session::inferNode(Node& n) {
     ++report_.unknownOps[n.qualifiedType()];
     // Subgraphs of unknown ops still get their own nodes inferred.
     for (Graph* sg : n.subgraphs()) inferGraph(*sg);
+    return;
+  }
+  // Never hand libonnx a node it would divide by zero on (a .om or a plugin can make one; ONNX files are refused
+  // at import).
+  if (std::string problem = attributeRangeProblem(n); !problem.empty()) {
+    ++report_.nodesFailed;
+    warn(nodeLabel(n) + ": not inferred: " + problem);
     return;
   }
   if (def->infer) {
