@@ -99,6 +99,39 @@ class OmWriterTest : public QObject {
     QCOMPARE(back.info.inOut->inputs.size(), m->graph->inputs().size());
   }
 
+  // The default options fuse resnet's elementwise chains into nodes holding their body as a subgraph: the body is
+  // written as a GE subgraph (subgraph_name) and reads back under the same attribute, op for op.
+  void fusedBodiesAreWrittenAsSubgraphs() {
+    const Options o;
+    auto m = compiled("resnet50", o, false);
+    const om::OmImport back = roundTrip(*m, o);
+    int bodies = 0;
+    for (const Node* n : m->graph->nodes())
+      for (const NamedAttribute& a : n->attributes()) {
+        const auto* body = a.value.get<Attribute::GraphPtr>();
+        if (!body || !*body) continue;
+        const Node* r = named(*back.model->graph, n->name());
+        QVERIFY2(r, n->name().c_str());
+        const Attribute* ra = r->attr(a.name);
+        QVERIFY2(ra && ra->get<Attribute::GraphPtr>(), (n->name() + " lost " + a.name).c_str());
+        const Graph& rb = **ra->get<Attribute::GraphPtr>();
+        std::vector<std::string> want, got;
+        for (const Node* x : (*body)->nodes()) want.push_back(x->opType());
+        for (const Node* x : rb.nodes())
+          if (x->opType() != "Data" && x->opType() != "Const" && x->opType() != "NetOutput")
+            got.push_back(x->attrString("_kiln.op_type", x->opType()));
+        std::sort(want.begin(), want.end());
+        std::sort(got.begin(), got.end());
+        QCOMPARE(got, want);
+        QCOMPARE(rb.inputs().size(), size_t(std::count_if((*body)->inputs().begin(), (*body)->inputs().end(),
+                                                          [](const Value* v) { return !v->constant(); })));
+        QCOMPARE(rb.outputs().size(), (*body)->outputs().size());
+        ++bodies;
+      }
+    qInfo("%d fused bodies round-tripped", bodies);
+    QVERIFY(bodies > 0);
+  }
+
   void weightsKeepTheirBytes() {
     const Options o;
     auto m = compiled("mobilenetv2", o);

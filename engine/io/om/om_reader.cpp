@@ -390,16 +390,29 @@ class Builder {
         if (auto w = constWeights(op, g)) n->setAttr("value", Attribute(std::move(*w)));
 
       if (op.subgraph_name_size()) {
-        std::vector<Attribute::GraphPtr> subs;
-        for (const auto& name : op.subgraph_name()) {
+        // Kiln's own files name the attribute each subgraph came from (a fused node's "body"...); GE's list them
+        // in order only, kept as "subgraphs".
+        std::vector<std::string> attrOf;
+        if (auto it = op.attr().find("_kiln.subgraph_attrs");
+            it != op.attr().end() && it->second.has_list() && it->second.list().s_size() == op.subgraph_name_size())
+          attrOf.assign(it->second.list().s().begin(), it->second.list().s().end());
+        n->removeAttr("_kiln.subgraph_attrs");
+        std::vector<std::pair<std::string, std::vector<Attribute::GraphPtr>>> subs;  // attribute -> its graphs
+        for (int k = 0; k < op.subgraph_name_size(); ++k) {
+          const std::string& name = op.subgraph_name(k);
           auto it = subgraphDefs_.find(name);
           if (it == subgraphDefs_.end()) {
             warn(where + ": subgraph '" + name + "' is not in the model");
             continue;
           }
-          subs.push_back(buildSubgraph(*it->second, g, depth, where));
+          const std::string attr = attrOf.empty() ? "subgraphs" : attrOf[size_t(k)];
+          if (subs.empty() || subs.back().first != attr) subs.emplace_back(attr, std::vector<Attribute::GraphPtr>{});
+          subs.back().second.push_back(buildSubgraph(*it->second, g, depth, where));
         }
-        if (!subs.empty()) n->setAttr("subgraphs", Attribute(std::move(subs)));
+        for (auto& [attr, graphs] : subs) {
+          if (attr == "subgraphs" || graphs.size() > 1) n->setAttr(attr, Attribute(std::move(graphs)));
+          else n->setAttr(attr, Attribute(std::move(graphs.front())));
+        }
       }
 
       n->setAnnotation("om.id", std::to_string(op.id()));

@@ -151,6 +151,127 @@ std::string geOpType(const std::string& qualifiedType, size_t inputRank) {
 
 namespace {
 
+constexpr int kMaxSubgraphDepth = 64;  // as the reader's limit
+
+void writeSubgraphs(const Node& n, ge::proto::OpDef& op, ge::proto::ModelDef& model, int depth);
+
+// One subgraph (a fused node's body, a control-flow branch) as a GraphDef of its own: Data per input (attr `index`),
+// Const per constant with its bytes inline, one op per node, NetOutput. No device offsets: a body's tensors live
+// inside its one kernel (fused) or are placed by GE when the branch runs (control flow), outside Kiln's plan. A body
+// reading a value of the enclosing graph directly is refused: GE passes such values in as explicit inputs.
+void writeGraphBody(const Graph& g, ge::proto::GraphDef& gd, ge::proto::ModelDef& model, int depth) {
+  std::set<std::string> used;
+  std::unordered_map<const Value*, std::string> ref;
+  auto uniqueName = [&](std::string want, const std::string& fallback) {
+    if (want.empty()) want = fallback;
+    std::string name = want;
+    for (int k = 1; used.count(name); ++k) name = want + "_" + std::to_string(k);
+    used.insert(name);
+    return name;
+  };
+  int64_t nextId = 0;
+  auto bytesOf = [](const Value* v) { return memory::geTensorBytes(v->type().byteSize().value_or(0)); };
+  auto constOp = [&](const Value* v) {
+    ge::proto::OpDef& op = *gd.add_op();
+    op.set_name(uniqueName(v->name(), "const"));
+    op.set_type("Const");
+    op.set_id(nextId++);
+    describe(*op.add_output_desc(), *v, bytesOf(v));
+    ge::proto::TensorDef& t = *(*op.mutable_attr())["value"].mutable_t();
+    describe(*t.mutable_desc(), *v, bytesOf(v));
+    if (const Tensor* data = v->constant(); data && data->data())
+      t.set_data(reinterpret_cast<const char*>(data->data()), data->byteSize());
+    ref[v] = op.name() + ":0";
+  };
+  int64_t dataIndex = 0;
+  for (const Value* v : g.inputs()) {
+    if (v->constant()) {
+      constOp(v);
+      continue;
+    }
+    ge::proto::OpDef& op = *gd.add_op();
+    op.set_name(uniqueName(v->name(), "input"));
+    op.set_type("Data");
+    op.set_id(nextId++);
+    describe(*op.add_output_desc(), *v, bytesOf(v));
+    (*op.mutable_attr())["index"] = intAttr(dataIndex++);
+    ref[v] = op.name() + ":0";
+    gd.add_input(op.name() + ":0");
+  }
+  for (const Node* n : g.nodes()) {
+    for (const Value* v : n->inputs())
+      if (v && !ref.count(v) && !v->producer()) {
+        if (!v->constant())
+          throw std::runtime_error("op '" + n->name() + "' (" + n->opType() + ") in subgraph '" + g.name() +
+                                   "' reads '" + v->name() + "' of the enclosing graph: such bodies are not written "
+                                   "as GE graphs yet");
+        constOp(v);
+      }
+    ge::proto::OpDef& op = *gd.add_op();
+    op.set_name(uniqueName(n->name(), n->opType() + "_" + std::to_string(n->id())));
+    const size_t rank = n->numInputs() > 0 && n->input(0) ? n->input(0)->type().shape.rank() : 0;
+    const std::string ge = geOpType(n->qualifiedType(), rank);
+    op.set_type(ge.empty() ? n->opType() : ge);
+    op.set_id(nextId++);
+    for (const Value* v : n->inputs()) {
+      auto r = v ? ref.find(v) : ref.end();
+      op.add_input(r == ref.end() ? "" : r->second);
+      ge::proto::TensorDescriptor& d = *op.add_input_desc();
+      if (v) describe(d, *v, bytesOf(v));
+    }
+    for (size_t i = 0; i < n->numOutputs(); ++i) {
+      ge::proto::TensorDescriptor& d = *op.add_output_desc();
+      if (const Value* v = n->output(i)) {
+        describe(d, *v, bytesOf(v));
+        ref[v] = op.name() + ":" + std::to_string(i);
+      }
+    }
+    copyAttributes(*n, op);
+    writeSubgraphs(*n, op, model, depth);
+  }
+  ge::proto::OpDef& out = *gd.add_op();
+  out.set_name(uniqueName("NetOutput", "NetOutput"));
+  out.set_type("NetOutput");
+  out.set_id(nextId++);
+  for (const Value* v : g.outputs()) {
+    auto r = ref.find(v);
+    const std::string src = r == ref.end() ? "" : r->second;
+    out.add_input(src);
+    describe(*out.add_input_desc(), *v, bytesOf(v));
+    gd.add_output(src);
+  }
+}
+
+void writeSubgraphs(const Node& n, ge::proto::OpDef& op, ge::proto::ModelDef& model, int depth) {
+  ge::proto::AttrDef names;
+  for (const NamedAttribute& a : n.attributes()) {
+    std::vector<Attribute::GraphPtr> graphs;
+    if (const auto* one = a.value.get<Attribute::GraphPtr>()) graphs.push_back(*one);
+    else if (const auto* many = a.value.get<std::vector<Attribute::GraphPtr>>()) graphs = *many;
+    for (size_t i = 0; i < graphs.size(); ++i) {
+      if (!graphs[i]) continue;
+      if (depth >= kMaxSubgraphDepth)
+        throw std::runtime_error("op '" + n.name() + "': subgraphs nested deeper than " +
+                                 std::to_string(kMaxSubgraphDepth) + " levels");
+      // Unique across the model: GE finds subgraphs by name.
+      std::string name = op.name() + "/" + a.name + (graphs.size() > 1 ? "_" + std::to_string(i) : "");
+      for (int k = 1; std::any_of(model.graph().begin(), model.graph().end(),
+                                  [&](const ge::proto::GraphDef& gd) { return gd.name() == name; });
+           ++k)
+        name = op.name() + "/" + a.name + "#" + std::to_string(k);
+      ge::proto::GraphDef& gd = *model.add_graph();  // earlier GraphDefs stay where they are (pointer storage)
+      gd.set_name(name);
+      writeGraphBody(*graphs[i], gd, model, depth + 1);
+      op.add_subgraph_name(name);
+      names.mutable_list()->add_s(a.name);
+    }
+  }
+  if (names.has_list()) {
+    names.mutable_list()->set_val_type(ge::proto::AttrDef::ListValue::VT_LIST_STRING);
+    (*op.mutable_attr())["_kiln.subgraph_attrs"] = std::move(names);
+  }
+}
+
 // The op list GE would record: Data per graph input, Const per weight, one op per node, NetOutput. With `addr`
 // (a compiled model) every slot carries its device offset and Const ops their data_offset; without (a dump of an
 // intermediate graph) offsets are left out, as in GE's dumps before memory assignment.
@@ -244,6 +365,7 @@ ModelDefBuild buildModelDef(const Model& compiled, const memory::Lifetimes& life
       if (addr) op.add_output_i(offsetOf(v));
     }
     copyAttributes(*n, op);
+    writeSubgraphs(*n, op, model, 1);
   }
   ge::proto::OpDef& out = *graph.add_op();
   out.set_name(uniqueName("NetOutput", "NetOutput"));
@@ -260,19 +382,10 @@ ModelDefBuild buildModelDef(const Model& compiled, const memory::Lifetimes& life
   return b;
 }
 
-void rejectSubgraphs(const Graph& g) {
-  for (const Node* n : g.nodes())
-    for (const auto& [name, attr] : n->attributes())
-      if (attr.get<Attribute::GraphPtr>() || attr.get<std::vector<Attribute::GraphPtr>>())
-        throw std::runtime_error("op '" + n->name() + "' (" + n->opType() +
-                                 ") holds subgraphs: control flow is not written as GE graphs yet");
-}
-
 }  // namespace
 
 std::string modelDefText(const Model& m) {
   const Graph& g = *m.graph;
-  rejectSubgraphs(g);
   const memory::Lifetimes life = memory::computeLifetimes(g);
   // After MemoryAssignment every node carries its offsets: the dump shows them, as GE's post-build dumps do.
   const bool assigned = std::all_of(g.nodes().begin(), g.nodes().end(),
@@ -286,7 +399,6 @@ std::string modelDefText(const Model& m) {
 
 std::string buildOmFile(const Model& compiled, const Options& options) {
   const Graph& g = *compiled.graph;
-  rejectSubgraphs(g);
   const memory::Lifetimes life = memory::computeLifetimes(g);
   Addresses addr = assignAddresses(g, life);
   const std::vector<Task> tasks = buildTaskList(g, aiCoreCount(options.getString("soc_version")));
