@@ -22,6 +22,10 @@ struct Model {
   std::unique_ptr<Graph> graph = std::make_unique<Graph>(ids);
   // Where the model came from (for messages and for resolving external data).
   std::string sourcePath;
+  // Already compiled by another compiler (an Ascend .om): its streams, events and memory offsets are that
+  // compiler's, carried in the same annotations Kiln's Stage 2/3 passes write, and the PassManager runs no passes
+  // over it (recompiling would replace the plan the file holds with Kiln's own).
+  bool precompiled = false;
 
   int64_t opsetFor(const std::string& opDomain) const;
 };

@@ -24,7 +24,21 @@ std::optional<int64_t> staticBytes(const Value& v) {
 bool isWeight(const Value& v) {
   if (v.constant()) return true;
   const Node* p = v.producer();
-  return p && p->opType() == "Constant" && p->domain().empty();
+  // ONNX's Constant, and GE's Const in a compiled .om (whose bytes live in the weight memory).
+  return p && ((p->opType() == "Constant" && p->domain().empty()) || (p->opType() == "Const" && p->domain() == "ge"));
+}
+
+// A compiled .om spells the graph's inputs and outputs as ops: what GE's Data produces is a graph input, what its
+// NetOutput takes is a graph output (both zero-copy: the caller's buffers).
+bool isGeDataOutput(const Value& v) {
+  const Node* p = v.producer();
+  return p && p->opType() == "Data" && p->domain() == "ge";
+}
+
+bool feedsGeNetOutput(const Value& v) {
+  for (const Use& u : v.uses())
+    if (u.node->opType() == "NetOutput" && u.node->domain() == "ge") return true;
+  return false;
 }
 
 // Who is known to have finished before each step runs: clock[step][s] = the last step of stream s that has
@@ -152,9 +166,9 @@ Lifetimes computeLifetimes(const Graph& g) {
     t.value = v;
     const auto bytes = staticBytes(*v);
     t.bytes = bytes ? geTensorBytes(*bytes) : 0;
-    if (v->isGraphInput()) t.kind = TensorKind::GraphInput;
+    if (v->isGraphInput() || isGeDataOutput(*v)) t.kind = TensorKind::GraphInput;
     else if (isWeight(*v)) t.kind = TensorKind::Weight;
-    else if (v->isGraphOutput()) t.kind = TensorKind::GraphOutput;
+    else if (v->isGraphOutput() || feedsGeNetOutput(*v)) t.kind = TensorKind::GraphOutput;
     else if (!bytes) t.kind = TensorKind::Unsized;
     t.first = v->producer() ? useStep(v->producer()) : -1;
     std::vector<int64_t> uses{std::max<int64_t>(t.first, 0)};

@@ -141,6 +141,12 @@ RunSummary PassManager::run(Model& model, const Options& options) {
     if (lastIndex < 0) throw std::invalid_argument("--until: no pass or stage named '" + until_ + "'");
   }
 
+  // A model another compiler already compiled (an .om) is shown with its own plan: no pass of ours runs over it.
+  if (model.precompiled) {
+    lastIndex = 0;
+    summary.warnings.push_back("the model is already compiled (" + model.producerName +
+                               "): its own streams, events and memory offsets are shown; Kiln's passes do not run");
+  }
   const bool verify = options.getBool("verify_each_pass");
   // A pass is blamed only for problems it introduced: what the imported model already had (e.g. a type libonnx
   // 1.12 does not allow yet) is reported once as a warning.
@@ -199,7 +205,7 @@ RunSummary PassManager::run(Model& model, const Options& options) {
     }
     for (PassObserver* o : observers_) o->afterPass(rec, model);
   }
-  if (summary.status == RunStatus::Ok && lastIndex < static_cast<int>(passes_.size()))
+  if (summary.status == RunStatus::Ok && lastIndex < static_cast<int>(passes_.size()) && !model.precompiled)
     summary.status = RunStatus::Stopped;
   summary.nodesAfter = nodeCount(model);
   summary.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - runStart).count();

@@ -102,7 +102,10 @@ RunCharts loadRunCharts(const std::string& historyPath, int64_t runId, std::shar
           runLabel(run) + " failed (" + run.error + "): the memory plan and the timeline need a compile that completes.";
       return out;
     }
-    const bool planned = reached(passes, "MemoryAssignment"), tasked = reached(passes, "TaskGeneration");
+    // A compiled .om runs no pass of ours (Model::precompiled): its own plan and streams are what there is to draw.
+    const bool precompiled = passes.size() <= 1 && detectModelFormat(run.modelPath) == ModelFormat::AscendOm;
+    const bool planned = precompiled || reached(passes, "MemoryAssignment");
+    const bool tasked = precompiled || reached(passes, "TaskGeneration");
     if (!planned)
       out.memoryMessage = runLabel(run) + " stopped before MemoryAssignment (last pass: " + lastPassName(passes) +
                           "): there is no memory plan to draw.";
@@ -118,7 +121,11 @@ RunCharts loadRunCharts(const std::string& historyPath, int64_t runId, std::shar
     }
     out.compiled = compiled;
     const Graph& g = *compiled->graph;
-    if (planned) out.memory = std::make_shared<const MemoryChart>(buildMemoryChart(g));
+    if (planned) {
+      auto memory = std::make_shared<const MemoryChart>(buildMemoryChart(g));
+      if (memory->planned) out.memory = std::move(memory);
+      else out.memoryMessage = runLabel(run) + ": the model records no memory offsets.";
+    }
     std::optional<Timeline> simulated;
     if (tasked) {
       try {

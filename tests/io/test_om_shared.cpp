@@ -12,6 +12,8 @@
 #include "io/om/om_reader.h"
 #include "schedule/task_list.h"
 #include "report/model_summary.h"
+#include "report/memory_chart.h"
+#include "passes/pass_manager.h"
 
 using namespace kiln;
 using namespace kiln::om;
@@ -34,6 +36,49 @@ class OmSharedTest : public QObject {
   void initTestCase() {
     if (!QFileInfo(modelPath()).isFile())
       QSKIP(qPrintable("shared .om model not found at " + modelPath() + " (tests that need ../shared skip)"));
+  }
+
+  // ATC's own plan is what the views show: every feature-map tensor at the offset ATC gave it, inside the model's
+  // memory_size; the ops its KERNEL tasks run become AI Core kernels of the simulated timeline; no pass of ours runs.
+  void theAtcPlanIsWhatTheViewsShow() {
+    const LoadedModel lm = loadModel(modelPath().toStdString());
+    const Graph& g = *lm.model->graph;
+    QVERIFY(lm.model->precompiled);
+    const MemoryChart chart = buildMemoryChart(g);
+    QVERIFY(chart.planned);
+    QCOMPARE(chart.unplaced, 0);
+    QVERIFY(chart.blocks.size() >= 10);
+    int64_t memorySize = 0;
+    for (const auto& [k, v] : lm.model->metadata)
+      if (k == "om.memory_size") memorySize = std::stoll(v);
+    QCOMPARE(memorySize, int64_t{90624});
+    QVERIFY2(chart.arenaBytes <= memorySize && chart.arenaBytes > memorySize / 2,
+             qPrintable(QString::number(chart.arenaBytes)));
+    QVERIFY(chart.lowerBound > 0 && chart.lowerBound <= chart.arenaBytes);
+    for (const MemoryChartBlock& b : chart.blocks) {
+      const Node* producer = nullptr;
+      for (const Node* x : g.nodes())
+        if (x->id() == b.producerId) producer = x;
+      QVERIFY(producer);
+      const QStringList offsets = QString::fromStdString(producer->annotation("om.output_offsets")).split(',');
+      QVERIFY(offsets.contains(QString::number(b.offset)));
+    }
+    const om::OmImport imp = om::readOmFile(modelPath().toStdString());
+    size_t kernelTasks = 0;
+    for (const OmTask& t : imp.info.tasks) kernelTasks += t.type == uint32_t(TaskType::Kernel);
+    size_t kernels = 0;
+    for (const Task& t : buildTaskList(g, 2)) kernels += t.type == TaskType::Kernel;
+    qInfo("ATC plan: %zu blocks, arena %lld of memory_size %lld, lower bound %lld; %zu kernels (%zu KERNEL tasks)",
+          chart.blocks.size(), static_cast<long long>(chart.arenaBytes), static_cast<long long>(memorySize),
+          static_cast<long long>(chart.lowerBound), kernels, kernelTasks);
+    QVERIFY(kernels > 0 && kernels <= kernelTasks);
+    PassManager pm;
+    addStandardPasses(pm, Options());
+    Model& m = *lm.model;
+    const RunSummary r = pm.run(m, Options());
+    QCOMPARE(r.status, RunStatus::Ok);
+    QVERIFY(r.passes.empty());
+    QCOMPARE(buildMemoryChart(g).arenaBytes, chart.arenaBytes);  // the plan is still ATC's
   }
 
   void loadsThroughTheModelLoader() {

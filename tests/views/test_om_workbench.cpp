@@ -1,6 +1,8 @@
 // The workbench opens an Ascend .om like any model: the shared ATC-built model compiles into the history and its graph
 // is drawn; a corrupt .om is refused with a message naming the file (never a crash or a hang).
+#include <QDir>
 #include <QFileInfo>
+#include <QProcess>
 #include <QGraphicsScene>
 #include <QSettings>
 #include <QSignalSpy>
@@ -9,8 +11,15 @@
 #include <QtTest>
 
 #include <fstream>
+#include <set>
 
+#include "gantt_view.h"
 #include "graph_canvas.h"
+#include "io/model_loader.h"
+#include "ir/model.h"
+#include "memory_view.h"
+#include "report/memory_chart.h"
+#include "report/timeline_chart.h"
 #include "main_window.h"
 
 using namespace kiln;
@@ -44,6 +53,48 @@ class OmWorkbenchTest : public QObject {
     QVERIFY(w.currentRun() > 0);
     QDir().mkpath(QString(KILN_ARTIFACTS));
     w.grab().save(QString(KILN_ARTIFACTS) + "/om_workbench.png");
+  }
+
+  // An .om is shown as the compiled run it is: the memory view draws the file's own offsets and the timeline its
+  // streams' tasks (Kiln's passes do not run over it). Our own .om of the resnet sample: several streams and events.
+  void anOmFeedsTheMemoryAndTimelineViews() {
+    const QString onnx = tmp_.filePath("resnet.onnx"), om = tmp_.filePath("resnet.om");
+    QCOMPARE(QProcess::execute(KILN_BINARY, {"sample", "resnet50", "--layers", "4", "-o", onnx}), 0);
+    QCOMPARE(QProcess::execute(KILN_BINARY, {"compile", onnx, "-o", om}), 0);
+    const LoadedModel lm = loadModel(om.toStdString());
+    const MemoryChart expected = buildMemoryChart(*lm.model->graph);
+    QVERIFY(expected.planned && !expected.blocks.empty());
+    app::MainWindow w;
+    w.setHistoryPath(tmp_.filePath("resnet_om.db"));
+    w.resize(1400, 900);
+    w.show();
+    QSignalSpy errors(&w, &app::MainWindow::errorShown);
+    w.openPath(om);
+    QTRY_VERIFY2_WITH_TIMEOUT(settled(w) && !w.chartsPending() && w.memoryView()->chart() && w.ganttView()->chart(),
+                              qPrintable(QString("settled %1 charts pending %2 memory %3 timeline %4 status '%5'")
+                                             .arg(settled(w))
+                                             .arg(w.chartsPending())
+                                             .arg(bool(w.memoryView()->chart()))
+                                             .arg(bool(w.ganttView()->chart()))
+                                             .arg(w.statusText())),
+                              40000);
+    QVERIFY2(errors.isEmpty(), errors.isEmpty() ? "" : qPrintable(errors.first().first().toString()));
+    const MemoryChart& shown = *w.memoryView()->chart();
+    QCOMPARE(shown.arenaBytes, expected.arenaBytes);
+    QCOMPARE(shown.blocks.size(), expected.blocks.size());
+    for (size_t i = 0; i < shown.blocks.size(); ++i) QCOMPARE(shown.blocks[i].offset, expected.blocks[i].offset);
+    const TimelineChart& timeline = *w.ganttView()->chart();
+    std::set<int> streams;
+    for (const TimelineChartTask& t : timeline.tasks) streams.insert(t.stream);
+    qInfo(".om in the workbench: %zu blocks, arena %lld; %zu tasks on %zu streams, %zu event arrows",
+          shown.blocks.size(), static_cast<long long>(shown.arenaBytes), timeline.tasks.size(), streams.size(),
+          timeline.arrows.size());
+    QVERIFY(timeline.tasks.size() > 20);
+    QVERIFY(streams.size() > 1);
+    QVERIFY(!timeline.arrows.empty());
+    QVERIFY2(w.statusText().contains(": ok"), qPrintable(w.statusText()));
+    QDir().mkpath(QString(KILN_ARTIFACTS));
+    w.grab().save(QString(KILN_ARTIFACTS) + "/om_plan_views.png");
   }
 
   void refusesACorruptOmClearly() {

@@ -143,9 +143,16 @@ std::vector<std::pair<std::string, Tensor>> readNpz(const std::string& path, int
       throw LoadError(path, name + ": its local header lies outside the file");
     const uint64_t data = uint64_t(local) + 30 + le(zip, local + 26, 2) + le(zip, local + 28, 2);
     if (data + packed > zip.size()) throw LoadError(path, name + ": its data runs past the end of the file");
+    // Sizes are checked before the buffer is made: a 500-byte member must not cost a gigabyte's allocation.
+    // Deflate never shrinks data more than 1032:1.
+    if (method == 0 && packed != unpacked) throw LoadError(path, name + ": stored sizes disagree");
+    if (method == 8 && uint64_t(unpacked) > uint64_t(packed) * 1032 + 1024)
+      throw LoadError(path, name + ": claims " + std::to_string(unpacked) + " bytes from " + std::to_string(packed) +
+                                " deflated bytes, more than deflate can give");
+    if (method != 0 && method != 8)
+      throw LoadError(path, name + ": compression method " + std::to_string(method) + " is not supported");
     std::string raw(unpacked, '\0');
     if (method == 0) {
-      if (packed != unpacked) throw LoadError(path, name + ": stored sizes disagree");
       std::memcpy(raw.data(), zip.data() + data, unpacked);
     } else if (method == 8) {
       z_stream zs{};
@@ -158,8 +165,6 @@ std::vector<std::pair<std::string, Tensor>> readNpz(const std::string& path, int
       const bool whole = rc == Z_STREAM_END && zs.total_out == unpacked;
       inflateEnd(&zs);
       if (!whole) throw LoadError(path, name + ": the deflated data is corrupt");
-    } else {
-      throw LoadError(path, name + ": compression method " + std::to_string(method) + " is not supported");
     }
     if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0) name.resize(name.size() - 4);
     Tensor t = parseNpy(raw, path, name);

@@ -16,6 +16,7 @@
 
 #include "io/om/ge_ir.pb.h"
 #include "io/om/ge_types.h"
+#include "io/om/om_plan.h"
 #include "io/om/task.pb.h"
 #include "schedule/task_list.h"
 
@@ -618,6 +619,8 @@ OmImport readOmBytes(std::shared_ptr<const Storage> storage, const std::string& 
     for (const auto& k : info.kernels)
       if (auto it = b.nodesByName().find(k.name); it != b.nodesByName().end())
         it->second->setAnnotation("om.kernel_bin_bytes", std::to_string(k.size));
+    annotateOmPlan(m, info.tasks);
+    m.precompiled = true;
   } catch (const LoadError&) {
     throw;
   } catch (const std::exception& e) {

@@ -1,0 +1,103 @@
+#include "io/om/om_plan.h"
+
+#include <charconv>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "ir/graph.h"
+#include "ir/model.h"
+#include "schedule/engine_placement.h"
+#include "schedule/task_list.h"
+
+namespace kiln::om {
+namespace {
+
+std::vector<int64_t> parseOffsets(const std::string& text) {
+  std::vector<int64_t> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    int64_t v = -1;
+    const auto [p, ec] = std::from_chars(text.data() + pos, text.data() + comma, v);
+    out.push_back(ec == std::errc() && p == text.data() + comma ? v : -1);
+    pos = comma + 1;
+  }
+  return out;
+}
+
+std::string joinIds(const std::set<int>& ids) {
+  std::string s;
+  for (int id : ids) s += (s.empty() ? "" : ",") + std::to_string(id);
+  return s;
+}
+
+}  // namespace
+
+void annotateOmPlan(Model& m, const std::vector<OmTask>& tasks) {
+  Graph& g = *m.graph;
+  std::unordered_map<std::string, Node*> byName;
+  for (Node* n : g.nodes()) {
+    byName.emplace(n->name(), n);
+    if (const std::string s = n->annotation("om.stream_id"); !s.empty()) n->setAnnotation("stream", s);
+    const bool isConst = n->opType() == "Const" || n->opType() == "Constant";
+    const bool isData = n->opType() == "Data";
+    auto feedsNetOutput = [](const Value* v) {
+      for (const Use& u : v->uses())
+        if (u.node->opType() == "NetOutput") return true;
+      return false;
+    };
+    const std::vector<int64_t> offsets = parseOffsets(n->annotation("om.output_offsets"));
+    std::string mem;
+    for (size_t i = 0; i < n->numOutputs(); ++i) {
+      std::string item;
+      if (!n->output(i)) item = "-";
+      else if (isConst) item = "weight";
+      else if (isData) item = "input";  // the caller's buffers (zero-copy), as lifetimes sees them
+      else if (n->output(i)->isGraphOutput() || feedsNetOutput(n->output(i))) item = "output";
+      else if (i < offsets.size() && offsets[i] >= 0) item = std::to_string(offsets[i]);
+      else item = "-";
+      mem += (i ? "," : "") + item;
+    }
+    if (n->numOutputs()) n->setAnnotation("mem.out", mem);
+  }
+  // Events: per stream, the kernel issued last before a record records it; the next kernel after a wait waits.
+  std::map<uint32_t, Node*> lastOnStream;
+  std::map<uint32_t, std::set<int>> pendingWaits;
+  std::unordered_map<Node*, std::set<int>> records, waits;
+  for (const OmTask& t : tasks) {
+    const auto type = static_cast<TaskType>(t.type);
+    if (type == TaskType::EventRecord) {
+      if (Node* n = lastOnStream[t.streamId]) records[n].insert(int(t.eventId));
+      continue;
+    }
+    if (type == TaskType::EventWait) {
+      pendingWaits[t.streamId].insert(int(t.eventId));
+      continue;
+    }
+    auto it = t.opName.empty() ? byName.end() : byName.find(t.opName);
+    if (it == byName.end()) continue;
+    Node* n = it->second;
+    lastOnStream[t.streamId] = n;
+    // The engine is what the compiler chose (a kernel task runs on AI Core, KERNEL_EX on AI CPU); the AI Core unit
+    // is the op's usual one.
+    if (type == TaskType::Kernel) {
+      const std::string unit = placementOf(*n, m).unit;
+      n->setAnnotation("engine", "aicore");
+      n->setAnnotation("unit", unit == "cube" ? "cube" : "vector");
+    } else if (type == TaskType::KernelEx) {
+      n->setAnnotation("engine", "aicpu");
+      n->setAnnotation("unit", "aicpu");
+    }
+    if (auto& w = pendingWaits[t.streamId]; !w.empty()) {
+      waits[n].insert(w.begin(), w.end());
+      w.clear();
+    }
+  }
+  for (const auto& [n, ids] : records) n->setAnnotation("event.record", joinIds(ids));
+  for (const auto& [n, ids] : waits) n->setAnnotation("event.wait", joinIds(ids));
+}
+
+}  // namespace kiln::om
