@@ -24,9 +24,8 @@ std::string joinIds(const std::vector<int64_t>& ids) {
 
 }  // namespace
 
-std::vector<int64_t> replacedNodeIds(const Node& n) {
+std::vector<int64_t> nodeIdList(std::string_view s) {
   std::vector<int64_t> ids;
-  const std::string s = n.annotation("fusion.replaced");
   const char* p = s.data();
   const char* end = s.data() + s.size();
   while (p < end) {
@@ -39,6 +38,8 @@ std::vector<int64_t> replacedNodeIds(const Node& n) {
   }
   return ids;
 }
+
+std::vector<int64_t> replacedNodeIds(const Node& n) { return nodeIdList(n.annotation("fusion.replaced")); }
 
 int64_t hbmBytesSaved(const std::vector<Node*>& group, const std::vector<Value*>& keptOutputs, int* unknownSized) {
   int64_t saved = 0;

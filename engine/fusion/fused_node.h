@@ -6,6 +6,7 @@
 // from HBM).
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/attribute.h"
@@ -38,5 +39,7 @@ int64_t hbmBytesSaved(const std::vector<Node*>& group, const std::vector<Value*>
 
 // The ids recorded in "fusion.replaced" of a node (empty for a node that is not fused).
 std::vector<int64_t> replacedNodeIds(const Node& n);
+// "12,40,41" -> {12, 40, 41}: the form of "fusion.replaced" (stops at the first item that is not a number).
+std::vector<int64_t> nodeIdList(std::string_view text);
 
 }  // namespace kiln

@@ -5,6 +5,7 @@
 #include <tuple>
 #include <set>
 
+#include "fusion/fused_node.h"
 #include "util/json.h"
 
 namespace kiln::layout {
@@ -22,21 +23,6 @@ int64_t number(const Json* j) {
   int64_t v = 0;
   std::from_chars(s.data(), s.data() + s.size(), v);
   return v;
-}
-
-std::vector<int64_t> idList(const std::string& s) {
-  std::vector<int64_t> ids;
-  const char* p = s.data();
-  const char* end = p + s.size();
-  while (p < end) {
-    int64_t id = 0;
-    auto [next, ec] = std::from_chars(p, end, id);
-    if (ec != std::errc()) break;
-    ids.push_back(id);
-    if (next == end || *next != ',') break;
-    p = next + 1;
-  }
-  return ids;
 }
 
 }  // namespace
@@ -91,7 +77,7 @@ FusionIndex readFusions(const HistoryReader& reader, int64_t runId) {
       f.rule = text(ann.find("fusion.rule"));
       f.name = row.name;
       f.opType = row.domain.empty() || row.domain == "ai.onnx" ? row.opType : row.domain + ":" + row.opType;
-      f.replaced = idList(text(ann.find("fusion.replaced")));
+      f.replaced = nodeIdList(text(ann.find("fusion.replaced")));
       std::sort(f.replaced.begin(), f.replaced.end());
       f.hbmBytesSaved = number(ann.find("fusion.hbm_bytes_saved"));
       f.unknownSizedTensors = number(ann.find("fusion.hbm_unknown_tensors"));
