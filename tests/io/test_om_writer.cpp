@@ -50,7 +50,7 @@ class OmWriterTest : public QObject {
     const om::OmImport back = roundTrip(*m, o);
     const Graph& g = *back.model->graph;
     // Every node came back under its name, with the same stream, output offsets and output layouts.
-    int checked = 0;
+    int checked = 0, origins = 0;
     for (const Node* n : m->graph->nodes()) {
       const Node* r = named(g, n->name());
       QVERIFY2(r, n->name().c_str());
@@ -60,6 +60,11 @@ class OmWriterTest : public QObject {
       QCOMPARE(r->attrString("_kiln.op_type", ""), n->qualifiedType());
       for (size_t i = 0; i < n->numOutputs(); ++i) {
         QCOMPARE(r->output(i)->type().format, n->output(i)->type().format);
+        QCOMPARE(r->output(i)->type().originShape, n->output(i)->type().originShape);  // blocked layouts' logical
+        if (n->output(i)->type().originShape.rankKnown()) {
+          QCOMPARE(r->output(i)->type().originFormat, n->output(i)->type().originFormat);
+          ++origins;
+        }
         QCOMPARE(r->output(i)->type().dtype, n->output(i)->type().dtype);
         QCOMPARE(r->output(i)->type().shape, n->output(i)->type().shape);
       }
@@ -82,6 +87,7 @@ class OmWriterTest : public QObject {
       ++checked;
     }
     QVERIFY(checked > 50);
+    QVERIFY(origins > 10);
     // The task list: the same types on the same streams, kernels with their block_dim.
     const std::vector<Task> tasks = buildTaskList(*m->graph, aiCoreCount("Ascend910A"));
     QCOMPARE(back.info.tasks.size(), tasks.size());

@@ -150,7 +150,19 @@ class Builder {
       else if (layoutOut)
         *layoutOut = d.layout();
     }
-    return ValueType::tensor(dt.value_or(DType::Undefined), shapeOf(d, where), f);
+    ValueType t = ValueType::tensor(dt.value_or(DType::Undefined), shapeOf(d, where), f);
+    // A blocked layout's logical shape and layout (GE's origin_shape / origin_format), which its padding hides.
+    auto shapeAttr = d.attr().find("origin_shape");
+    auto formatAttr = d.attr().find("origin_format");
+    if (isBlockedFormat(f) && shapeAttr != d.attr().end() && shapeAttr->second.has_list() &&
+        formatAttr != d.attr().end() && formatAttr->second.value_case() == ge::proto::AttrDef::kS)
+      if (auto of = formatFromName(formatAttr->second.s())) {
+        ge::proto::TensorDescriptor origin;
+        for (int64_t x : shapeAttr->second.list().i()) origin.mutable_shape()->add_dim(x);
+        t.originShape = shapeOf(origin, where + " origin_shape");
+        t.originFormat = *of;
+      }
+    return t;
   }
 
   // Origin format/shape of a descriptor (GE records the logical layout a physical tensor came from).

@@ -38,6 +38,14 @@ void describe(ge::proto::TensorDescriptor& d, const Value& v, int64_t bytes) {
   d.set_layout(std::string(formatName(v.type().format)));
   d.set_size(bytes);
   d.set_real_dim_cnt(int64_t(v.type().shape.rank()));
+  // A blocked layout hides the logical tensor: GE records it as origin_shape / origin_format.
+  if (v.type().originShape.rankKnown()) {
+    ge::proto::AttrDef shape;
+    for (const Dim& x : v.type().originShape.dims()) shape.mutable_list()->add_i(x.isStatic() ? x.value : -1);
+    shape.mutable_list()->set_val_type(ge::proto::AttrDef::ListValue::VT_LIST_INT);
+    (*d.mutable_attr())["origin_shape"] = std::move(shape);
+    (*d.mutable_attr())["origin_format"].set_s(std::string(formatName(v.type().originFormat)));
+  }
 }
 
 ge::proto::AttrDef stringAttr(const std::string& s) {
