@@ -89,13 +89,13 @@ std::vector<int> parseIds(const std::string& text) {
   return ids;
 }
 
+}  // namespace
+
 std::string joinIds(const std::vector<int>& ids) {
   std::string s;
   for (int id : ids) s += (s.empty() ? "" : ",") + std::to_string(id);
   return s;
 }
-
-}  // namespace
 
 std::unordered_map<const Node*, int> streamsFromAnnotations(const std::vector<Node*>& order) {
   std::unordered_map<const Node*, int> out;

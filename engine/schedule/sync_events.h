@@ -6,6 +6,7 @@
 //
 // On the nodes: "event.record" = ids recorded after the node, "event.wait" = ids waited for before it (comma
 // separated), so the history and the inspector show every event where it happens.
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -32,6 +33,8 @@ std::vector<SyncEvent> withoutRedundantEvents(const std::vector<Node*>& order,
 // Reading and writing the node annotations.
 std::unordered_map<const Node*, int> streamsFromAnnotations(const std::vector<Node*>& order);
 std::vector<SyncEvent> eventsFromAnnotations(const std::vector<Node*>& order);
+// The form of the "stream" / "event.record" / "event.wait" annotations: "3,7".
+std::string joinIds(const std::vector<int>& ids);
 // Replaces every node's event annotations by `events`; returns how many nodes changed.
 int writeEventAnnotations(const std::vector<Node*>& order, const std::vector<SyncEvent>& events);
 

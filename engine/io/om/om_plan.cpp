@@ -9,6 +9,7 @@
 #include "ir/graph.h"
 #include "ir/model.h"
 #include "schedule/engine_placement.h"
+#include "schedule/sync_events.h"
 #include "schedule/task_list.h"
 
 namespace kiln::om {
@@ -26,12 +27,6 @@ std::vector<int64_t> parseOffsets(const std::string& text) {
     pos = comma + 1;
   }
   return out;
-}
-
-std::string joinIds(const std::set<int>& ids) {
-  std::string s;
-  for (int id : ids) s += (s.empty() ? "" : ",") + std::to_string(id);
-  return s;
 }
 
 }  // namespace
@@ -96,8 +91,8 @@ void annotateOmPlan(Model& m, const std::vector<OmTask>& tasks) {
       w.clear();
     }
   }
-  for (const auto& [n, ids] : records) n->setAnnotation("event.record", joinIds(ids));
-  for (const auto& [n, ids] : waits) n->setAnnotation("event.wait", joinIds(ids));
+  for (const auto& [n, ids] : records) n->setAnnotation("event.record", joinIds({ids.begin(), ids.end()}));
+  for (const auto& [n, ids] : waits) n->setAnnotation("event.wait", joinIds({ids.begin(), ids.end()}));
 }
 
 }  // namespace kiln::om

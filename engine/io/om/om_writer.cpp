@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -159,6 +160,48 @@ std::string geOpType(const std::string& qualifiedType, size_t inputRank) {
 
 namespace {
 
+// Op names unique within one GraphDef, as GE's "src:idx" references need: a clash gets "_1", "_2"...
+class OpNames {
+ public:
+  std::string operator()(std::string want, const std::string& fallback) {
+    if (want.empty()) want = fallback;
+    std::string name = want;
+    for (int k = 1; used_.count(name); ++k) name = want + "_" + std::to_string(k);
+    used_.insert(name);
+    return name;
+  }
+
+ private:
+  std::set<std::string> used_;
+};
+
+// A node's op: its unique name and GE's type for it (Kiln's own when GE has no name for the op).
+void nameAndType(ge::proto::OpDef& op, const Node& n, OpNames& names) {
+  op.set_name(names(n.name(), n.opType() + "_" + std::to_string(n.id())));
+  const size_t rank = n.numInputs() > 0 && n.input(0) ? n.input(0)->type().shape.rank() : 0;
+  const std::string ge = geOpType(n.qualifiedType(), rank);
+  op.set_type(ge.empty() ? n.opType() : ge);
+}
+
+// The graph's NetOutput op: one input per graph output (with its device offset when `offsetOf` is given), also
+// listed as the GraphDef's outputs.
+void addNetOutput(ge::proto::GraphDef& gd, const Graph& g, const std::unordered_map<const Value*, std::string>& ref,
+                  OpNames& names, int64_t id, const std::function<int64_t(const Value*)>& bytesOf,
+                  const std::function<int64_t(const Value*)>& offsetOf) {
+  ge::proto::OpDef& out = *gd.add_op();
+  out.set_name(names("NetOutput", "NetOutput"));
+  out.set_type("NetOutput");
+  out.set_id(id);
+  for (const Value* v : g.outputs()) {
+    auto r = ref.find(v);
+    const std::string src = r == ref.end() ? "" : r->second;
+    out.add_input(src);
+    if (offsetOf) out.add_input_i(offsetOf(v));
+    describe(*out.add_input_desc(), *v, bytesOf(v));
+    gd.add_output(src);
+  }
+}
+
 constexpr int kMaxSubgraphDepth = 64;  // as the reader's limit
 
 void writeSubgraphs(const Node& n, ge::proto::OpDef& op, ge::proto::ModelDef& model, int depth);
@@ -168,15 +211,8 @@ void writeSubgraphs(const Node& n, ge::proto::OpDef& op, ge::proto::ModelDef& mo
 // inside its one kernel (fused) or are placed by GE when the branch runs (control flow), outside Kiln's plan. A body
 // reading a value of the enclosing graph directly is refused: GE passes such values in as explicit inputs.
 void writeGraphBody(const Graph& g, ge::proto::GraphDef& gd, ge::proto::ModelDef& model, int depth) {
-  std::set<std::string> used;
+  OpNames uniqueName;
   std::unordered_map<const Value*, std::string> ref;
-  auto uniqueName = [&](std::string want, const std::string& fallback) {
-    if (want.empty()) want = fallback;
-    std::string name = want;
-    for (int k = 1; used.count(name); ++k) name = want + "_" + std::to_string(k);
-    used.insert(name);
-    return name;
-  };
   int64_t nextId = 0;
   auto bytesOf = [](const Value* v) { return memory::geTensorBytes(v->type().byteSize().value_or(0)); };
   auto constOp = [&](const Value* v) {
@@ -216,10 +252,7 @@ void writeGraphBody(const Graph& g, ge::proto::GraphDef& gd, ge::proto::ModelDef
         constOp(v);
       }
     ge::proto::OpDef& op = *gd.add_op();
-    op.set_name(uniqueName(n->name(), n->opType() + "_" + std::to_string(n->id())));
-    const size_t rank = n->numInputs() > 0 && n->input(0) ? n->input(0)->type().shape.rank() : 0;
-    const std::string ge = geOpType(n->qualifiedType(), rank);
-    op.set_type(ge.empty() ? n->opType() : ge);
+    nameAndType(op, *n, uniqueName);
     op.set_id(nextId++);
     for (const Value* v : n->inputs()) {
       auto r = v ? ref.find(v) : ref.end();
@@ -237,17 +270,7 @@ void writeGraphBody(const Graph& g, ge::proto::GraphDef& gd, ge::proto::ModelDef
     copyAttributes(*n, op);
     writeSubgraphs(*n, op, model, depth);
   }
-  ge::proto::OpDef& out = *gd.add_op();
-  out.set_name(uniqueName("NetOutput", "NetOutput"));
-  out.set_type("NetOutput");
-  out.set_id(nextId++);
-  for (const Value* v : g.outputs()) {
-    auto r = ref.find(v);
-    const std::string src = r == ref.end() ? "" : r->second;
-    out.add_input(src);
-    describe(*out.add_input_desc(), *v, bytesOf(v));
-    gd.add_output(src);
-  }
+  addNetOutput(gd, g, ref, uniqueName, nextId++, bytesOf, nullptr);
 }
 
 void writeSubgraphs(const Node& n, ge::proto::OpDef& op, ge::proto::ModelDef& model, int depth) {
@@ -308,15 +331,8 @@ ModelDefBuild buildModelDef(const Model& compiled, const memory::Lifetimes& life
   };
 
   // Op names: unique, as GE's "src:idx" references need.
-  std::set<std::string> used;
+  OpNames uniqueName;
   std::unordered_map<const Value*, std::string> ref;  // "op:idx" of every value
-  auto uniqueName = [&](std::string want, const std::string& fallback) {
-    if (want.empty()) want = fallback;
-    std::string name = want;
-    for (int k = 1; used.count(name); ++k) name = want + "_" + std::to_string(k);
-    used.insert(name);
-    return name;
-  };
   int64_t nextId = 0;
   auto markWeight = [&](ge::proto::TensorDescriptor& d, const Value* v) {
     if (!addr) return;
@@ -345,10 +361,7 @@ ModelDefBuild buildModelDef(const Model& compiled, const memory::Lifetimes& life
 
   for (const Node* n : g.nodes()) {
     ge::proto::OpDef& op = *graph.add_op();
-    op.set_name(uniqueName(n->name(), n->opType() + "_" + std::to_string(n->id())));
-    const size_t rank = n->numInputs() > 0 && n->input(0) ? n->input(0)->type().shape.rank() : 0;
-    const std::string ge = geOpType(n->qualifiedType(), rank);
-    op.set_type(ge.empty() ? n->opType() : ge);
+    nameAndType(op, *n, uniqueName);
     op.set_id(nextId);
     b.opIndex[n] = nextId++;
     b.opName[n] = op.name();
@@ -375,18 +388,8 @@ ModelDefBuild buildModelDef(const Model& compiled, const memory::Lifetimes& life
     copyAttributes(*n, op);
     writeSubgraphs(*n, op, model, 1);
   }
-  ge::proto::OpDef& out = *graph.add_op();
-  out.set_name(uniqueName("NetOutput", "NetOutput"));
-  out.set_type("NetOutput");
-  out.set_id(nextId++);
-  for (const Value* v : g.outputs()) {
-    auto r = ref.find(v);
-    const std::string src = r == ref.end() ? "" : r->second;
-    out.add_input(src);
-    if (addr) out.add_input_i(offsetOf(v));
-    describe(*out.add_input_desc(), *v, bytesOf(v));
-    graph.add_output(src);
-  }
+  addNetOutput(graph, g, ref, uniqueName, nextId++, bytesOf,
+               addr ? std::function<int64_t(const Value*)>(offsetOf) : nullptr);
   return b;
 }
 
