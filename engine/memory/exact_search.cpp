@@ -79,7 +79,7 @@ Outcome ExactSearch::solve(int64_t capacity, size_t strategy, uint64_t nodeLimit
   memoCapacity_ = capacity;
   capacity_ = capacity;
   strategy_ = strategy;
-  rank_ = &inst_.ranks[strategy % inst_.ranks.size()];
+  rank_ = inst_.ranks[strategy % inst_.ranks.size()];
   twinOrder_ = strategy < inst_.ranks.size();
   nodes_ = 0;
   nodeLimit_ = nodeLimit;
@@ -89,9 +89,14 @@ Outcome ExactSearch::solve(int64_t capacity, size_t strategy, uint64_t nodeLimit
   offset_.assign(n_, 0);
   placed_.assign(n_, 0);
   trail_.clear();
+  columnTrail_.clear();
+  columnTop_.assign(inst_.sections, 0);
+  columnLeft_.assign(inst_.sections, 0);
+  for (size_t b = 0; b < n_; ++b)
+    for (size_t s = inst_.lo[b]; s < inst_.hi[b]; ++s) columnLeft_[s] += buf_[b].size;
   std::vector<int32_t> all(n_);
   std::iota(all.begin(), all.end(), 0);
-  const Outcome result = dfs(all, 0, -1);
+  const Outcome result = dfs(all, 0, -1, 0);
   totalNodes_ += nodes_;
   if (result == Outcome::Found) offsets = offset_;
   return result;
@@ -114,8 +119,12 @@ int32_t ExactSearch::twinBelow(size_t b) const {
 void ExactSearch::place(size_t b, int64_t at) {
   placed_[b] = 1;
   offset_[b] = at;
-  trail_.emplace_back(-1 - int32_t(b), 0);
+  trail_.emplace_back(-1 - int32_t(b), int64_t(columnTrail_.size()));
   const int64_t above = alignUp(at + buf_[b].size, align_);
+  for (size_t s = inst_.lo[b]; s < inst_.hi[b]; ++s) {
+    columnLeft_[s] -= buf_[b].size;
+    if (columnTop_[s] < above) columnTrail_.emplace_back(s, columnTop_[s]), columnTop_[s] = above;
+  }
   for (int32_t q : inst_.conflicts[b])
     if (!placed_[size_t(q)] && cand_[size_t(q)] < above) {
       trail_.emplace_back(q, cand_[size_t(q)]);
@@ -127,11 +136,24 @@ void ExactSearch::unwindTo(size_t mark) {
   while (trail_.size() > mark) {
     const auto [who, previous] = trail_.back();
     trail_.pop_back();
-    if (who < 0)
-      placed_[size_t(-1 - who)] = 0;
-    else
+    if (who < 0) {
+      const size_t b = size_t(-1 - who);
+      placed_[b] = 0;
+      for (size_t s = inst_.lo[b]; s < inst_.hi[b]; ++s) columnLeft_[s] += buf_[b].size;
+      for (; columnTrail_.size() > size_t(previous); columnTrail_.pop_back())
+        columnTop_[columnTrail_.back().first] = columnTrail_.back().second;
+    } else
       cand_[size_t(who)] = previous;
   }
+}
+
+// The cheap form of the section bound, kept up to date by place/unwindTo: in every section the buffers left stack
+// above both the watermark and the highest end placed there (they share time with everything placed there). Tried on
+// each child before it costs a node; the full bound below is stronger.
+bool ExactSearch::columnsOverflow(int64_t watermark, size_t from, size_t to) const {
+  for (size_t s = from; s < to; ++s)
+    if (columnLeft_[s] > 0 && std::max(watermark, columnTop_[s]) > capacity_ - columnLeft_[s]) return true;
+  return false;
 }
 
 // The unplaced buffers of a section must stack above their lowest possible offsets: with them sorted by that offset
@@ -178,7 +200,7 @@ bool ExactSearch::fullOverflow(const std::vector<int32_t>& members, const std::v
 // (later candidates follow from these and the placements to come), the watermark, the rank the next buffer at the
 // watermark must exceed, and the preorder.
 std::pair<uint64_t, uint64_t> ExactSearch::stateKey(const std::vector<int32_t>& members, int64_t watermark,
-                                                    int32_t last) const {
+                                                    int32_t last, uint64_t context) const {
   uint64_t h1 = 0, h2 = 0;
   for (int32_t b : members) {
     // The twin under b's candidate decides whether b may go there (twinBelow), so it is part of the state.
@@ -186,8 +208,8 @@ std::pair<uint64_t, uint64_t> ExactSearch::stateKey(const std::vector<int32_t>& 
     h1 += mix((uint64_t(b) << 20) ^ mix(c));
     h2 += mix(mix(uint64_t(b) + 0x5bd1e995ull) ^ (c * 0x9e3779b97f4a7c15ull));
   }
-  const uint64_t lastRank = last < 0 ? 0 : uint64_t((*rank_)[size_t(last)]) + 1;
-  const uint64_t tail = mix(uint64_t(watermark)) ^ mix((lastRank << 8) | strategy_);
+  const uint64_t lastRank = last < 0 ? 0 : uint64_t(rank_[size_t(last)]) + 1;
+  const uint64_t tail = mix(uint64_t(watermark)) ^ mix((lastRank << 8) | strategy_) ^ mix(context + 0x632be59bd9b4e019ull);
   h1 = mix(h1 ^ tail);
   h2 = mix(h2 + mix(tail ^ 0x27d4eb2f165667c5ull));
   if (h1 == 0 && h2 == 0) h1 = 1;  // (0, 0) marks an empty slot
@@ -211,18 +233,27 @@ Outcome ExactSearch::solveApart(const std::vector<int32_t>& members) {
   ++stats_.splits;
   // Small groups first: they are cheap, and one that cannot be placed settles the whole state.
   std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
+  // Each group is ranked afresh by what is left in it; the ranking depends only on the group's buffers, so their set
+  // names it in the memo.
+  std::vector<int32_t> saved(members.size());
+  for (size_t k = 0; k < members.size(); ++k) saved[k] = rank_[size_t(members[k])];
   const size_t mark = trail_.size();
+  Outcome result = Outcome::Found;
   for (const auto& g : groups) {
-    const Outcome r = dfs(g, 0, -1);
-    if (r != Outcome::Found) {
+    rankGroup(buf_, inst_, strategy_, g, rank_);
+    uint64_t context = 0x8f1bbcdcca62c1d6ull;
+    for (int32_t b : g) context += mix(uint64_t(b) ^ 0x3c6ef372fe94f82bull);
+    result = dfs(g, 0, -1, mix(context));
+    if (result != Outcome::Found) {
       unwindTo(mark);
-      return r;
+      break;
     }
   }
-  return Outcome::Found;
+  for (size_t k = 0; k < members.size(); ++k) rank_[size_t(members[k])] = saved[k];
+  return result;
 }
 
-Outcome ExactSearch::dfs(const std::vector<int32_t>& group, int64_t watermark, int32_t last) {
+Outcome ExactSearch::dfs(const std::vector<int32_t>& group, int64_t watermark, int32_t last, uint64_t context) {
   if (++nodes_ > nodeLimit_ || ((nodes_ & 255) == 0 && Clock::now() > deadline_)) stopped_ = true;
   if (stopped_) return Outcome::Unknown;
   std::vector<int32_t> members;
@@ -273,7 +304,7 @@ Outcome ExactSearch::dfs(const std::vector<int32_t>& group, int64_t watermark, i
   for (size_t k = 0; k < members.size(); ++k)
     if (lowest[k] > capacity_ - buf_[size_t(members[k])].size) return Outcome::Infeasible;
   if (quickOverflow(members, lowest)) return ++stats_.sections, Outcome::Infeasible;
-  const auto key = stateKey(members, watermark, last);
+  const auto key = stateKey(members, watermark, last, context);
   if (failed_.contains(key)) return ++stats_.memo, Outcome::Infeasible;
   if (fullOverflow(members, lowest)) return ++stats_.sections, Outcome::Infeasible;
 
@@ -284,7 +315,8 @@ Outcome ExactSearch::dfs(const std::vector<int32_t>& group, int64_t watermark, i
     return apart;
   }
 
-  const std::vector<int32_t>& rank = *rank_;
+  const std::vector<int32_t>& rank = rank_;
+  const std::vector<int32_t>& twinRank = inst_.ranks[strategy_ % inst_.ranks.size()];
   std::vector<int32_t> children;
   for (int32_t b : members) {
     const int64_t at = cand_[size_t(b)];
@@ -299,11 +331,13 @@ Outcome ExactSearch::dfs(const std::vector<int32_t>& group, int64_t watermark, i
     // increasing rank is explored.
     if (at == watermark && last >= 0 && rank[size_t(b)] < rank[size_t(last)]) continue;
     if (twinOrder_) {
-      // Stack order: never a twin directly on a smaller one, or on an equal one of higher rank.
+      // Stack order: never a twin directly on a smaller one, or on an equal one of higher rank. The rank here is the
+      // preorder's over all buffers, never a group's: the twin underneath may have been placed before the split,
+      // and the witness orders equal twins by one ranking throughout.
       const int32_t t = twinBelow(size_t(b));
       if (t >= 0) {
         const int64_t under = buf_[size_t(t)].size, over = buf_[size_t(b)].size;
-        if (under < over || (under == over && rank[size_t(t)] > rank[size_t(b)])) {
+        if (under < over || (under == over && twinRank[size_t(t)] > twinRank[size_t(b)])) {
           ++stats_.twins;
           continue;
         }
@@ -315,11 +349,18 @@ Outcome ExactSearch::dfs(const std::vector<int32_t>& group, int64_t watermark, i
     if (cand_[size_t(a)] != cand_[size_t(b)]) return cand_[size_t(a)] < cand_[size_t(b)];
     return rank[size_t(a)] < rank[size_t(b)];
   });
+  size_t from = inst_.sections, to = 0;  // the sections this group's buffers span
+  for (int32_t b : members) from = std::min(from, inst_.lo[size_t(b)]), to = std::max(to, inst_.hi[size_t(b)]);
   for (int32_t c : children) {
     const size_t mark = trail_.size();
     const int64_t at = cand_[size_t(c)];
     place(size_t(c), at);
-    const Outcome r = dfs(members, at, c);
+    if (columnsOverflow(at, from, to)) {
+      ++stats_.sections;
+      unwindTo(mark);
+      continue;
+    }
+    const Outcome r = dfs(members, at, c, context);
     if (r == Outcome::Found) return r;
     unwindTo(mark);
     if (r == Outcome::Unknown) return r;

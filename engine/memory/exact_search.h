@@ -22,9 +22,16 @@ struct ExactInstance {
   std::vector<std::vector<int32_t>> conflicts;  // per buffer: the buffers it shares time with
   // Per buffer: the others with the same section run, which therefore share time with exactly the same buffers.
   std::vector<std::vector<int32_t>> twins;
-  // Static preferences among buffers (rank: lower first), one per preordering heuristic the search rotates through.
+  // Preferences among all buffers (rank: lower first), one per preorder the search rotates through.
   std::vector<std::vector<int32_t>> ranks;
 };
+
+// How many preorders there are.
+size_t preorders();
+// Ranks the buffers of `group` 0..size-1 under preorder `preorder` (its "total" key counts only the group's bytes),
+// writing rank[b] for each b in the group and nothing else.
+void rankGroup(const std::vector<Buffer>& buffers, const ExactInstance& instance, size_t preorder,
+               const std::vector<int32_t>& group, std::vector<int32_t>& rank);
 
 // False when the conflict lists would exceed maxPairs (the instance is too big to search).
 bool buildExactInstance(const std::vector<Buffer>& buffers, size_t maxPairs, ExactInstance& out);
@@ -51,14 +58,17 @@ class ExactSearch {
   size_t strategies() const { return 2 * inst_.ranks.size(); }
 
  private:
-  Outcome dfs(const std::vector<int32_t>& group, int64_t watermark, int32_t last);
+  // `context` names the ranking in force (the group it was computed for), part of every memo key below it.
+  Outcome dfs(const std::vector<int32_t>& group, int64_t watermark, int32_t last, uint64_t context);
   Outcome solveApart(const std::vector<int32_t>& members);
+  bool columnsOverflow(int64_t watermark, size_t from, size_t to) const;
   bool quickOverflow(const std::vector<int32_t>& members, const std::vector<int64_t>& lowest);
   bool fullOverflow(const std::vector<int32_t>& members, const std::vector<int64_t>& lowest);
   int32_t twinBelow(size_t b) const;
   void place(size_t b, int64_t at);
   void unwindTo(size_t mark);
-  std::pair<uint64_t, uint64_t> stateKey(const std::vector<int32_t>& members, int64_t watermark, int32_t last) const;
+  std::pair<uint64_t, uint64_t> stateKey(const std::vector<int32_t>& members, int64_t watermark, int32_t last,
+                                         uint64_t context) const;
 
   // Failed states, open addressing over 128-bit keys (a false "failed" would cost optimality, so 64 bits of
   // collision odds per pair are not enough); stops inserting when full rather than growing without bound.
@@ -77,7 +87,7 @@ class ExactSearch {
   const int64_t align_;
   const ExactInstance& inst_;
   const size_t n_;
-  const std::vector<int32_t>* rank_ = nullptr;
+  std::vector<int32_t> rank_;  // the preorder's ranks, re-ranked per group after each split
   size_t strategy_ = 0;
   bool twinOrder_ = true;  // whether the stack-order rule for twins applies (strategies alternate)
   int64_t capacity_ = 0, memoCapacity_ = -1;
@@ -88,7 +98,11 @@ class ExactSearch {
   std::vector<int64_t> cand_;    // per buffer: the aligned highest end of the placed buffers it shares time with
   std::vector<int64_t> offset_;  // per placed buffer
   std::vector<char> placed_;
-  std::vector<std::pair<int32_t, int64_t>> trail_;  // undo log: (buffer, previous cand), (-1 - b, 0) marks b placed
+  // Undo log: (buffer, previous cand); (-1 - b, columnTrail_ size before) marks b placed.
+  std::vector<std::pair<int32_t, int64_t>> trail_;
+  // Per section: the highest aligned end placed there, the bytes left to place there, and the undo log of the former.
+  std::vector<int64_t> columnTop_, columnLeft_;
+  std::vector<std::pair<size_t, int64_t>> columnTrail_;
   std::vector<int64_t> acc_, low_;                   // per section scratch for the section bound
   std::vector<uint32_t> accStamp_;
   uint32_t stamp_ = 0;

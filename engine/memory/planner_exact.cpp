@@ -14,11 +14,16 @@
 // - Section bounds: sections are the maximal sets of buffers live together. In each, the unplaced buffers stack above
 //   their lowest possible offsets: for every t, t plus the sizes of those that cannot go under t must fit (exact for
 //   one section: scheduling with release dates); a buffer whose lowest offset already overflows kills the branch.
+//   Its cheap form (above the watermark and the highest end placed there, all bytes left in the section must fit) is
+//   kept up to date on every placement and tried on each child before the child costs a node: on tight instances
+//   nearly every child dies there.
 // - Twin stack order: buffers with the same section run ("twins") share time with exactly the same buffers, so one
 //   stacked directly on the other can trade places; the witness's weighting makes the larger one go below, so a twin
 //   directly on a smaller twin (or on an equal one of higher rank) is skipped.
 // - Decomposition: when the unplaced buffers split into groups that no buffer's lifetime bridges, the groups never
 //   share time and are solved one after another, each from watermark 0; one that fails fails the state.
+//   Each group is ranked afresh by the preorder, its "total" key counting only the bytes left in the group (the
+//   twin rule keeps the ranking over all buffers, since a twin placed before the split may sit under one in a group).
 // - Memo: a state (buffers left with their candidates and the twin under each, watermark, rank bound, strategy) that
 //   failed is not searched again; failures stay valid while the capacity only shrinks. Keys are 128-bit.
 // - Order: lowest candidate first, ties by rank. Six strategies, three preorders (width/area/total, total/area/width,
