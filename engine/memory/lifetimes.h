@@ -31,7 +31,8 @@ namespace kiln::memory {
 constexpr int64_t kArenaAlignment = 512;  // offsets in the arena
 constexpr int64_t kZeroCopyAlignment = 32;
 
-// Reshape, Flatten, Squeeze, Unsqueeze, Identity: the output is the input's bytes under another shape.
+// Reshape, Flatten, Squeeze, Unsqueeze, Identity (and GE's ExpandDims, in an .om's ge domain): the output is the
+// input's bytes under another shape.
 bool aliasesInput(const Node& n);
 
 // GE's tensor size rule: round the byte size up to 32, then add 32.

@@ -5,6 +5,10 @@
 
 #include "ir/graph.h"
 #include "ir/model.h"
+#include "ir/model_metadata.h"
+#include "memory/lifetimes.h"
+#include "memory/memory_plan.h"
+#include "report/memory_chart.h"
 #include "passes/optimize/optimize_passes.h"
 #include "passes/pass_manager.h"
 #include "schedule/sync_events.h"
@@ -16,6 +20,22 @@ namespace kiln {
 namespace {
 // The fusion drivers (passes/optimize/graph_fusion.h): their counters are rule names, plus the bytes saved.
 bool isFusionPass(const std::string& name) { return name == "GraphFusion" || name == "UBFusion"; }
+
+// A compiled file (.om) ran no pass to count for it: the arena and lower bound are those of the plan it carries (the
+// memory chart's, over the offsets it gives its tensors; its memory_size also holds the zero-copy inputs and
+// outputs), the no-reuse sum is over the same aligned blocks, weights and tasks are the file's own totals.
+void summarizePrecompiled(const Model& compiled, CompileSummary& s) {
+  const MemoryChart chart = buildMemoryChart(*compiled.graph);
+  s.arenaBytes = chart.arenaBytes;
+  s.lowerBoundBytes = chart.lowerBound;
+  s.unsizedTensors = chart.unsized;
+  const memory::Lifetimes life = memory::computeLifetimes(*compiled.graph);
+  for (const memory::Buffer& b : memory::alignedBlocks(life)) s.noReuseBytes += b.size;
+  s.weightBytes = int64_t(metadataU64(compiled, "om.weight_size"));
+  if (s.weightBytes == 0) s.weightBytes = life.weightBytes;
+  s.tasks = int64_t(metadataU64(compiled, "om.task_num"));
+  s.built = true;
+}
 }  // namespace
 
 CompileSummary summarizeCompile(const Model& compiled, const RunSummary& run) {
@@ -50,6 +70,7 @@ CompileSummary summarizeCompile(const Model& compiled, const RunSummary& run) {
     }
   }
   s.built = memory && tasks;
+  if (compiled.precompiled) summarizePrecompiled(compiled, s);
   return s;
 }
 

@@ -11,6 +11,7 @@
 #include "ir/model.h"
 #include "passes/options.h"
 #include "passes/pass_manager.h"
+#include "report/compile_summary.h"
 #include "report/memory_chart.h"
 #include "samples/sample_models.h"
 #include "schedule/task_list.h"
@@ -174,6 +175,27 @@ class OmWriterTest : public QObject {
       QCOMPARE(got[i].stream, want[i].stream);
       QCOMPARE(got[i].event, want[i].event);
     }
+  }
+
+  // A batch case of the .om reports what the compile that wrote it reported: the arena (the file's memory_size), the
+  // lower bound, the no-reuse sum and the task count, though no pass runs over the file.
+  void summaryOfTheOmIsTheCompilesSummary() {
+    const Options o;
+    PassManager pm;
+    addStandardPasses(pm, o);
+    auto fresh = buildSample("mobilenetv2", SampleOptions{.weights = true});
+    const RunSummary run = pm.run(*fresh, o);
+    const CompileSummary want = summarizeCompile(*fresh, run);
+    QVERIFY(want.built);
+    const om::OmImport back = roundTrip(*fresh, o);
+    const CompileSummary got = summarizeCompile(*back.model, RunSummary{});
+    QVERIFY(got.built);
+    QCOMPARE(got.arenaBytes, want.arenaBytes);
+    QCOMPARE(got.lowerBoundBytes, want.lowerBoundBytes);
+    QCOMPARE(got.noReuseBytes, want.noReuseBytes);
+    QCOMPARE(got.tasks, want.tasks);
+    QCOMPARE(got.streams, want.streams);
+    QCOMPARE(got.events, want.events);
   }
 
   void weightsKeepTheirBytes() {

@@ -17,6 +17,7 @@
 #include "io/om/ge_ir.pb.h"
 #include "io/om/ge_types.h"
 #include "io/om/om_plan.h"
+#include "ir/model_metadata.h"
 #include "io/om/task.pb.h"
 #include "schedule/task_list.h"
 
@@ -485,19 +486,6 @@ void addModelMetadata(Model& m, const ge::proto::ModelDef& md) {
   m.metadata.insert(m.metadata.end(), meta.begin(), meta.end());
 }
 
-std::string metadataValue(const Model& m, const std::string& key) {
-  for (const auto& [k, v] : m.metadata)
-    if (k == key) return v;
-  return {};
-}
-
-uint64_t metadataU64(const Model& m, const std::string& key) {
-  const std::string v = metadataValue(m, key);
-  uint64_t out = 0;
-  std::from_chars(v.data(), v.data() + v.size(), out);
-  return out;
-}
-
 // TBE_KERNELS / CUST_AICPU_KERNELS / SO_BINS: {u32 magic, u32 name_len, u32 bin_len, name, bin}*.
 std::vector<OmKernelBinary> parseKernelBins(std::span<const uint8_t> b, std::vector<std::string>& warnings) {
   std::vector<OmKernelBinary> out;
@@ -578,6 +566,7 @@ OmImport readOmBytes(std::shared_ptr<const Storage> storage, const std::string& 
   fill("om.weight_size", tasks.weight_size());
   fill("om.stream_num", tasks.stream_num());
   fill("om.event_num", tasks.event_num());
+  fill("om.task_num", static_cast<uint64_t>(tasks.task_size()));
   info.memorySize = metadataU64(m, "om.memory_size");
   info.weightSize = metadataU64(m, "om.weight_size");
   info.streamNum = static_cast<uint32_t>(metadataU64(m, "om.stream_num"));
