@@ -18,6 +18,7 @@
 #include "emulator/emulation.h"
 #include "emulator/emulation_check.h"
 #include "emulator/model_inputs.h"
+#include "emulator/timing/model_soc.h"
 #include "emulator/timing/timeline_sim.h"
 #include "io/model_loader.h"
 #include "io/tensor_file.h"
@@ -145,7 +146,7 @@ int runRun(const Argv& argv) {
   // computed.
   SocProfile soc;
   try {
-    soc = SocProfile::load(args.value("--soc").value_or(options.getString("soc_version")));
+    soc = SocProfile::load(args.value("--soc").value_or(socVersionFor(*compiled.model, options)));
   } catch (const std::exception& e) {
     throw UsageError(e.what());
   }

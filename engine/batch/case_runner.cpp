@@ -14,6 +14,7 @@
 #include "emulator/emulation_check.h"
 #include "emulator/emulation_inputs.h"
 #include "emulator/reference_executor.h"
+#include "emulator/timing/model_soc.h"
 #include "emulator/timing/soc_profile.h"
 #include "emulator/timing/timeline_sim.h"
 #include "history/history_emulation.h"
@@ -107,7 +108,7 @@ void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) 
     return;
   }
   try {
-    w.soc = SocProfile::load(options.getString("soc_version"));
+    w.soc = SocProfile::load(socVersionFor(*w.compiled.model, options));
     w.timeline = simulateTimeline(buildTaskList(*w.compiled.model->graph, w.soc->aiCores), *w.soc,
                                   options.getBool("model_sink"));
     if (recorder && recorder->runId() > 0 && recorder->error().empty()) recordTimeline(ctx, *recorder, *w.timeline);

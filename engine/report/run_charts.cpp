@@ -4,6 +4,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "emulator/timing/model_soc.h"
 #include "emulator/timing/soc_profile.h"
 #include "emulator/timing/timeline_sim.h"
 #include "history/history_db.h"
@@ -131,7 +132,7 @@ RunCharts loadRunCharts(const std::string& historyPath, int64_t runId, std::shar
       try {
         // Same task list and simulation as `kiln run`, so the GUI and the CLI agree on the numbers; the timeline
         // `kiln run --history` recorded is drawn when the history has it.
-        const SocProfile soc = SocProfile::load(options.getString("soc_version"));
+        const SocProfile soc = SocProfile::load(socVersionFor(*compiled, options));
         simulated = simulateTimeline(buildTaskList(g, soc.aiCores), soc, options.getBool("model_sink"));
         const std::vector<TimelineRow> rows = readTimeline(db, run.id);
         out.timeline = std::make_shared<const TimelineChart>(rows.empty() ? timelineChartFromSimulation(*simulated, soc)

@@ -5,6 +5,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "emulator/timing/model_soc.h"
 #include "io/om/om_reader.h"
 #include "io/om/om_writer.h"
 #include "ir/graph.h"
@@ -196,6 +197,21 @@ class OmWriterTest : public QObject {
     QCOMPARE(got.tasks, want.tasks);
     QCOMPARE(got.streams, want.streams);
     QCOMPARE(got.events, want.events);
+  }
+
+  // An .om is timed on the SoC it was built for, whatever the options say; only a known profile name counts.
+  void anOmIsTimedOnItsOwnSoc() {
+    Options built;
+    built.set("soc_version=Ascend310");
+    auto m = compiled("mobilenetv2", built);
+    const om::OmImport back = roundTrip(*m, built);
+    const Options defaults;
+    QCOMPARE(defaults.getString("soc_version"), std::string("Ascend910A"));
+    QCOMPARE(QString::fromStdString(socVersionFor(*back.model, defaults)).toLower(), QString("ascend310"));
+    QCOMPARE(socVersionFor(*m, defaults), std::string("Ascend910A"));  // compiled by Kiln: the options decide
+    for (auto& [k, v] : back.model->metadata)
+      if (k == "om.soc_version") v = "../../somewhere/else.json";
+    QCOMPARE(socVersionFor(*back.model, defaults), std::string("Ascend910A"));
   }
 
   void weightsKeepTheirBytes() {

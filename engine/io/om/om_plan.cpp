@@ -8,7 +8,7 @@
 
 #include "ir/graph.h"
 #include "ir/model.h"
-#include "schedule/engine_placement.h"
+#include "ir/opdefs/op_registry.h"
 #include "schedule/sync_events.h"
 #include "schedule/task_list.h"
 
@@ -77,11 +77,11 @@ void annotateOmPlan(Model& m, const std::vector<OmTask>& tasks) {
     Node* n = it->second;
     lastOnStream[t.streamId] = n;
     // The engine is what the compiler chose (a kernel task runs on AI Core, KERNEL_EX on AI CPU); the AI Core unit
-    // is the op's usual one.
+    // is the op's usual one, by GE's op names for the ge domain.
     if (type == TaskType::Kernel) {
-      const std::string unit = placementOf(*n, m).unit;
+      const bool cube = defaultComputeUnit(n->domain(), n->opType()) == ComputeUnit::Cube;
       n->setAnnotation("engine", "aicore");
-      n->setAnnotation("unit", unit == "cube" ? "cube" : "vector");
+      n->setAnnotation("unit", cube ? "cube" : "vector");
     } else if (type == TaskType::KernelEx) {
       n->setAnnotation("engine", "aicpu");
       n->setAnnotation("unit", "aicpu");
