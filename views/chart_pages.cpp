@@ -41,5 +41,6 @@ void ChartPages::showChart(const QString& summary) {
 }
 
 QString ChartPages::message() const { return showsChart() ? QString() : message_->text(); }
+QString ChartPages::summary() const { return showsChart() ? summary_->text() : QString(); }
 
 }  // namespace kiln::views

@@ -23,6 +23,7 @@ class ChartPages : public QStackedWidget {
   void showChart(const QString& summary);
   bool showsChart() const { return currentIndex() == 1; }
   QString message() const;
+  QString summary() const;  // the line above the chart ("" while a message shows)
 
  private:
   QLabel* message_;

@@ -6,6 +6,7 @@
 #include <QThreadPool>
 #include <memory>
 
+#include "emulator/emulation_inputs.h"
 #include "emulator/model_inputs.h"
 #include "emulator/pass_verifier.h"
 #include "history/history_db.h"
@@ -77,17 +78,15 @@ bool CompileSession::start(const QString& modelPath, const kiln::Options& option
       std::unique_ptr<PassVerifier> verifier;
       std::string accuracyError, unverified;
       if (verifyNumerics) {
-        // Concrete shapes for the data: the compile sees the same binding.
-        if (options.getString("input_shape").empty()) {
-          const std::string spec = inputShapeSpec(*loaded.model->graph, {});
-          if (!spec.empty()) options.setValue("input_shape", Json(spec), "bound for verification");
-        }
+        // Concrete shapes for the data (dim_values, else 1): the compile sees the same binding.
+        const std::map<std::string, int64_t> dims = runDimBindings(options, {});
+        bindSymbolicInputs(*loaded.model->graph, dims, options);
         // Data the model cannot get (over emulator.max_input_bytes, an input of unknown type) skips the
         // verification, not the compile.
         std::vector<Tensor> data;
         try {
           const int64_t limit = options.getInt(kEmulatorInputKey);
-          data = randomInputs(*loaded.model->graph, 1, {}, 2, limit);
+          data = randomInputs(*loaded.model->graph, 1, dims, 2, limit);
         } catch (const std::runtime_error& e) {
           unverified = e.what();
         }

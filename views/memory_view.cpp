@@ -35,6 +35,33 @@ QIcon swatch(const QColor& c) {
   return QIcon(pm);
 }
 
+// "batch, sequence" (the first few of the named dimensions left in unplanned tensors).
+QString symbolList(const MemoryChart& c) {
+  QStringList names;
+  for (const std::string& s : c.unsizedSymbols) {
+    if (names.size() == 4) {
+      names << QString("… %L1 more").arg(c.unsizedSymbols.size() - 4);
+      break;
+    }
+    names << QString::fromStdString(s);
+  }
+  return names.join(", ");
+}
+
+// How to give the symbolic dimensions a size: by name when they have names, else by input.
+QString bindHint(const MemoryChart& c) {
+  if (c.unsizedSymbols.empty())
+    return "Bind the input shapes with the input_shape option (name:1,3,224,224) and rerun.";
+  QStringList example;
+  for (const std::string& s : c.unsizedSymbols) {
+    if (example.size() == 2) break;
+    example << QString::fromStdString(s) + ":1";
+  }
+  return QString("Give the named dimensions (%1) a size with the dim_values option, e.g. %2, or bind the inputs with "
+                 "input_shape, and rerun.")
+      .arg(symbolList(c), example.join(';'));
+}
+
 }  // namespace
 
 MemoryView::MemoryView(QWidget* parent) : QWidget(parent) {
@@ -98,6 +125,7 @@ int MemoryView::blockCount() const { return chart() ? int(chart()->blocks.size()
 bool MemoryView::showsChart() const { return pages_->showsChart(); }
 
 QString MemoryView::message() const { return pages_->message(); }
+QString MemoryView::summary() const { return pages_->summary(); }
 
 void MemoryView::showMessage(const QString& text) {
   plot_->setChart(nullptr);
@@ -154,9 +182,9 @@ void MemoryView::showChart(std::shared_ptr<const MemoryChart> chart) {
   }
   if (chart->blocks.empty()) {
     showMessage(chart->unsized > 0
-                    ? QString("No tensor was planned: %L1 tensors have symbolic shapes (no static size). Bind the "
-                              "symbolic dimensions with the input_shape option and rerun.")
+                    ? QString("No tensor was planned: %L1 tensors have symbolic shapes (no static size). %2")
                           .arg(chart->unsized)
+                          .arg(bindHint(*chart))
                     : QString("The memory plan is empty: every tensor of this model lives outside the arena (inputs, "
                               "outputs, weights)."));
     return;
@@ -173,7 +201,10 @@ void MemoryView::showChart(std::shared_ptr<const MemoryChart> chart) {
                 .arg(QString::fromStdString(c.replannedWith))
                 .arg(c.planDetail.empty() ? QString() : " (" + QString::fromStdString(c.planDetail) + ")");
   if (c.unplaced > 0) text += QString(" · %L1 tensors without an offset").arg(c.unplaced);
-  if (c.unsized > 0) text += QString(" · %L1 with symbolic shapes not planned").arg(c.unsized);
+  if (c.unsized > 0) {
+    text += QString(" · %L1 with symbolic shapes not planned").arg(c.unsized);
+    if (!c.unsizedSymbols.empty()) text += " (" + symbolList(c) + ": set dim_values)";
+  }
   plot_->setChart(std::move(chart));
   plot_->setColourBy(static_cast<MemoryPlot::ColourBy>(colour_->currentIndex()));
   fillPeakList();

@@ -34,6 +34,7 @@ class MemoryView : public QWidget {
   int blockCount() const;
   bool showsChart() const;
   QString message() const;
+  QString summary() const;  // the line above the plan
   MemoryPlot* plot() const { return plot_; }
   QListWidget* peakList() const { return peak_; }
   void setColourBy(int index);  // the combo's order: reuse block, producer op type, stream

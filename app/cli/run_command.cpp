@@ -105,7 +105,7 @@ int runRun(const Argv& argv) {
                      "[--dim SYMBOL=N] [--expected OUT.pb]... [--soc NAME|FILE.json] [--trace OUT.json] [--history DB] [--json]");
   const std::string path = args.positional[0];
   Options options = optionsFromArgs(args);
-  std::map<std::string, int64_t> dims = dimBindings(args);
+  std::map<std::string, int64_t> dims = runDimBindings(options, dimBindings(args));
   LoadedModel original = loadModel(path, loadLimits(options));
   LoadedModel compiled = loadModel(path, loadLimits(options));
   // The inputs first: given data fixes the symbolic dims it fills.

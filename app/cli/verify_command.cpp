@@ -46,7 +46,7 @@ int runVerify(const Argv& argv) {
     rtol = std::strtod(text->c_str(), &end);
     if (!end || *end || !(rtol > 0 && rtol < 1)) throw UsageError("--rtol takes a number in (0, 1), not '" + *text + "'");
   }
-  std::map<std::string, int64_t> dims = dimBindings(args);
+  std::map<std::string, int64_t> dims = runDimBindings(options, dimBindings(args));
   LoadedModel loaded = loadModel(path, loadLimits(options));
   Model& model = *loaded.model;
   const EmulationInputs inputs = emulationInputs(args, path, *model.graph, dims, options);  // given data fixes its dims

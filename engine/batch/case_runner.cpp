@@ -61,7 +61,7 @@ void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) 
   }
   const Graph& source = *w.compiled.model->graph;  // not compiled yet: the imported graph
   Options options = c.options->options;
-  std::map<std::string, int64_t> dims;
+  std::map<std::string, int64_t> dims = runDimBindings(options, {});
   std::optional<EmulationInputs> inputs;
   try {
     // The model's own <stem>_io.npz when it ships one, else random data (seed 1): the same inputs as `kiln run`.

@@ -17,6 +17,21 @@ std::string bindSymbolicInputs(const Graph& original, const std::map<std::string
   return bound;
 }
 
+std::map<std::string, int64_t> runDimBindings(Options& options, const std::map<std::string, int64_t>& overrides) {
+  std::map<std::string, int64_t> dims = options.dimValues();
+  bool changed = false;
+  for (const auto& [name, v] : overrides) {
+    auto [it, fresh] = dims.emplace(name, v);
+    if (!fresh && it->second != v) it->second = v, changed = true;
+  }
+  if (changed) {
+    std::string text;
+    for (const auto& [name, v] : dims) text += (text.empty() ? "" : ";") + name + ":" + std::to_string(v);
+    options.setValue("dim_values", Json(text), "--dim");
+  }
+  return dims;
+}
+
 namespace {
 
 // The symbolic input dims the given tensors fill, added to `dims`.
@@ -29,7 +44,7 @@ void dimsFromData(const Graph& g, const std::vector<Tensor>& tensors, std::map<s
       const int64_t have = tensors[i].dims()[a];
       auto [it, added] = dims.emplace(s[a].symbol, have);
       if (!added && it->second != have)
-        throw std::invalid_argument("--dim " + s[a].symbol + "=" + std::to_string(it->second) +
+        throw std::invalid_argument("dimension " + s[a].symbol + "=" + std::to_string(it->second) + " (--dim or dim_values)" +
                                     " contradicts input '" + g.inputs()[i]->name() + "', whose data has " +
                                     std::to_string(have));
     }

@@ -33,6 +33,10 @@ EmulationInputs loadEmulationInputs(const std::optional<std::string>& from, std:
                                     const std::string& modelPath, const Graph& original,
                                     std::map<std::string, int64_t>& dims, int64_t maxRandomBytes);
 
+// The symbol bindings a run starts from: the dim_values option, with `overrides` (kiln run --dim) winning; an
+// override that changes a dim_values entry is written back, so the compiler binds the same extent.
+std::map<std::string, int64_t> runDimBindings(Options& options, const std::map<std::string, int64_t>& overrides);
+
 // <model stem>_io.npz beside the model, when there is one: the inputs (and expected outputs) it ships with.
 std::optional<std::string> companionInputs(const std::string& modelPath);
 

@@ -203,7 +203,12 @@ Lifetimes computeLifetimes(const Graph& g) {
       case TensorKind::Weight: out.weightBytes += t.bytes; continue;
       case TensorKind::GraphInput:
       case TensorKind::GraphOutput: out.ioBytes += t.bytes; continue;
-      case TensorKind::Unsized: ++out.unsized; continue;
+      case TensorKind::Unsized:
+        ++out.unsized;
+        if (t.value->type().shape.rankKnown())
+          for (const Dim& d : t.value->type().shape.dims())
+            if (d.isSymbolic()) out.unsizedSymbols.push_back(d.symbol);
+        continue;
       case TensorKind::Arena: break;
     }
     const Value* root = aliasOf[i];
@@ -216,6 +221,8 @@ Lifetimes computeLifetimes(const Graph& g) {
     t.block = it->second;
   }
   for (const Buffer& b : out.blocks) out.noReuseBytes += b.size;
+  std::sort(out.unsizedSymbols.begin(), out.unsizedSymbols.end());
+  out.unsizedSymbols.erase(std::unique(out.unsizedSymbols.begin(), out.unsizedSymbols.end()), out.unsizedSymbols.end());
   return out;
 }
 

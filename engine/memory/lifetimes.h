@@ -58,6 +58,7 @@ struct Lifetimes {
   int64_t ioBytes = 0;                  // sum over graph inputs and outputs (GE-rounded)
   int64_t noReuseBytes = 0;             // sum over arena blocks: the arena with reuse disabled (no alignment)
   int unsized = 0;                      // tensors without a static byte size (symbolic dims): not planned
+  std::vector<std::string> unsizedSymbols;  // the named dimensions among theirs, sorted: what dim_values can bind
 
   std::unordered_map<const Value*, size_t> indexOf;  // into tensors
 

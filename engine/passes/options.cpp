@@ -1,6 +1,7 @@
 #include "passes/options.h"
 
 #include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <sstream>
 
@@ -107,6 +108,9 @@ const std::vector<OptionSpec>& Options::schema() {
            "--stream_max_parallel_num)"),
       integer("topo_sorting_mode", 1, 0, 3, "0 BFS, 1 DFS (default), 2 RDFS, 3 StableRDFS"),
       text("input_shape", "", "bind input shapes: \"name:1,3,224,224;mask:1,128\""),
+      text("dim_values", "",
+           "bind symbolic dimensions by name, wherever they appear: \"batch:1;sequence:128\" (ONNX Runtime's free "
+           "dimension overrides); names a model does not use are ignored"),
       choice("soc_version", "Ascend910A", {"Ascend910A", "Ascend910B1", "Ascend310P3", "Ascend310"},
              "the NPU profile to compile and emulate for"),
       integer("constant_folding_max_bytes", 64ll << 20, 0, 1ll << 40,
@@ -220,6 +224,7 @@ void Options::setValue(const std::string& key, const Json& value, const std::str
       throw OptionError(where + key + ": " + e.what());
     }
   }
+  if (key == "dim_values") parseDimValues(value.asString());  // refused before it is stored
   values_[key] = value;
   if (key == "input_shape") inputShapes();  // validate now, not at compile time
 }
@@ -280,6 +285,28 @@ bool Options::fusionEnabled(const std::string& rule) const {
   if (const Json* all = sw.find("ALL")) return all->asBool();
   return true;
 }
+
+std::map<std::string, int64_t> Options::parseDimValues(const std::string& text) {
+  std::map<std::string, int64_t> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ';')) {
+    if (item.empty()) continue;
+    const auto colon = item.rfind(':');
+    if (colon == std::string::npos || colon == 0)
+      throw OptionError("dim_values: expected name:value, got '" + item + "'");
+    const std::string name = item.substr(0, colon), digits = item.substr(colon + 1);
+    int64_t v = -1;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (ec != std::errc() || end != digits.data() + digits.size() || v < 0 || v > (int64_t{1} << 40))
+      throw OptionError("dim_values: bad value '" + digits + "' for '" + name + "' (0 .. 2^40)");
+    if (auto [it, fresh] = out.emplace(name, v); !fresh && it->second != v)
+      throw OptionError("dim_values: '" + name + "' is given twice");
+  }
+  return out;
+}
+
+std::map<std::string, int64_t> Options::dimValues() const { return parseDimValues(getString("dim_values")); }
 
 std::map<std::string, std::vector<Dim>> Options::inputShapes() const {
   std::map<std::string, std::vector<Dim>> out;

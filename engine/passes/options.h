@@ -64,6 +64,9 @@ class Options {
   bool fusionEnabled(const std::string& rule) const;
   // input_shape parsed: "x:1,3,224,224;mask:1,-1" -> {x: [1,3,224,224], mask: [1,?]}. Throws OptionError.
   std::map<std::string, std::vector<Dim>> inputShapes() const;
+  // dim_values: symbol -> extent. parseDimValues throws OptionError for a malformed list.
+  std::map<std::string, int64_t> dimValues() const;
+  static std::map<std::string, int64_t> parseDimValues(const std::string& text);
 
   // Every key, with defaults filled in: what gets stored with a run.
   Json toJson() const;

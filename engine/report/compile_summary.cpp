@@ -121,7 +121,8 @@ std::string builtText(const CompileSummary& s) {
     t += ", " + std::to_string(int64_t(100.0 * double(s.arenaBytes) / double(s.noReuseBytes) + 0.5)) + "% of " +
          formatBytes(double(s.noReuseBytes)) + " without reuse";
   t += ")";
-  if (s.unsizedTensors > 0) t += "; " + std::to_string(s.unsizedTensors) + " tensors of symbolic size not planned";
+  if (s.unsizedTensors > 0)
+    t += "; " + std::to_string(s.unsizedTensors) + " tensors of symbolic size not planned (set dim_values or input_shape)";
   return t + "; tasks " + std::to_string(s.tasks);
 }
 

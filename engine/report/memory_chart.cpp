@@ -49,6 +49,7 @@ MemoryChart buildMemoryChart(const Graph& g, const std::string& replanWith) {
   const memory::Lifetimes life = memory::computeLifetimes(g);
   const std::vector<memory::Buffer> aligned = memory::alignedBlocks(life);
   chart.unsized = life.unsized;
+  chart.unsizedSymbols = life.unsizedSymbols;
   chart.stepNodes.reserve(life.order.size());
   for (const Node* n : life.order) chart.stepNodes.push_back(n->id());
 
@@ -159,6 +160,9 @@ Json memoryChartJson(const MemoryChart& chart) {
   j.set("reuse_blocks", chart.reuseBlocks);
   j.set("unplaced", chart.unplaced);
   j.set("unsized", chart.unsized);
+  Json symbols = Json::array();
+  for (const std::string& name : chart.unsizedSymbols) symbols.push(name);
+  j.set("unsized_symbols", std::move(symbols));
   j.set("steps", static_cast<int64_t>(chart.stepNodes.size()));
   Json live = Json::array();
   for (int64_t v : chart.live) live.push(v);

@@ -41,6 +41,7 @@ struct MemoryChart {
   int reuseBlocks = 0;
   int unplaced = 0;  // arena tensors whose producer's `mem.out` gives no offset (not planned, or odd annotations)
   int unsized = 0;   // tensors with symbolic shapes: no static size, so never planned (lifetimes' `unsized`)
+  std::vector<std::string> unsizedSymbols;  // their named dimensions (what the dim_values option binds)
   bool planned = false;  // false: no node carries `mem.out` (the compile stopped before MemoryAssignment)
   // "" for the plan the compiler recorded; else the planner the same lifetimes were planned again with, and how
   // (best_of's winning ordering, "optimal" / "budget exhausted" for exact).
@@ -56,7 +57,7 @@ MemoryChart buildMemoryChart(const Graph& g, const std::string& replanWith = {})
 // first_step, end_step, offset, bytes, arena_block, reuse_block, at_peak (1 when alive at the peak step). Text
 // fields are quoted when they hold a comma, a quote or a line break.
 std::string memoryChartCsv(const MemoryChart& chart);
-// {"arena_bytes", "lower_bound_bytes", "peak_step", "reuse_blocks", "unplaced", "unsized", "steps",
+// {"arena_bytes", "lower_bound_bytes", "peak_step", "reuse_blocks", "unplaced", "unsized", "unsized_symbols", "steps",
 //  "live": [bytes per step], "peak_tensors": [value ids, largest first], "tensors": [{the CSV's columns}]}
 Json memoryChartJson(const MemoryChart& chart);
 

@@ -211,6 +211,29 @@ class EmulationTest : public QObject {
     QVERIFY(verifier.firstExceeding() > 0);
   }
 
+  // The dim_values option sizes a run's symbolic dims (random data and compile alike), --dim overrides it, and
+  // the verifier (as the workbench's Verify Numerics) binds the same way.
+  void dimValuesSizeTheRun() {
+    QTemporaryDir tmp;
+    const QString model = tmp.filePath("symbolic.onnx");
+    Model m;
+    m.opsets[""] = 17;
+    Value* x = m.graph->addInput(
+        "x", ValueType::tensor(DType::Float, Shape({Dim::symbolic("batch"), Dim::symbolic("sequence"), Dim::fixed(4)})));
+    Node* relu = m.graph->addNode("Relu", {x}, 1, "relu");
+    m.graph->addOutput(m.graph->addNode("Sigmoid", {relu->output(0)}, 1, "sigmoid")->output(0));
+    writeOnnxFile(m, model.toStdString());
+    KilnRun r = runKiln({"run", model, "--set", "dim_values=batch:1;sequence:6"});
+    QVERIFY2(r.out.contains("batch=1, sequence=6"), qPrintable(r.err + r.out));
+    QVERIFY2(!r.err.contains("input_shape"), qPrintable(r.err));
+    r = runKiln({"run", model, "--set", "dim_values=batch:1;sequence:6", "--dim", "sequence=3"});
+    QVERIFY2(r.out.contains("batch=1, sequence=3"), qPrintable(r.err + r.out));
+    QVERIFY2(!r.err.contains("input_shape"), qPrintable(r.err));
+    r = runKiln({"verify", model, "--set", "dim_values=batch:1;sequence:5"});
+    QVERIFY2(r.out.contains("sequence=5"), qPrintable(r.err + r.out));
+    QVERIFY2(!r.err.contains("input_shape"), qPrintable(r.err));
+  }
+
   void commandsAsAUserRunsThem() {
     QTemporaryDir tmp;
     const QString model = tmp.filePath("branchy.onnx");

@@ -117,6 +117,7 @@ class LifetimesTest : public QObject {
         ValueType::tensor(DType::Float, Shape({Dim::symbolic("batch"), Dim::fixed(8)})));
     const Lifetimes life = computeLifetimes(c.g);
     QCOMPARE(life.unsized, 1);
+    QCOMPARE(life.unsizedSymbols, std::vector<std::string>{"batch"});
     QCOMPARE(life.find(c.nodes[0]->output(0))->kind, TensorKind::Unsized);
     QCOMPARE(life.blocks.size(), size_t(1));
   }

@@ -245,6 +245,41 @@ class PipelineTest : public QObject {
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, runPass(*pass, m, o));
   }
 
+  // dim_values binds symbols by name (inputs and everything inside), leaves other symbols alone, ignores names the
+  // model does not use, refuses malformed lists before storing them and a conflict with input_shape at compile time.
+  void dimValuesBindSymbolsByName() {
+    Model m;
+    m.opsets[""] = 17;
+    Value* x = m.graph->addInput(
+        "x", ValueType::tensor(DType::Float, Shape({Dim::symbolic("batch"), Dim::symbolic("seq"), Dim::fixed(4)})));
+    Value* y = m.graph->addInput("y", ValueType::tensor(DType::Float, Shape({Dim::symbolic("batch"), Dim::fixed(4)})));
+    Node* add = m.graph->addNode("Relu", {x}, 1, "relu");
+    add->output(0)->setType(x->type());
+    m.graph->addOutput(add->output(0));
+    m.graph->addOutput(m.graph->addNode("Relu", {y}, 1, "relu2")->output(0));
+    Options o;
+    o.set("dim_values=batch:2;unused:7");
+    auto pass = makeInputShapeBindingPass();
+    QVERIFY(runPass(*pass, m, o).changed);
+    QCOMPARE(QString::fromStdString(x->type().toString()), QString::fromUtf8("fp32[2×seq×4]"));
+    QCOMPARE(QString::fromStdString(y->type().toString()), QString::fromUtf8("fp32[2×4]"));
+    QCOMPARE(QString::fromStdString(add->output(0)->type().toString()), QString::fromUtf8("fp32[2×seq×4]"));
+    const std::string before = o.getString("dim_values");
+    for (const char* bad : {"dim_values=batch", "dim_values=batch:-1", "dim_values=batch:x", "dim_values=:3",
+                            "dim_values=batch:1;batch:2", "dim_values=batch:99999999999999999999"}) {
+      QVERIFY_THROWS_EXCEPTION(OptionError, o.set(bad));
+      QCOMPARE(o.getString("dim_values"), before);  // a refused value is not stored
+    }
+    Model m2;
+    m2.opsets[""] = 17;
+    Value* z = m2.graph->addInput("z", ValueType::tensor(DType::Float, Shape({Dim::symbolic("batch")})));
+    m2.graph->addOutput(m2.graph->addNode("Relu", {z}, 1, "r")->output(0));
+    Options both;
+    both.set("dim_values=batch:2");
+    both.set("input_shape=z:3");
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, runPass(*pass, m2, both));
+  }
+
   void noOpRemovalKeepsOutputNames() {
     Model m;
     m.opsets[""] = 17;

@@ -357,6 +357,8 @@ class MemoryGanttTest : public QObject {
     views::MemoryView* mv = w_->memoryView();
     QVERIFY2(mv->showsChart(), qPrintable(mv->message()));
     QVERIFY(mv->chart()->unsized > 0);
+    // ...and how to give them a size: the named dimensions, and the option that binds them.
+    QVERIFY2(mv->summary().contains("batch") && mv->summary().contains("dim_values"), qPrintable(mv->summary()));
     dockOf(mv)->raise();
     QTRY_VERIFY(mv->plot()->isVisible() && mv->plot()->width() > 300);
     shot(*mv, "mg_12_bert_memory");

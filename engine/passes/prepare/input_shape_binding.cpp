@@ -1,6 +1,7 @@
 // InputShapeBinding: applies the input_shape option (ATC's --input_shape) to the graph inputs, and binds each
 // symbolic dimension it fixes ("batch" -> 1) everywhere else the same symbol appears, so that inference and
-// folding see static shapes.
+// folding see static shapes. The dim_values option binds symbols by name directly (ONNX Runtime's free dimension
+// overrides), for models whose inputs share a few named dimensions.
 #include <stdexcept>
 
 #include "ir/model.h"
@@ -17,9 +18,10 @@ class InputShapeBinding final : public Pass {
   PassResult run(PassContext& ctx) override {
     PassResult r;
     const auto shapes = ctx.options.inputShapes();
-    if (shapes.empty()) return r;
+    std::map<std::string, int64_t> symbols = ctx.options.dimValues();  // symbol -> bound extent
+    if (shapes.empty() && symbols.empty()) return r;
+    const std::map<std::string, int64_t> named = symbols;
     Graph& g = *ctx.model.graph;
-    std::map<std::string, int64_t> symbols;  // symbol -> bound extent
     for (const auto& [name, dims] : shapes) {
       Value* in = nullptr;
       for (Value* v : g.inputs())
@@ -45,7 +47,8 @@ class InputShapeBinding final : public Pass {
           auto [it, fresh] = symbols.emplace(old.symbol, bound[i].value);
           if (!fresh && it->second != bound[i].value)
             throw std::runtime_error("input_shape binds '" + old.symbol + "' to both " + std::to_string(it->second) +
-                                     " and " + std::to_string(bound[i].value));
+                                     " and " + std::to_string(bound[i].value) +
+                                     (named.count(old.symbol) ? " (dim_values)" : ""));
         }
       }
       t.shape = Shape(bound);
