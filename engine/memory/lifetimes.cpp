@@ -148,9 +148,19 @@ const TensorLifetime* Lifetimes::find(const Value* v) const {
   return it == indexOf.end() ? nullptr : &tensors[it->second];
 }
 
+namespace {
+// An .om's Const and Data ops compute nothing and get no task (their outputs are the weights and the caller's
+// inputs): they are not steps, so an .om's plan is drawn over the ops that run, as a compile of ours is.
+bool isStep(const Node& n) {
+  return n.domain() != "ge" || (n.opType() != "Const" && n.opType() != "Constant" && n.opType() != "Data");
+}
+}  // namespace
+
 Lifetimes computeLifetimes(const Graph& g) {
   Lifetimes out;
-  std::vector<Node*> order(g.nodes().begin(), g.nodes().end());
+  std::vector<Node*> order;
+  for (Node* n : g.nodes())
+    if (isStep(*n)) order.push_back(n);
   out.order.assign(order.begin(), order.end());
   std::unordered_map<const Node*, int64_t> stepOf;
   for (size_t i = 0; i < order.size(); ++i) stepOf[order[i]] = int64_t(i);

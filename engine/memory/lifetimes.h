@@ -2,7 +2,8 @@
 // Tensor lifetimes over a scheduled graph, as GE's memory assignment sees them: which tensors need device memory,
 // how many bytes (GE's size rule), from which step to which, and which of them may share a block.
 //
-// A step is a node's position in the execution order (the main graph's node list after TopologicalSort). A tensor
+// A step is a node's position in the execution order (the main graph's node list after TopologicalSort; an .om's
+// Const and Data ops, which compute nothing, are not steps). A tensor
 // is live from its producer's step until its memory may be handed to someone else:
 //   - on one stream, after its last reader;
 //   - across streams, only once an event path orders every reader before the next producer. Streams run
