@@ -286,16 +286,30 @@ bool Options::fusionEnabled(const std::string& rule) const {
   return true;
 }
 
-std::map<std::string, int64_t> Options::parseDimValues(const std::string& text) {
-  std::map<std::string, int64_t> out;
+namespace {
+
+// "a:1;b:2" -> {(a, 1), (b, 2)}: the ';'-separated items of input_shape and dim_values, each split at its last ':'
+// (names may hold colons). Throws OptionError naming the option and the expected `form`.
+std::vector<std::pair<std::string, std::string>> namedItems(const std::string& text, const std::string& option,
+                                                            const std::string& form) {
+  std::vector<std::pair<std::string, std::string>> out;
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ';')) {
     if (item.empty()) continue;
     const auto colon = item.rfind(':');
     if (colon == std::string::npos || colon == 0)
-      throw OptionError("dim_values: expected name:value, got '" + item + "'");
-    const std::string name = item.substr(0, colon), digits = item.substr(colon + 1);
+      throw OptionError(option + ": expected " + form + ", got '" + item + "'");
+    out.emplace_back(item.substr(0, colon), item.substr(colon + 1));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::map<std::string, int64_t> Options::parseDimValues(const std::string& text) {
+  std::map<std::string, int64_t> out;
+  for (const auto& [name, digits] : namedItems(text, "dim_values", "name:value")) {
     int64_t v = -1;
     const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
     if (ec != std::errc() || end != digits.data() + digits.size() || v < 0 || v > (int64_t{1} << 40))
@@ -310,15 +324,9 @@ std::map<std::string, int64_t> Options::dimValues() const { return parseDimValue
 
 std::map<std::string, std::vector<Dim>> Options::inputShapes() const {
   std::map<std::string, std::vector<Dim>> out;
-  std::stringstream ss(getString("input_shape"));
-  std::string item;
-  while (std::getline(ss, item, ';')) {
-    if (item.empty()) continue;
-    const auto colon = item.rfind(':');
-    if (colon == std::string::npos || colon == 0)
-      throw OptionError("input_shape: expected name:d1,d2,..., got '" + item + "'");
+  for (const auto& [name, extents] : namedItems(getString("input_shape"), "input_shape", "name:d1,d2,...")) {
     std::vector<Dim> dims;
-    std::stringstream ds(item.substr(colon + 1));
+    std::stringstream ds(extents);
     std::string d;
     while (std::getline(ds, d, ',')) {
       try {
@@ -327,10 +335,10 @@ std::map<std::string, std::vector<Dim>> Options::inputShapes() const {
         if (used != d.size() || x < -1 || x > (1ll << 40)) throw std::invalid_argument(d);
         dims.push_back(x < 0 ? Dim::unknown() : Dim::fixed(x));
       } catch (const std::exception&) {
-        throw OptionError("input_shape: bad dimension '" + d + "' for '" + item.substr(0, colon) + "'");
+        throw OptionError("input_shape: bad dimension '" + d + "' for '" + name + "'");
       }
     }
-    out[item.substr(0, colon)] = std::move(dims);
+    out[name] = std::move(dims);
   }
   return out;
 }
