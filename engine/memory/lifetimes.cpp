@@ -7,7 +7,6 @@
 #include <unordered_map>
 
 #include "ir/graph.h"
-#include "schedule/sync_events.h"
 
 namespace kiln::memory {
 namespace {
@@ -40,81 +39,6 @@ bool feedsGeNetOutput(const Value& v) {
     if (u.node->opType() == "NetOutput" && u.node->domain() == "ge") return true;
   return false;
 }
-
-// Who is known to have finished before each step runs: clock[step][s] = the last step of stream s that has
-// happened before `step` (-1: none), through stream order and the events.
-class HappensBefore {
- public:
-  explicit HappensBefore(const std::vector<Node*>& order) {
-    const auto streamOf = streamsFromAnnotations(order);
-    std::map<int, int> dense;  // stream id -> 0..S-1
-    for (Node* n : order) {
-      auto it = streamOf.find(n);
-      dense.emplace(it == streamOf.end() ? 0 : it->second, 0);
-    }
-    int next = 0;
-    for (auto& [id, d] : dense) d = next++;
-    streams_ = next;
-    stepsOn_.resize(static_cast<size_t>(streams_));
-    std::unordered_map<const Node*, std::vector<int>> waits, records;
-    for (const SyncEvent& e : eventsFromAnnotations(order)) {
-      waits[e.consumer].push_back(e.id);
-      records[e.producer].push_back(e.id);
-    }
-    std::vector<std::vector<int64_t>> known(static_cast<size_t>(streams_), std::vector<int64_t>(size_t(streams_), -1));
-    std::unordered_map<int, std::vector<int64_t>> recorded;
-    for (size_t i = 0; i < order.size(); ++i) {
-      auto it = streamOf.find(order[i]);
-      const int s = dense.at(it == streamOf.end() ? 0 : it->second);
-      stream_.push_back(s);
-      auto& k = known[size_t(s)];
-      if (auto w = waits.find(order[i]); w != waits.end())
-        for (int id : w->second)
-          if (auto r = recorded.find(id); r != recorded.end())
-            for (size_t q = 0; q < k.size(); ++q) k[q] = std::max(k[q], r->second[q]);
-      clock_.push_back(k);
-      k[size_t(s)] = int64_t(i);
-      stepsOn_[size_t(s)].push_back(int64_t(i));
-      if (auto r = records.find(order[i]); r != records.end())
-        for (int id : r->second) recorded[id] = k;
-    }
-  }
-
-  int streamOf(int64_t step) const { return stream_[size_t(step)]; }
-
-  // The first step from which every later step, on every stream, comes after all of `uses` (steps): past the
-  // last use, and past every step of another stream that runs concurrently with a use (does not know of it).
-  int64_t endAfter(const std::vector<int64_t>& uses) const {
-    std::vector<int64_t> last(size_t(streams_), -1);  // the latest use on each stream
-    int64_t lastUse = -1;
-    for (int64_t u : uses) {
-      last[size_t(stream_[size_t(u)])] = std::max(last[size_t(stream_[size_t(u)])], u);
-      lastUse = std::max(lastUse, u);
-    }
-    int64_t end = lastUse + 1;
-    for (const auto& steps : stepsOn_) {
-      auto from = std::upper_bound(steps.begin(), steps.end(), lastUse);
-      if (from == steps.end()) continue;  // this stream runs nothing later
-      // Knowledge only grows along a stream: binary search for the first step that knows of every use.
-      auto knows = [&](int64_t step) {
-        for (size_t q = 0; q < last.size(); ++q)
-          if (last[q] >= 0 && clock_[size_t(step)][q] < last[q]) return false;
-        return true;
-      };
-      // Only the steps before the first one that knows run concurrently with the uses: the block stays taken
-      // until the last of them.
-      auto first = std::partition_point(from, steps.end(), [&](int64_t step) { return !knows(step); });
-      if (first != from) end = std::max(end, *std::prev(first) + 1);
-    }
-    return end;
-  }
-
- private:
-  int streams_ = 0;
-  std::vector<int> stream_;                   // per step (dense stream index)
-  std::vector<std::vector<int64_t>> clock_;   // per step, before it runs
-  std::vector<std::vector<int64_t>> stepsOn_; // per stream, ascending
-};
 
 }  // namespace
 
@@ -164,7 +88,6 @@ Lifetimes computeLifetimes(const Graph& g) {
   out.order.assign(order.begin(), order.end());
   std::unordered_map<const Node*, int64_t> stepOf;
   for (size_t i = 0; i < order.size(); ++i) stepOf[order[i]] = int64_t(i);
-  const HappensBefore hb(order);
 
   // The step of the main-graph node a use belongs to (a use inside a subgraph counts for the node owning it).
   auto useStep = [&](const Node* n) -> int64_t {
@@ -186,10 +109,12 @@ Lifetimes computeLifetimes(const Graph& g) {
     else if (v->isGraphOutput() || feedsGeNetOutput(*v)) t.kind = TensorKind::GraphOutput;
     else if (!bytes) t.kind = TensorKind::Unsized;
     t.first = v->producer() ? useStep(v->producer()) : -1;
-    std::vector<int64_t> uses{std::max<int64_t>(t.first, 0)};
+    t.uses.push_back(std::max<int64_t>(t.first, 0));
     for (const Use& u : v->uses())
-      if (int64_t s = useStep(u.node); s >= 0) uses.push_back(s);
-    t.end = hb.endAfter(uses);
+      if (int64_t s = useStep(u.node); s >= 0) t.uses.push_back(s);
+    std::sort(t.uses.begin(), t.uses.end());
+    t.uses.erase(std::unique(t.uses.begin(), t.uses.end()), t.uses.end());
+    t.end = t.uses.back() + 1;
     index[v] = out.tensors.size();
     out.tensors.push_back(t);
     aliasOf.push_back(v);

@@ -3,13 +3,11 @@
 // how many bytes (GE's size rule), from which step to which, and which of them may share a block.
 //
 // A step is a node's position in the execution order (the main graph's node list after TopologicalSort; an .om's
-// Const and Data ops, which compute nothing, are not steps). A tensor
-// is live from its producer's step until its memory may be handed to someone else:
-//   - on one stream, after its last reader;
-//   - across streams, only once an event path orders every reader before the next producer. Streams run
-//     concurrently, so a reader on stream A "finished" at step 10 does not mean stream B's step 11 comes after it;
-//     the interval is stretched until every stream has synchronised with all readers (vector clocks over the
-//     event.record / event.wait annotations). Conservative, and never unsound.
+// Const and Data ops, which compute nothing, are not steps). A tensor is live from its producer's step to its last
+// reader's. Streams run concurrently, so the step order alone does not say that a reader on stream A has finished
+// before a later producer on stream B starts: wherever a plan hands a block from one stream to another, an event
+// must order the two. MemoryReuseEvents inserts those after planning, as GE inserts its events after memory
+// assignment; memory/reuse_handoffs.h finds the hand-overs and checks that they are ordered.
 // Fixed tensors never enter the reusable arena: graph inputs and outputs (zero-copy: the caller's buffers) and
 // weights (their own weight memory). Ops that only relabel their input's bytes (Reshape, Flatten, Squeeze,
 // Unsqueeze, Identity) write nothing: their output shares the input's block, whose lifetime covers both.
@@ -47,7 +45,8 @@ struct TensorLifetime {
   TensorKind kind = TensorKind::Arena;
   int64_t bytes = 0;    // GE-rounded; 0 when unsized
   int64_t first = 0;    // producer's step (-1 for graph inputs and weights: before the first step)
-  int64_t end = 0;      // first step at which its memory may be reused
+  int64_t end = 0;      // one past its last reader's step: the first step at which its memory may be reused
+  std::vector<int64_t> uses;  // the steps that write or read it (a use inside a subgraph: its owner's), ascending
   int block = -1;       // index into Lifetimes::blocks for arena tensors
 };
 

@@ -4,7 +4,8 @@
 // decide which engine runs each op.
 // Stage 2 (optimize) starts with graph fusion: the built-in rules, then the plugins' rules; then precision (with
 // redundant casts removed) and formats (TransData inserted, then the TransData cleanups), in GE's order, then UB
-// fusion and scheduling. Stage 3 (compile) is GE's build: assign memory, then generate the task list.
+// fusion and scheduling. Stage 3 (compile) is GE's build: assign memory, add the events its cross-stream reuses need,
+// then generate the task list.
 #include "fusion/rules/builtin_rules.h"
 #include "passes/compile/compile_passes.h"
 #include "passes/optimize/graph_fusion.h"
@@ -56,6 +57,7 @@ void addStandardPasses(PassManager& pm, const Options&, const FusionRuleList& ex
   pm.add(Stage::Optimize, makeRedundantEventRemovalPass());
 
   pm.add(Stage::Compile, makeMemoryAssignmentPass());
+  pm.add(Stage::Compile, makeMemoryReuseEventsPass());
   pm.add(Stage::Compile, makeTaskGenerationPass());
 }
 

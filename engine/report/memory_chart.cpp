@@ -8,28 +8,11 @@
 #include "ir/graph.h"
 #include "memory/lifetimes.h"
 #include "memory/memory_plan.h"
+#include "memory/planned_offsets.h"
 
 namespace kiln {
 
 namespace {
-
-// Item `slot` of a comma-separated `mem.out` ("1024,output,-"): an offset only when it is a plain decimal that fits.
-std::optional<int64_t> offsetAt(const std::string& text, size_t slot) {
-  size_t start = 0;
-  for (size_t i = 0; i < slot; ++i) {
-    start = text.find(',', start);
-    if (start == std::string::npos) return std::nullopt;
-    ++start;
-  }
-  const size_t stop = std::min(text.find(',', start), text.size());
-  int64_t value = 0;
-  const char* first = text.data() + start;
-  const char* last = text.data() + stop;
-  if (first == last || *first < '0' || *first > '9') return std::nullopt;  // "output", "-", a sign
-  const auto [ptr, ec] = std::from_chars(first, last, value);
-  if (ec != std::errc() || ptr != last) return std::nullopt;
-  return value;
-}
 
 int streamOf(const Node& n) {
   const std::string s = n.annotation("stream");
@@ -53,9 +36,10 @@ MemoryChart buildMemoryChart(const Graph& g, const std::string& replanWith) {
   chart.stepNodes.reserve(life.order.size());
   for (const Node* n : life.order) chart.stepNodes.push_back(n->id());
 
-  // An arena block's offset is the one recorded for any of its tensors; they agree when the plan came from
-  // MemoryAssignment, and the first one wins otherwise. Replanning gives every block its offset from the new plan.
-  std::vector<std::optional<int64_t>> blockOffset(life.blocks.size());
+  // An arena block's offset is the one recorded for its tensors (memory/planned_offsets.h). Replanning gives every
+  // block its offset from the new plan.
+  std::vector<std::optional<int64_t>> blockOffset =
+      replanWith.empty() ? memory::plannedBlockOffsets(life) : std::vector<std::optional<int64_t>>(life.blocks.size());
   if (!replanWith.empty()) {
     const memory::Plan plan = memory::planMemory(aligned, replanWith, memory::kArenaAlignment);
     for (size_t i = 0; i < plan.offset.size() && i < blockOffset.size(); ++i) blockOffset[i] = plan.offset[i];
@@ -66,10 +50,7 @@ MemoryChart buildMemoryChart(const Graph& g, const std::string& replanWith) {
   for (const memory::TensorLifetime& t : life.tensors) {
     if (t.kind != memory::TensorKind::Arena || t.block < 0) continue;
     const Node* producer = t.value->producer();
-    std::optional<int64_t> offset;
-    if (producer) offset = offsetAt(producer->annotation("mem.out"), t.value->producerIndex());
-    std::optional<int64_t>& known = blockOffset[size_t(t.block)];
-    if (!known) known = offset;
+    const std::optional<int64_t>& known = blockOffset[size_t(t.block)];
     if (!known) {
       ++chart.unplaced;
       continue;

@@ -6,6 +6,7 @@
 #include "io/model_loader.h"
 #include "io/tensor_file.h"
 #include "ir/verifier.h"
+#include "memory/reuse_handoffs.h"
 #include "passes/pass_manager.h"
 #include "report/model_summary.h"
 
@@ -144,6 +145,9 @@ class CorpusTest : public QObject {
       after += s.nodesAfter;
       // A failure must name the pass and the reason; none is expected on the shared corpus.
       if (s.status != RunStatus::Ok) failures << path + ": " + QString::fromStdString(s.error);
+      // Every reuse of the arena across streams waits for the bytes' last reader (an event path).
+      if (s.status == RunStatus::Ok && !memory::unorderedReuses(*lm.model->graph).empty())
+        failures << path + ": a block is reused on another stream before its last reader is known to have finished";
       for (const auto& p : verifyModel(*lm.model))
         if (std::find(problemsBefore.begin(), problemsBefore.end(), p) == problemsBefore.end())
           failures << path + ": invalid after Stage 1: " + QString::fromStdString(p);

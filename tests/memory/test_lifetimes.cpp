@@ -7,9 +7,12 @@
 #include "ir/model.h"
 #include "memory/lifetimes.h"
 #include "memory/memory_plan.h"
+#include "memory/reuse_handoffs.h"
+#include "passes/compile/compile_passes.h"
 #include "passes/options.h"
 #include "passes/pass_manager.h"
 #include "samples/sample_models.h"
+#include "schedule/happens_before.h"
 #include "schedule/task_list.h"
 #include "support/pass_test_support.h"
 
@@ -78,19 +81,70 @@ class LifetimesTest : public QObject {
   void crossStreamReuseNeedsAnEventPath() {
     {
       Chain c(4, {0, 0, 1, 1});
-      // No event at all (Stage 2 would have added one): nothing on stream 1 ever comes after n1.
+      // No event at all: nothing on stream 1 ever comes after n1.
       const Lifetimes life = computeLifetimes(c.g);
       const TensorLifetime* a = life.find(c.nodes[0]->output(0));
-      QCOMPARE(a->end, int64_t(4));  // stream 1 never learns that n1 finished: stretched past its last task
+      QCOMPARE(a->end, int64_t(2));  // its last reader is n1
+      HappensBefore hb(stepNodes(c.g, life));
+      hb.runToEnd();
+      QVERIFY(!hb.knows(2, 1));
+      // Planned without new events, it stays taken past stream 1's last task.
+      QCOMPARE(streamOrderedBlocks(life, hb)[size_t(a->block)].upper, int64_t(4));
     }
     {
       Chain c(4, {0, 0, 1, 1});
       c.nodes[1]->setAnnotation("event.record", "0");
       c.nodes[2]->setAnnotation("event.wait", "0");
       const Lifetimes life = computeLifetimes(c.g);
-      QCOMPARE(life.find(c.nodes[0]->output(0))->end, int64_t(2));  // n2 waited for n1, which read it
-      QCOMPARE(life.find(c.nodes[1]->output(0))->end, int64_t(3));
+      HappensBefore hb(stepNodes(c.g, life));
+      hb.runToEnd();
+      QVERIFY(hb.knows(2, 1));
+      QVERIFY(hb.knows(3, 0));  // through n1's event
+      const std::vector<Buffer> ordered = streamOrderedBlocks(life, hb);
+      QCOMPARE(ordered[size_t(life.find(c.nodes[0]->output(0))->block)].upper, int64_t(2));  // n2 waited for n1
+      QCOMPARE(ordered[size_t(life.find(c.nodes[1]->output(0))->block)].upper, int64_t(3));
     }
+  }
+
+  // n0 -> n1 on stream 0, n2 -> n3 on stream 1 with n2 reading x: n2's output may take n0's bytes only after n1 (the
+  // last reader of n0's output) is known to have finished. The checker sees the missing event; MemoryReuseEvents
+  // adds it at the reusing step, and only there.
+  void aReuseAcrossStreamsIsOrderedByAnEvent() {
+    auto m = std::make_unique<Model>();
+    m->opsets[""] = 17;
+    Graph& g = *m->graph;
+    Value* x = g.addInput("x", f32({4, 8}));
+    auto relu = [&](Value* in, const char* name, int stream) {
+      Node* n = g.addNode("Relu", {in}, 1, name);
+      n->output(0)->setType(f32({4, 8}));
+      n->setAnnotation("engine", "aicore");
+      n->setAnnotation("stream", std::to_string(stream));
+      return n;
+    };
+    Node* n0 = relu(x, "n0", 0);
+    Node* n1 = relu(n0->output(0), "n1", 0);
+    Node* n2 = relu(x, "n2", 1);
+    Node* n3 = relu(n2->output(0), "n3", 1);
+    g.addOutput(n1->output(0));
+    g.addOutput(n3->output(0));
+    n0->setAnnotation("mem.out", "0");
+    n2->setAnnotation("mem.out", "0");  // the same bytes: n0's output is dead after n1 (step 1), n2 writes at step 2
+    const Lifetimes life = computeLifetimes(g);
+    const std::vector<UnorderedReuse> missing = unorderedReuses(g);
+    QCOMPARE(missing.size(), size_t(1));
+    QCOMPARE(missing[0].step, int64_t(2));
+    QCOMPARE(missing[0].reader, int64_t(1));
+    QCOMPARE(missing[0].previous, life.find(n0->output(0))->block);
+
+    Options o;
+    std::vector<std::string> warnings;
+    PassContext ctx{*m, o, warnings};
+    const PassResult r = makeMemoryReuseEventsPass()->run(ctx);
+    QCOMPARE(r.counters.at("reuse_events"), int64_t(1));
+    QVERIFY(!n1->annotation("event.record").empty());
+    QCOMPARE(n2->annotation("event.wait"), n1->annotation("event.record"));
+    QVERIFY(unorderedReuses(g).empty());
+    QCOMPARE(makeMemoryReuseEventsPass()->run(ctx).counters.at("reuse_events"), int64_t(0));  // nothing left to add
   }
 
   void reshapeSharesItsInputsBlock() {
@@ -153,15 +207,27 @@ class LifetimesTest : public QObject {
   void stage3OverGeneratedModels_data() {
     QTest::addColumn<QString>("sample");
     QTest::addColumn<QString>("planner");
+    QTest::addColumn<bool>("weights");
+    QTest::addColumn<QString>("across");
     for (const char* s : {"resnet50", "mobilenetv2"})
-      for (const char* p : {"auto", "none", "greedy_size"}) QTest::newRow(qPrintable(QString("%1 %2").arg(s, p))) << s << p;
+      for (const char* p : {"auto", "none", "greedy_size"})
+        QTest::newRow(qPrintable(QString("%1 %2").arg(s, p))) << s << p << true << "auto";
+    // Weights as graph inputs: their casts run on side streams that never wait for the main one.
+    for (const char* a : {"auto", "events", "ordered"})
+      QTest::newRow(qPrintable(QString("resnet50 no weights, across streams %1").arg(a))) << "resnet50" << "auto" << false << a;
   }
   void stage3OverGeneratedModels() {
     QFETCH(QString, sample);
     QFETCH(QString, planner);
-    auto m = buildSample(sample.toStdString());
+    QFETCH(bool, weights);
+    QFETCH(QString, across);
+    SampleOptions so;
+    so.weights = weights;
+    so.layers = weights ? 0 : 8;
+    auto m = buildSample(sample.toStdString(), so);
     Options o;
     o.set("memory.planner=" + planner.toStdString());
+    o.set("memory.reuse_across_streams=" + across.toStdString());
     PassManager pm;
     addStandardPasses(pm, o);
     const RunSummary s = pm.run(*m, o);
@@ -193,6 +259,21 @@ class LifetimesTest : public QObject {
     }
     for (const Buffer& b : life.blocks) plan.arenaBytes = std::max(plan.arenaBytes, plan.offset[size_t(b.id)] + b.size);
     QCOMPARE(validatePlan(life.blocks, plan), std::string());
+    QCOMPARE(unorderedReuses(*m->graph).size(), size_t(0));  // every reuse across streams waits for its last reader
+    const PassRecord* reuseEvents = nullptr;
+    for (const PassRecord& r : s.passes)
+      if (r.name == "MemoryReuseEvents") reuseEvents = &r;
+    QVERIFY(reuseEvents);
+    const bool byEvents = mem->counters.count("reuse_by_events") > 0;
+    QCOMPARE(byEvents, mem->counters.count("reuse_where_ordered") == 0);
+    if (across == "ordered" || !byEvents) QCOMPARE(reuseEvents->counters.at("reuse_events"), int64_t(0));
+    if (across == "events") QVERIFY(byEvents);
+    if (!weights && across != "ordered") {
+      // Without the events, activations stay taken until the weight streams end: no reuse worth the name.
+      QVERIFY(byEvents);
+      QVERIFY(reuseEvents->counters.at("reuse_events") > 0);
+      QVERIFY(mem->counters.at("memory_size") * 4 < mem->counters.at("no_reuse_bytes"));
+    }
     // The pass plans blocks rounded up to the 512-byte alignment: its arena ends at most one round-up later.
     QVERIFY(mem->counters.at("memory_size") >= plan.arenaBytes);
     QVERIFY(mem->counters.at("memory_size") - plan.arenaBytes < kArenaAlignment);
@@ -201,8 +282,8 @@ class LifetimesTest : public QObject {
     else QVERIFY(mem->counters.at("memory_size") < mem->counters.at("no_reuse_bytes"));
     QVERIFY(tasks->counters.at("kernel") > 0);
     QCOMPARE(tasks->counters.at("end_graph"), int64_t{1});
-    qInfo("%s %s: arena %lld, lower bound %lld, no reuse %lld, %lld tasks", qPrintable(sample), qPrintable(planner),
-          static_cast<long long>(plan.arenaBytes), static_cast<long long>(mem->counters.at("lower_bound")),
+    qInfo("%s %s%s across %s: arena %lld, lower bound %lld, no reuse %lld, %lld tasks", qPrintable(sample), qPrintable(planner),
+          weights ? "" : " (no weights)", qPrintable(across), static_cast<long long>(plan.arenaBytes), static_cast<long long>(mem->counters.at("lower_bound")),
           static_cast<long long>(mem->counters.at("no_reuse_bytes")),
           static_cast<long long>(tasks->counters.at("tasks")));
   }

@@ -2,21 +2,35 @@
 // (memory/lifetimes.h), then one offset per arena block from the planner the options name (`memory.planner`;
 // `disable_reuse_memory` forces "none"), offsets aligned to 512 bytes.
 // no_reuse_bytes is the arena of planner "none" over the same aligned blocks, so the two compare like for like.
+// Across streams (`memory.reuse_across_streams`): "events" plans every block to its last reader and leaves it to
+// MemoryReuseEvents to order the reuses that cross streams; "ordered" plans the blocks stretched until every
+// stream knows their readers (memory/reuse_handoffs.h: no new event, no stream ever waits for memory); "auto" plans
+// both and keeps the events plan only when its arena is smaller. The lower bound is always over the blocks to their
+// last reader: what any plan of these lifetimes needs, so arena/lower_bound shows what ordering costs.
 // Annotations, one entry per input/output slot (as GE's input_i / output_i): "mem.in", "mem.out" = the arena
 // offset, or where the tensor lives instead ("input", "output", "weight"; "unsized" for symbolic shapes, "-" for
 // an omitted optional slot). Counters: memory_size (the arena), lower_bound, no_reuse_bytes, weight_bytes,
-// io_bytes, blocks, unsized, and planner_<name>.
+// io_bytes, blocks, unsized, planner_<name>, and reuse_by_events or reuse_where_ordered (which plan was kept).
+#include <optional>
 #include <string>
 
 #include "ir/graph.h"
 #include "ir/model.h"
 #include "memory/lifetimes.h"
 #include "memory/memory_plan.h"
+#include "memory/reuse_handoffs.h"
 #include "passes/compile/compile_passes.h"
 #include "passes/options.h"
+#include "schedule/happens_before.h"
 
 namespace kiln {
 namespace {
+
+bool sameIntervals(const std::vector<memory::Buffer>& a, const std::vector<memory::Buffer>& b) {
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].upper != b[i].upper) return false;
+  return true;
+}
 
 class MemoryAssignment final : public Pass {
  public:
@@ -31,7 +45,18 @@ class MemoryAssignment final : public Pass {
     // Offsets are 512-aligned, so a block really occupies its size rounded up to 512: planning with those sizes
     // lets a plan reach its lower bound (and the default planner stop there instead of searching on).
     const std::vector<memory::Buffer> blocks = memory::alignedBlocks(life);
-    const memory::Plan plan = memory::planMemory(blocks, planner, memory::kArenaAlignment);
+    const std::string across = ctx.options.getString("memory.reuse_across_streams");
+    std::optional<memory::Plan> byEvents, ordered;
+    if (across != "ordered") byEvents = memory::planMemory(blocks, planner, memory::kArenaAlignment);
+    if (across != "events") {
+      HappensBefore hb(memory::stepNodes(g, life));
+      hb.runToEnd();
+      const std::vector<memory::Buffer> stretched = memory::streamOrderedBlocks(life, hb);
+      if (!byEvents || !sameIntervals(stretched, blocks))
+        ordered = memory::planMemory(stretched, planner, memory::kArenaAlignment);
+    }
+    const bool keepOrdered = ordered && (!byEvents || ordered->arenaBytes <= byEvents->arenaBytes);
+    const memory::Plan& plan = keepOrdered ? *ordered : *byEvents;
 
     auto where = [&](const Value* v) -> std::string {
       if (!v) return "-";
@@ -55,7 +80,7 @@ class MemoryAssignment final : public Pass {
       }
     }
     r.counters["memory_size"] = plan.arenaBytes;
-    r.counters["lower_bound"] = plan.lowerBound;
+    r.counters["lower_bound"] = memory::lowerBound(blocks);
     // Without reuse every block sits at its own aligned offset: the same sizes the planner saw, end to end.
     int64_t noReuse = 0;
     for (const memory::Buffer& b : blocks) noReuse += b.size;
@@ -65,6 +90,7 @@ class MemoryAssignment final : public Pass {
     r.counters["blocks"] = int64_t(life.blocks.size());
     if (life.unsized > 0) r.counters["unsized"] = life.unsized;
     r.counters["planner_" + plan.planner] = 1;
+    r.counters[keepOrdered ? "reuse_where_ordered" : "reuse_by_events"] = 1;
     return r;
   }
 };
