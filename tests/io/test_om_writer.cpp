@@ -5,6 +5,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <functional>
+
 #include "emulator/timing/model_soc.h"
 #include "io/om/om_reader.h"
 #include "io/om/om_writer.h"
@@ -229,6 +231,71 @@ class OmWriterTest : public QObject {
       ++compared;
     }
     QVERIFY(compared > 10);
+  }
+
+  // ONNX If bodies read values of the graphs around them; GE passes those in explicitly. Every such value becomes
+  // one more input of the owning op and a Data op in the body with `_parent_node_index` naming that input, through
+  // every level of nesting, and the file reads back that way.
+  void bodiesGetWhatTheyReadOfEnclosingGraphsAsInputs() {
+    auto m = std::make_unique<Model>();
+    m->opsets[""] = 17;
+    Graph& g = *m->graph;
+    const ValueType t23 = ValueType::tensor(DType::Float, Shape::ofStatic({2, 3}));
+    const ValueType flag = ValueType::tensor(DType::Bool, Shape());
+    Value* x = g.addInput("x", t23);
+    Value* c = g.addInput("c", flag);
+    Value* r = g.addNode("Relu", {x}, {"r"}, "relu")->output(0);
+    // then: If(c){ r + r }{ r * x } nested inside; else: x itself.
+    auto inner = [&](Graph& parent) {
+      auto thenG = parent.makeSubgraph("inner_then");
+      thenG->addOutput(thenG->addNode("Add", {r, r}, {"twice"}, "twice")->output(0));
+      auto elseG = parent.makeSubgraph("inner_else");
+      elseG->addOutput(elseG->addNode("Mul", {r, x}, {"scaled"}, "scaled")->output(0));
+      return std::make_pair(thenG, elseG);
+    };
+    auto outerThen = g.makeSubgraph("outer_then");
+    Node* nested = outerThen->addNode("If", {c}, {"nested_out"}, "nested");
+    auto [it, ie] = inner(*outerThen);
+    nested->setAttr("then_branch", Attribute(it));
+    nested->setAttr("else_branch", Attribute(ie));
+    outerThen->addOutput(nested->output(0));
+    auto outerElse = g.makeSubgraph("outer_else");
+    outerElse->addOutput(x);
+    Node* iff = g.addNode("If", {c}, {"y"}, "outer");
+    iff->setAttr("then_branch", Attribute(outerThen));
+    iff->setAttr("else_branch", Attribute(outerElse));
+    g.addOutput(g.addNode("Sigmoid", {iff->output(0)}, {"out"}, "out")->output(0));
+
+    const Options o;
+    PassManager pm;
+    addStandardPasses(pm, o);
+    const RunSummary s = pm.run(*m, o);
+    QVERIFY2(s.status == RunStatus::Ok, s.error.c_str());
+    const om::OmImport back = roundTrip(*m, o);
+
+    // Each Data with a parent index stands for that input of the op owning its graph, of the same type.
+    int captured = 0;
+    std::function<void(const Graph&)> check = [&](const Graph& graph) {
+      for (const Node* n : graph.nodes()) {
+        if (n->opType() == "Data" && n->attr("_parent_node_index")) {
+          const Node* owner = graph.owner();
+          QVERIFY2(owner, n->name().c_str());
+          const int64_t p = n->attrInt("_parent_node_index", -1);
+          QVERIFY2(p >= 0 && size_t(p) < owner->numInputs() && owner->input(size_t(p)), n->name().c_str());
+          QCOMPARE(owner->input(size_t(p))->type().shape, n->output(0)->type().shape);
+          ++captured;
+        }
+        for (const NamedAttribute& a : n->attributes())
+          if (const auto* body = a.value.get<Attribute::GraphPtr>(); body && *body) check(**body);
+      }
+    };
+    check(*back.model->graph);
+    const Node* outer = named(*back.model->graph, "outer");
+    QVERIFY(outer);
+    QCOMPARE(outer->numInputs(), size_t(3));  // c, then what its bodies read: r (as computed there) and x
+    // outer_then passes c (the outer If's own input 0), r and x on to the nested If; inner_then reads r, inner_else
+    // r and x; outer_else x.
+    QCOMPARE(captured, 3 + 1 + 2 + 1);
   }
 
   void refusesWhatItCannotWrite() {

@@ -204,13 +204,32 @@ void addNetOutput(ge::proto::GraphDef& gd, const Graph& g, const std::unordered_
 
 constexpr int kMaxSubgraphDepth = 64;  // as the reader's limit
 
-void writeSubgraphs(const Node& n, ge::proto::OpDef& op, ge::proto::ModelDef& model, int depth);
+// The values of an enclosing graph that a node's subgraphs read. GE passes them in explicitly: they are appended to
+// the node's op as extra inputs (in this order), and each body reads one through a Data op whose
+// `_parent_node_index` is that input's index in the op.
+struct Captures {
+  const Node* owner = nullptr;  // its own inputs come first; one of them read by a body is passed as it is
+  std::vector<const Value*> values;
+
+  int64_t parentIndex(const Value* v) {
+    const auto& own = owner->inputs();
+    if (auto it = std::find(own.begin(), own.end(), v); it != own.end()) return int64_t(it - own.begin());
+    auto it = std::find(values.begin(), values.end(), v);
+    if (it == values.end()) it = values.insert(values.end(), v);
+    return int64_t(own.size() + size_t(it - values.begin()));
+  }
+};
+
+// Writes `n`'s subgraphs as GraphDefs of `model` referenced by `op`; returns what they read from the graph `n` is in.
+std::vector<const Value*> writeSubgraphs(const Node& n, ge::proto::OpDef& op, ge::proto::ModelDef& model, int depth);
 
 // One subgraph (a fused node's body, a control-flow branch) as a GraphDef of its own: Data per input (attr `index`),
 // Const per constant with its bytes inline, one op per node, NetOutput. No device offsets: a body's tensors live
-// inside its one kernel (fused) or are placed by GE when the branch runs (control flow), outside Kiln's plan. A body
-// reading a value of the enclosing graph directly is refused: GE passes such values in as explicit inputs.
-void writeGraphBody(const Graph& g, ge::proto::GraphDef& gd, ge::proto::ModelDef& model, int depth) {
+// inside its one kernel (fused) or are placed by GE when the branch runs (control flow), outside Kiln's plan. A value
+// of an enclosing graph that the body reads (as ONNX If/Loop bodies may) becomes one more Data op, after the body's
+// own inputs, with `_parent_node_index` naming the owner op's input that carries it (`captures`).
+void writeGraphBody(const Graph& g, ge::proto::GraphDef& gd, ge::proto::ModelDef& model, int depth,
+                    Captures& captures) {
   OpNames uniqueName;
   std::unordered_map<const Value*, std::string> ref;
   int64_t nextId = 0;
@@ -228,11 +247,7 @@ void writeGraphBody(const Graph& g, ge::proto::GraphDef& gd, ge::proto::ModelDef
     ref[v] = op.name() + ":0";
   };
   int64_t dataIndex = 0;
-  for (const Value* v : g.inputs()) {
-    if (v->constant()) {
-      constOp(v);
-      continue;
-    }
+  auto dataOp = [&](const Value* v) -> ge::proto::OpDef& {
     ge::proto::OpDef& op = *gd.add_op();
     op.set_name(uniqueName(v->name(), "input"));
     op.set_type("Data");
@@ -241,25 +256,30 @@ void writeGraphBody(const Graph& g, ge::proto::GraphDef& gd, ge::proto::ModelDef
     (*op.mutable_attr())["index"] = intAttr(dataIndex++);
     ref[v] = op.name() + ":0";
     gd.add_input(op.name() + ":0");
+    return op;
+  };
+  for (const Value* v : g.inputs()) {
+    if (v->constant()) constOp(v);
+    else dataOp(v);
   }
+  // A value this body reads without defining it: an outer constant is copied in, anything else is captured.
+  auto resolve = [&](const Value* v) {
+    if (!v || ref.count(v)) return;
+    if (v->constant() && !v->producer()) return constOp(v);
+    (*dataOp(v).mutable_attr())["_parent_node_index"] = intAttr(captures.parentIndex(v));
+  };
   for (const Node* n : g.nodes()) {
-    for (const Value* v : n->inputs())
-      if (v && !ref.count(v) && !v->producer()) {
-        if (!v->constant())
-          throw std::runtime_error("op '" + n->name() + "' (" + n->opType() + ") in subgraph '" + g.name() +
-                                   "' reads '" + v->name() + "' of the enclosing graph: such bodies are not written "
-                                   "as GE graphs yet");
-        constOp(v);
-      }
+    for (const Value* v : n->inputs()) resolve(v);
     ge::proto::OpDef& op = *gd.add_op();
     nameAndType(op, *n, uniqueName);
     op.set_id(nextId++);
-    for (const Value* v : n->inputs()) {
+    auto addInput = [&](const Value* v) {
       auto r = v ? ref.find(v) : ref.end();
       op.add_input(r == ref.end() ? "" : r->second);
       ge::proto::TensorDescriptor& d = *op.add_input_desc();
       if (v) describe(d, *v, bytesOf(v));
-    }
+    };
+    for (const Value* v : n->inputs()) addInput(v);
     for (size_t i = 0; i < n->numOutputs(); ++i) {
       ge::proto::TensorDescriptor& d = *op.add_output_desc();
       if (const Value* v = n->output(i)) {
@@ -268,13 +288,19 @@ void writeGraphBody(const Graph& g, ge::proto::GraphDef& gd, ge::proto::ModelDef
       }
     }
     copyAttributes(*n, op);
-    writeSubgraphs(*n, op, model, depth);
+    for (const Value* v : writeSubgraphs(*n, op, model, depth)) {
+      resolve(v);
+      addInput(v);
+    }
   }
+  for (const Value* v : g.outputs()) resolve(v);  // a branch may return an outer value as it is
   addNetOutput(gd, g, ref, uniqueName, nextId++, bytesOf, nullptr);
 }
 
-void writeSubgraphs(const Node& n, ge::proto::OpDef& op, ge::proto::ModelDef& model, int depth) {
+std::vector<const Value*> writeSubgraphs(const Node& n, ge::proto::OpDef& op, ge::proto::ModelDef& model, int depth) {
   ge::proto::AttrDef names;
+  Captures captures;
+  captures.owner = &n;
   for (const NamedAttribute& a : n.attributes()) {
     std::vector<Attribute::GraphPtr> graphs;
     if (const auto* one = a.value.get<Attribute::GraphPtr>()) graphs.push_back(*one);
@@ -292,7 +318,7 @@ void writeSubgraphs(const Node& n, ge::proto::OpDef& op, ge::proto::ModelDef& mo
         name = op.name() + "/" + a.name + "#" + std::to_string(k);
       ge::proto::GraphDef& gd = *model.add_graph();  // earlier GraphDefs stay where they are (pointer storage)
       gd.set_name(name);
-      writeGraphBody(*graphs[i], gd, model, depth + 1);
+      writeGraphBody(*graphs[i], gd, model, depth + 1, captures);
       op.add_subgraph_name(name);
       names.mutable_list()->add_s(a.name);
     }
@@ -301,6 +327,7 @@ void writeSubgraphs(const Node& n, ge::proto::OpDef& op, ge::proto::ModelDef& mo
     names.mutable_list()->set_val_type(ge::proto::AttrDef::ListValue::VT_LIST_STRING);
     (*op.mutable_attr())["_kiln.subgraph_attrs"] = std::move(names);
   }
+  return captures.values;
 }
 
 // The op list GE would record: Data per graph input, Const per weight, one op per node, NetOutput. With `addr`
@@ -367,14 +394,15 @@ ModelDefBuild buildModelDef(const Model& compiled, const memory::Lifetimes& life
     b.opName[n] = op.name();
     const std::string stream = n->annotation("stream");
     op.set_stream_id(stream.empty() ? 0 : std::stoll(stream));
-    for (const Value* v : n->inputs()) {
+    auto addInput = [&](const Value* v) {
       auto r = v ? ref.find(v) : ref.end();
       op.add_input(r == ref.end() ? "" : r->second);
       if (addr) op.add_input_i(offsetOf(v));
       ge::proto::TensorDescriptor& d = *op.add_input_desc();
       if (v) describe(d, *v, bytesOf(v));
       op.add_is_input_const(v && life.find(v) && life.find(v)->kind == memory::TensorKind::Weight);
-    }
+    };
+    for (const Value* v : n->inputs()) addInput(v);
     for (size_t i = 0; i < n->numOutputs(); ++i) {
       const Value* v = n->output(i);
       ge::proto::TensorDescriptor& d = *op.add_output_desc();
@@ -386,7 +414,8 @@ ModelDefBuild buildModelDef(const Model& compiled, const memory::Lifetimes& life
       if (addr) op.add_output_i(offsetOf(v));
     }
     copyAttributes(*n, op);
-    writeSubgraphs(*n, op, model, 1);
+    // What its subgraphs read of the main graph comes in as further inputs, with their offsets (GE's form).
+    for (const Value* v : writeSubgraphs(*n, op, model, 1)) addInput(v);
   }
   addNetOutput(graph, g, ref, uniqueName, nextId++, bytesOf,
                addr ? std::function<int64_t(const Value*)>(offsetOf) : nullptr);

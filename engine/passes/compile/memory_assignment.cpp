@@ -52,8 +52,12 @@ class MemoryAssignment final : public Pass {
       HappensBefore hb(memory::stepNodes(g, life));
       hb.runToEnd();
       const std::vector<memory::Buffer> stretched = memory::streamOrderedBlocks(life, hb);
-      if (!byEvents || !sameIntervals(stretched, blocks))
+      // Nothing stretched (one stream, or every reader already ordered): one plan serves both.
+      if (byEvents && sameIntervals(stretched, blocks)) {
+        ordered.swap(byEvents);
+      } else {
         ordered = memory::planMemory(stretched, planner, memory::kArenaAlignment);
+      }
     }
     const bool keepOrdered = ordered && (!byEvents || ordered->arenaBytes <= byEvents->arenaBytes);
     const memory::Plan& plan = keepOrdered ? *ordered : *byEvents;
