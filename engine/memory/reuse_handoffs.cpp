@@ -60,7 +60,8 @@ void forEachUnorderedReuse(const Lifetimes& life, const std::vector<std::optiona
   const std::vector<std::map<int, int64_t>> lastOn = lastReaders(life, hb);
   std::vector<std::vector<int>> writtenAt(size_t(std::max<int64_t>(steps, 0)));
   for (size_t b = 0; b < aligned.size() && b < offsets.size(); ++b)
-    if (offsets[b] && aligned[b].lower >= 0 && aligned[b].lower < steps) writtenAt[size_t(aligned[b].lower)].push_back(int(b));
+    if (offsets[b] && aligned[b].lower >= 0 && aligned[b].lower < steps)
+      writtenAt[size_t(aligned[b].lower)].push_back(int(b));
 
   std::map<int64_t, std::pair<int64_t, int>> holder;  // disjoint byte ranges: start -> (end, latest block there)
   for (int64_t s = 0; s < steps; ++s) {

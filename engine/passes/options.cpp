@@ -102,7 +102,7 @@ const std::vector<OptionSpec>& Options::schema() {
       choice("memory.reuse_across_streams", "auto", {"auto", "events", "ordered"},
              "a block freed on one stream, reused on another: events (plan each tensor to its last reader, add the "
              "events those reuses need: the smallest arena), ordered (only where the streams' events already order "
-             "them: no stream waits for memory), auto (events only when they make the arena smaller)"),
+             "them: no stream waits for memory), auto (events only when they make the arena at least 5% smaller)"),
       boolean("model_sink", true,
               "the device runs the whole task list (ATC offline models); off: the host launches every task"),
       boolean("enable_single_stream", false, "run everything on one stream"),

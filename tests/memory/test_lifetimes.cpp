@@ -214,7 +214,8 @@ class LifetimesTest : public QObject {
         QTest::newRow(qPrintable(QString("%1 %2").arg(s, p))) << s << p << true << "auto";
     // Weights as graph inputs: their casts run on side streams that never wait for the main one.
     for (const char* a : {"auto", "events", "ordered"})
-      QTest::newRow(qPrintable(QString("resnet50 no weights, across streams %1").arg(a))) << "resnet50" << "auto" << false << a;
+      QTest::newRow(qPrintable(QString("resnet50 no weights, across streams %1").arg(a)))
+          << "resnet50" << "auto" << false << a;
   }
   void stage3OverGeneratedModels() {
     QFETCH(QString, sample);
@@ -282,8 +283,9 @@ class LifetimesTest : public QObject {
     else QVERIFY(mem->counters.at("memory_size") < mem->counters.at("no_reuse_bytes"));
     QVERIFY(tasks->counters.at("kernel") > 0);
     QCOMPARE(tasks->counters.at("end_graph"), int64_t{1});
-    qInfo("%s %s%s across %s: arena %lld, lower bound %lld, no reuse %lld, %lld tasks", qPrintable(sample), qPrintable(planner),
-          weights ? "" : " (no weights)", qPrintable(across), static_cast<long long>(plan.arenaBytes), static_cast<long long>(mem->counters.at("lower_bound")),
+    qInfo("%s %s%s across %s: arena %lld, lower bound %lld, no reuse %lld, %lld tasks", qPrintable(sample),
+          qPrintable(planner), weights ? "" : " (no weights)", qPrintable(across), static_cast<long long>(plan.arenaBytes),
+          static_cast<long long>(mem->counters.at("lower_bound")),
           static_cast<long long>(mem->counters.at("no_reuse_bytes")),
           static_cast<long long>(tasks->counters.at("tasks")));
   }
