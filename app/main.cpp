@@ -5,12 +5,11 @@
 #include <string>
 #include <vector>
 
-#include <filesystem>
-
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "gui/gui_main.h"
 #include "io/load_error.h"
+#include "io/model_path.h"
 
 namespace {
 
@@ -71,12 +70,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   // No command, or a file that exists: the workbench (which refuses cleanly without a display).
-  std::error_code ec;
   const bool isCommand = !args.empty() && (args[0] == "inspect" || args[0] == "sample" || args[0] == "compile" ||
                                          args[0] == "history" || args[0] == "plan" ||
                                          args[0] == "conformance" || args[0] == "run" ||
                                          args[0] == "verify" || args[0] == "batch");
-  if (args.empty() || (!isCommand && args.size() == 1 && std::filesystem::is_regular_file(args[0], ec))) {
+  if (args.empty() || (!isCommand && args.size() == 1 && kiln::modelPathExists(args[0]))) {
     if (args.empty() && !kiln::app::displayAvailable()) {
       printUsage(std::cerr);
       return 2;

@@ -29,6 +29,7 @@
 #include <utility>
 
 #include "compile_session.h"
+#include "io/model_path.h"
 #include "fused_subgraph_view.h"
 #include "gantt_view.h"
 #include "graph_canvas.h"
@@ -345,7 +346,7 @@ void MainWindow::setHistoryPath(const QString& path) {
 bool MainWindow::busy() const { return session_->running() || pendingReads_ > 0 || canvas_->layoutPending(); }
 
 void MainWindow::openPath(const QString& path) {
-  if (!QFileInfo::exists(path)) {
+  if (!modelPathExists(path.toStdString())) {  // a file, or one model of an .om ("FILE.om#N")
     showError(path + ": no such file");
     return;
   }

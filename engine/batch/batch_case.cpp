@@ -7,6 +7,8 @@
 #include <stdexcept>
 
 #include "io/load_error.h"
+#include "io/model_path.h"
+#include "io/om/om_reader.h"
 
 namespace kiln {
 
@@ -21,13 +23,16 @@ std::vector<std::string> findModels(const std::vector<std::string>& paths) {
       for (auto it = fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec);
            !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
         const fs::path& f = it->path();
-        if ((f.extension() == ".onnx" || f.extension() == ".om") && it->is_regular_file(ec))
-          found.push_back(f.lexically_normal().string());
+        if (!(f.extension() == ".onnx" || f.extension() == ".om") || !it->is_regular_file(ec)) continue;
+        const std::string file = f.lexically_normal().string();
+        // Every model of a multi-model .om is a model of the batch ("FILE.om#N").
+        const size_t count = f.extension() == ".om" ? om::omModelCount(file) : 1;
+        for (size_t k = 0; k < count; ++k) found.push_back(count > 1 ? file + "#" + std::to_string(k) : file);
       }
       if (ec) throw LoadError(p, "cannot list: " + ec.message());
       if (found.empty()) throw LoadError(p, "no .onnx or .om models in this directory");
       models.insert(models.end(), found.begin(), found.end());
-    } else if (fs::exists(p, ec)) {
+    } else if (fs::exists(p, ec) || modelPathExists(p)) {  // also "FILE.om#N", one model of a multi-model .om
       // A file is taken as it is, whatever its extension: an unreadable one fails its own cases, not the batch.
       models.push_back(fs::path(p).lexically_normal().string());
     } else {
@@ -74,7 +79,10 @@ std::string caseId(const std::string& model, const std::string& optionSet) {
   char hex[8];
   std::snprintf(hex, sizeof hex, "%06llx",
                 static_cast<unsigned long long>(fnv1a(model + '\n' + optionSet) & 0xffffff));
-  return safeName(fs::path(model).stem().string()) + "." + safeName(optionSet) + "-" + hex;
+  const ModelPath where = parseModelPath(model);  // "two.om#1" -> "two_1"
+  const std::string stem = fs::path(where.file).stem().string() +
+                           (where.modelIndex ? "_" + std::to_string(*where.modelIndex) : std::string());
+  return safeName(stem) + "." + safeName(optionSet) + "-" + hex;
 }
 
 std::vector<BatchCase> batchCases(const std::vector<std::string>& models, const std::vector<OptionSet>& sets) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "io/model_path.h"
 #include "io/om/om_reader.h"
 #include "io/onnx/onnx_reader.h"
 #include "ir/attribute_ranges.h"
@@ -42,14 +43,20 @@ void refuseInvalidAttributes(const Graph& g, const std::string& path) {
 }  // namespace
 
 LoadedModel loadModel(const std::string& path, const LoadLimits& limits) {
+  const ModelPath where = parseModelPath(path);
+  const std::string& file = where.file;
   std::error_code ec;
-  if (const auto size = std::filesystem::file_size(path, ec); !ec && size > limits.maxModelBytes)
+  if (const auto size = std::filesystem::file_size(file, ec); !ec && size > limits.maxModelBytes)
     throw LoadError(path, "file is " + std::to_string(size) + " bytes, above the limit of " +
                               std::to_string(limits.maxModelBytes) + " (max_model_bytes)");
+  const ModelFormat format = detectModelFormat(file);
+  if (where.modelIndex && format != ModelFormat::AscendOm)
+    throw LoadError(path, "\"#" + std::to_string(*where.modelIndex) + "\" picks a model of a multi-model Ascend .om, "
+                          "and this is not one");
   LoadedModel out;
-  switch (detectModelFormat(path)) {
+  switch (format) {
     case ModelFormat::AscendOm: {
-      om::OmImport imp = om::readOmFile(path);
+      om::OmImport imp = om::readOmFile(file, where.modelIndex.value_or(0), path);
       out.model = std::move(imp.model);
       out.warnings = std::move(imp.warnings);
       break;
@@ -58,7 +65,7 @@ LoadedModel loadModel(const std::string& path, const LoadLimits& limits) {
     case ModelFormat::Unknown: {
       OnnxReadOptions ro;
       ro.maxFileBytes = std::min<uint64_t>(ro.maxFileBytes, limits.maxModelBytes);
-      OnnxImport imp = readOnnxFile(path, ro);
+      OnnxImport imp = readOnnxFile(file, ro);
       out.model = std::move(imp.model);
       out.warnings = std::move(imp.warnings);
       break;

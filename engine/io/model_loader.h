@@ -33,7 +33,8 @@ class Options;
 // An option set's max_model_bytes.
 LoadLimits loadLimits(const Options& options);
 
-// Throws LoadError naming the file and the problem.
+// `path` may pick one model of a multi-model .om: "FILE.om#N" (io/model_path.h). Throws LoadError naming the file
+// and the problem.
 LoadedModel loadModel(const std::string& path, const LoadLimits& limits = {});
 
 }  // namespace kiln

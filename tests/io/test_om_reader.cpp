@@ -12,7 +12,9 @@
 #include <cstring>
 #include <fstream>
 
+#include "batch/batch_case.h"
 #include "io/model_loader.h"
+#include "io/model_path.h"
 #include "io/om/ge_ir.pb.h"
 #include "io/om/om_container.h"
 #include "io/om/om_reader.h"
@@ -174,6 +176,37 @@ class OmReaderTest : public QObject {
     QCOMPARE(parsed.graph(0).name(), std::string("second_0"));
     QCOMPARE(imp.model->graph->name(), std::string("tiny_0"));  // the root model's graph
     QVERIFY(!imp.warnings.empty() && imp.warnings[0].find("2 models") != std::string::npos);
+    QVERIFY2(imp.warnings[0].find("#0..#1") != std::string::npos, imp.warnings[0].c_str());
+
+    // Any model of the file can be read: its own graph, metadata saying which it is.
+    const OmImport other = readOmBytes(std::make_shared<OwnedStorage>(bytes), "test.om", 1);
+    QCOMPARE(other.model->graph->name(), std::string("second_0"));
+    QCOMPARE(meta(*other.model, "om.model_index"), std::string("1"));
+    QCOMPARE(meta(*other.model, "om.model_count"), std::string("2"));
+    try {
+      readOmBytes(std::make_shared<OwnedStorage>(bytes), "test.om", 2);
+      QFAIL("model #2 of a 2-model file was read");
+    } catch (const LoadError& e) {
+      QVERIFY2(QString(e.what()).contains("no model #2") && QString(e.what()).contains("#0..#1"), e.what());
+    }
+
+    // Through the loader, as every command and the workbench open it: "FILE.om#N".
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("two.om").toStdString();
+    {
+      std::ofstream f(path, std::ios::binary);
+      f.write(bytes.data(), std::streamsize(bytes.size()));
+    }
+    QVERIFY(modelPathExists(path + "#1") && !modelPathExists(path + "#x") && !modelPathExists(path + ".om#1"));
+    QCOMPARE(loadModel(path + "#1").model->graph->name(), std::string("second_0"));
+    QCOMPARE(loadModel(path).model->graph->name(), std::string("tiny_0"));
+    try {
+      loadModel(path + "#7");
+      QFAIL("model #7 was read");
+    } catch (const LoadError& e) {
+      QCOMPARE(e.file(), path + "#7");
+    }    // A batch over the folder runs every model of the file.
+    QCOMPARE(findModels({dir.path().toStdString()}), (std::vector<std::string>{path + "#0", path + "#1"}));
   }
 
   void containerRoundTrip() {

@@ -512,17 +512,23 @@ std::vector<OmKernelBinary> parseKernelBins(std::span<const uint8_t> b, std::vec
 
 }  // namespace
 
-OmImport readOmBytes(std::shared_ptr<const Storage> storage, const std::string& displayName) {
+OmImport readOmBytes(std::shared_ptr<const Storage> storage, const std::string& displayName, size_t modelIndex) {
   if (!storage || storage->size() == 0) throw LoadError(displayName, "file is empty");
   const std::span<const uint8_t> file(storage->data(), storage->size());
   OmImport out;
   OmModelInfo& info = out.info;
   info.container = parseOmContainer(file, displayName);
   out.warnings = info.container.warnings;
-  const OmModelPartitions& root = info.container.models.front();
-  if (info.container.models.size() > 1)
-    out.warnings.push_back("the file holds " + std::to_string(info.container.models.size()) +
-                           " models; the graph shown is the root model's (model 0)");
+  const size_t count = info.container.models.size();
+  const std::string last = "#" + std::to_string(count - 1);
+  if (modelIndex >= count)
+    throw LoadError(displayName, "the file holds " + std::to_string(count) + (count == 1 ? " model" : " models") +
+                                     " (#0.." + last + "): there is no model #" + std::to_string(modelIndex));
+  const OmModelPartitions& root = info.container.models[modelIndex];
+  if (count > 1)
+    out.warnings.push_back("the file holds " + std::to_string(count) + " models; this is model #" +
+                           std::to_string(modelIndex) + (modelIndex == 0 ? " (the root)" : "") +
+                           ": add #0.." + last + " to the file's path to open another");
 
   const OmPartition* modelDef = root.find(PartitionType::ModelDef);
   if (!modelDef) throw LoadError(displayName, "no MODEL_DEF partition: the file holds no graph");
@@ -536,11 +542,10 @@ OmImport readOmBytes(std::shared_ptr<const Storage> storage, const std::string& 
     if (!parseBounded(tasks, partitionBytes(file, *ti)))
       throw LoadError(displayName, "TASK_INFO partition is not a valid domi.ModelTaskDef (protobuf parse failed)");
 
-  for (const auto& model : info.container.models)
-    if (const OmPartition* io = model.find(PartitionType::ModelInOutInfo)) {
-      info.inOut = parseInOutInfo(partitionBytes(file, *io), displayName);
-      break;
-    }
+  // The model's own MODEL_INOUT_INFO, else the first a model of the file carries (GE writes it once).
+  const OmPartition* io = root.find(PartitionType::ModelInOutInfo);
+  for (size_t k = 0; !io && k < count; ++k) io = info.container.models[k].find(PartitionType::ModelInOutInfo);
+  if (io) info.inOut = parseInOutInfo(partitionBytes(file, *io), displayName);
   if (const OmPartition* k = root.find(PartitionType::TbeKernels))
     info.kernels = parseKernelBins(partitionBytes(file, *k), out.warnings);
   const OmPartition* weights = root.find(PartitionType::WeightsData);
@@ -556,6 +561,10 @@ OmImport readOmBytes(std::shared_ptr<const Storage> storage, const std::string& 
   if (!h.name.empty()) m.metadata.emplace_back("om.name", h.name);
   if (!h.platformVersion.empty()) m.metadata.emplace_back("om.platform_version", h.platformVersion);
   m.metadata.emplace_back("om.model_type", std::to_string(h.modelType));
+  if (count > 1) {
+    m.metadata.emplace_back("om.model_count", std::to_string(count));
+    m.metadata.emplace_back("om.model_index", std::to_string(modelIndex));
+  }
   if (h.isUnknownModel) m.metadata.emplace_back("om.dynamic_shape", "true");
   addModelMetadata(m, md);
   // The task list's own totals where the model attributes do not give them.
@@ -658,7 +667,17 @@ std::unique_ptr<Model> readGeProtoText(const std::string& text, const std::strin
   return m;
 }
 
-OmImport readOmFile(const std::string& path) {
+size_t omModelCount(const std::string& path) {
+  try {
+    const MappedFileStorage storage(path);
+    const OmContainer c = parseOmContainer(std::span<const uint8_t>(storage.data(), storage.size()), path);
+    return std::max<size_t>(c.models.size(), 1);
+  } catch (const std::exception&) {
+    return 1;
+  }
+}
+
+OmImport readOmFile(const std::string& path, size_t modelIndex, const std::string& displayName) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw LoadError(path, "cannot open: no such file");
   if (S_ISDIR(st.st_mode)) throw LoadError(path, "is a directory, not an .om file");
@@ -669,7 +688,7 @@ OmImport readOmFile(const std::string& path) {
   } catch (const std::exception& e) {
     throw LoadError(path, e.what());
   }
-  return readOmBytes(std::move(storage), path);
+  return readOmBytes(std::move(storage), displayName.empty() ? path : displayName, modelIndex);
 }
 
 }  // namespace kiln::om

@@ -21,8 +21,9 @@
 //   - per-op facts (om.id, om.stream_id, om.input_offsets, om.output_offsets, om.workspace, om.workspace_bytes,
 //     om.task, om.block_dim, om.kernel_name, om.output<i>.origin_format / origin_shape / layout) are annotations;
 //     model facts (om.memory_size, om.weight_size, om.stream_num, om.event_num, om.soc_version...) are metadata.
-// With several models in the file (model_num > 1) the graph is model 0's (the root); every model's partitions are
-// listed in OmModelInfo::container.
+// With several models in the file (model_num > 1) one is read — model 0 (the root) unless asked for another
+// ("FILE.om#N", io/model_path.h) —, with a warning naming the others; every model's partitions are listed in
+// OmModelInfo::container, and the metadata says om.model_index of om.model_count.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -55,8 +56,8 @@ struct OmKernelBinary {
 
 struct OmModelInfo {
   OmContainer container;                 // header, every model's partitions, container warnings
-  std::vector<OmTask> tasks;             // TASK_INFO of the root model
-  std::vector<OmKernelBinary> kernels;   // TBE_KERNELS of the root model
+  std::vector<OmTask> tasks;             // TASK_INFO of the model read
+  std::vector<OmKernelBinary> kernels;   // TBE_KERNELS of the model read
   std::optional<OmInOutInfo> inOut;      // MODEL_INOUT_INFO when present
   uint64_t memorySize = 0, weightSize = 0, weightsBytes = 0;  // weightsBytes: size of WEIGHTS_DATA
   uint32_t streamNum = 0, eventNum = 0;
@@ -70,9 +71,11 @@ struct OmImport {
 };
 
 // Memory-maps the file (weights stay slices of the mapping). Throws LoadError naming the file and the problem.
-OmImport readOmFile(const std::string& path);
+OmImport readOmFile(const std::string& path, size_t modelIndex = 0, const std::string& displayName = {});
+// How many models the file holds (its container only); 1 when it cannot tell (the load then says why).
+size_t omModelCount(const std::string& path);
 // From bytes already in memory (tests, writers). Throws LoadError.
-OmImport readOmBytes(std::shared_ptr<const Storage> bytes, const std::string& displayName);
+OmImport readOmBytes(std::shared_ptr<const Storage> bytes, const std::string& displayName, size_t modelIndex = 0);
 
 // One GE graph dump (ge_proto_*.txt): ge.proto.ModelDef in protobuf text format, built like MODEL_DEF but without
 // weights (dumps carry none or inline them; Const ops keep their descriptors). Throws LoadError.
