@@ -320,6 +320,11 @@ class OmWriterTest : public QObject {
     QVERIFY2(i.code == 0, qPrintable(i.err));
     QVERIFY(i.out.contains("Conv2D"));
     QVERIFY(i.out.contains("NC1HWC0"));
+    // `kiln run` on it is its simulated timing: no functional run to fail (GE's kernels are not emulated).
+    const KilnRun r = runKiln({"run", omFile, "--random", "1"});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains("latency") && r.out.contains("not run: an .om") && r.out.trimmed().endsWith("ok"),
+             qPrintable(r.out));
     // Symbolic sizes cannot be laid out in device memory: refused with the reason, exit 2.
     const QString bert = dir.filePath("bert.onnx");
     QCOMPARE(runKiln({"sample", "bert-base", "--layers", "1", "--no-weights", "-o", bert}).code, 0);
