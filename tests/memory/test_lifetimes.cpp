@@ -8,6 +8,7 @@
 #include "memory/lifetimes.h"
 #include "memory/memory_plan.h"
 #include "memory/reuse_handoffs.h"
+#include "memory/stretch_within_bound.h"
 #include "passes/compile/compile_passes.h"
 #include "passes/options.h"
 #include "passes/pass_manager.h"
@@ -145,6 +146,41 @@ class LifetimesTest : public QObject {
     QCOMPARE(n2->annotation("event.wait"), n1->annotation("event.record"));
     QVERIFY(unorderedReuses(g).empty());
     QCOMPARE(makeMemoryReuseEventsPass()->run(ctx).counters.at("reuse_events"), int64_t(0));  // nothing left to add
+  }
+
+  // The events plan takes each stretch that keeps the peak at the unstretched bound, smallest blocks first.
+  void stretchingStaysWithinTheBound() {
+    //        steps: 0 1 2 3 4 5
+    // a (10)        [-)              stretched to 6: would sit on b and c at step 1 (30 > 20)
+    // b (10)          [-----)        stretched to 5: fits (nothing else lives at step 4)
+    // c (10)          [---)
+    const std::vector<Buffer> blocks = {{0, 0, 1, 10}, {1, 1, 4, 10}, {2, 1, 3, 10}};
+    std::vector<Buffer> stretched = blocks;
+    stretched[0].upper = 6;
+    stretched[1].upper = 5;
+    const std::vector<Buffer> got = stretchedWithinBound(blocks, stretched);
+    QCOMPARE(lowerBound(blocks), int64_t(20));
+    QCOMPARE(got[0].upper, int64_t(1));
+    QCOMPARE(got[1].upper, int64_t(5));
+    QCOMPARE(got[2].upper, int64_t(3));
+    // Random instances: the bound never moves, every block ends where one of the two said.
+    uint64_t seed = 7;
+    auto next = [&](int64_t n) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      return int64_t((seed >> 33) % uint64_t(n));
+    };
+    for (int round = 0; round < 200; ++round) {
+      std::vector<Buffer> bs, st;
+      for (int i = 0; i < 30; ++i) {
+        const int64_t lo = next(40), up = lo + 1 + next(8);
+        bs.push_back({i, lo, up, 1 + next(100)});
+        st.push_back(bs.back());
+        st.back().upper = up + next(20);
+      }
+      const std::vector<Buffer> r = stretchedWithinBound(bs, st);
+      QCOMPARE(lowerBound(r), lowerBound(bs));
+      for (size_t i = 0; i < r.size(); ++i) QVERIFY(r[i].upper == bs[i].upper || r[i].upper == st[i].upper);
+    }
   }
 
   void reshapeSharesItsInputsBlock() {
