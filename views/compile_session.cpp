@@ -78,9 +78,8 @@ bool CompileSession::start(const QString& modelPath, const kiln::Options& option
       std::unique_ptr<PassVerifier> verifier;
       std::string accuracyError, unverified;
       if (verifyNumerics) {
-        // Concrete shapes for the data (dim_values, else 1): the compile sees the same binding.
-        const std::map<std::string, int64_t> dims = runDimBindings(options, {});
-        bindSymbolicInputs(*loaded.model->graph, dims, options);
+        // The data is made at the compiler's own binding (under dim_values=keep, at the policy's extents).
+        const std::map<std::string, int64_t> dims = bindForEmulation(*loaded.model->graph, options).values();
         // Data the model cannot get (over emulator.max_input_bytes, an input of unknown type) skips the
         // verification, not the compile.
         std::vector<Tensor> data;
@@ -99,7 +98,7 @@ bool CompileSession::start(const QString& modelPath, const kiln::Options& option
           }
         };
         if (unverified.empty())
-          verifier = std::make_unique<PassVerifier>(std::move(data), defaultVerifyTolerance(options), record);
+          verifier = std::make_unique<PassVerifier>(std::move(data), std::nullopt, record);
       }
       PassManager pm;
       addStandardPasses(pm, options);

@@ -2,6 +2,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QEvent>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -170,6 +171,15 @@ QWidget* OptionsForm::makeEditor(Row& row) {
         return spin;
       }
       break;  // wider than int: a line edit below
+    case T::Number: {
+      auto* spin = new QDoubleSpinBox;
+      spin->setRange(s.numberMin, s.numberMax);
+      spin->setDecimals(6);
+      spin->setSingleStep(s.numberMax <= 1 ? 0.001 : 1);
+      spin->setKeyboardTracking(false);
+      connect(spin, &QDoubleSpinBox::valueChanged, this, commitThis);
+      return spin;
+    }
     case T::String:
     case T::FusionSwitch:
       break;
@@ -192,6 +202,7 @@ Json OptionsForm::editedValue(const Row& row) const {
   if (auto* box = qobject_cast<QCheckBox*>(row.editor)) return Json(box->isChecked());
   if (auto* combo = qobject_cast<QComboBox*>(row.editor)) return Json(combo->currentText().toStdString());
   if (auto* spin = qobject_cast<QSpinBox*>(row.editor)) return Json(static_cast<int64_t>(spin->value()));
+  if (auto* spin = qobject_cast<QDoubleSpinBox*>(row.editor)) return Json(spin->value());
   const QString text = static_cast<QLineEdit*>(row.editor)->text().trimmed();
   if (row.spec->type == T::Int) {
     bool ok = false;
@@ -233,6 +244,7 @@ void OptionsForm::refreshRow(Row& row) {
   if (auto* box = qobject_cast<QCheckBox*>(row.editor)) box->setChecked(v.asBool());
   else if (auto* combo = qobject_cast<QComboBox*>(row.editor)) combo->setCurrentText(qs(v.asString()));
   else if (auto* spin = qobject_cast<QSpinBox*>(row.editor)) spin->setValue(static_cast<int>(v.asInt()));
+  else if (auto* dspin = qobject_cast<QDoubleSpinBox*>(row.editor)) dspin->setValue(v.asDouble());
   else if (auto* edit = qobject_cast<QLineEdit*>(row.editor))
     edit->setText(s.type == T::FusionSwitch ? fusionSwitchText(v)
                   : s.type == T::Int       ? QString::number(v.asInt())

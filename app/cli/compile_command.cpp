@@ -8,6 +8,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/emulation_args.h"
 #include "io/model_loader.h"
 #include "io/om/om_writer.h"
 #include "history/history_recorder.h"
@@ -42,6 +43,7 @@ int runCompile(const Argv& argv) {
   const Options options = optionsFromArgs(args);
   LoadedModel loaded = loadModel(args.positional[0], loadLimits(options));
   Model& model = *loaded.model;
+  checkedBinding(args.positional[0], model, options);  // a binding the model contradicts: exit 2, nothing run
 
   const PluginSet plugins = loadPlugins(args.values.count("--plugin") ? args.values.at("--plugin")
                                                                       : std::vector<std::string>{});
@@ -83,8 +85,10 @@ int runCompile(const Argv& argv) {
     for (auto& [k, v] : summary.asObject()) j.set(k, std::move(v));
     Json compiled = compileSummaryToJson(summarizeCompile(model, s));
     for (auto& [k, v] : compiled.asObject()) j.set(k, std::move(v));
+    j.set("shape_binding", model.binding.toJson());
     std::cout << j.dump(2) << "\n";
   } else {
+    if (!model.binding.empty()) std::cout << "shapes    " << model.binding.text() << "\n";
     std::cout << table.str();
     std::cout << compileSummaryLine(summarizeCompile(model, s)) << "\n";
     for (const auto& w : s.warnings) std::cout << "warning: " << w << "\n";

@@ -23,18 +23,43 @@ std::map<std::string, int64_t> dimBindings(const Args& args) {
 }
 
 EmulationInputs emulationInputs(const Args& args, const std::string& modelPath, const Graph& original,
-                                std::map<std::string, int64_t>& dims, const Options& options) {
+                                Options& options) {
   std::optional<uint32_t> seed;
   if (auto s = args.intValue("--random", 0, UINT32_MAX)) seed = static_cast<uint32_t>(*s);
   try {
-    return loadEmulationInputs(args.value("--inputs"), seed, modelPath, original, dims,
+    return loadEmulationInputs(args.value("--inputs"), seed, modelPath, original, options,
                                options.getInt(kEmulatorInputKey));
   } catch (const std::invalid_argument& e) {
+    throw UsageError(modelPath + ": " + e.what());
+  } catch (const OptionError& e) {
     throw UsageError(e.what());
   } catch (const LoadError&) {
     throw;
   } catch (const std::runtime_error& e) {  // no random data for this model (too large, unknown type)
     throw std::runtime_error(modelPath + ": " + e.what());
+  }
+}
+
+}  // namespace kiln::cli
+
+namespace kiln::cli {
+
+ShapeBinding checkedBinding(const std::string& modelPath, const Model& model, const Options& options) {
+  if (model.precompiled) return {};
+  try {
+    return resolveShapeBinding(*model.graph, options.bindingRequest());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(modelPath + ": " + e.what());
+  } catch (const OptionError& e) {
+    throw UsageError(e.what());
+  }
+}
+
+ShapeBinding emulationBinding(const std::string& modelPath, const Graph& original, Options& options) {
+  try {
+    return bindForEmulation(original, options);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(modelPath + ": " + e.what());
   }
 }
 

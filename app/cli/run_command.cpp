@@ -4,9 +4,9 @@
 // out by its memory plan — on the same inputs and prints each output's error (max abs, max rel, cosine). Expected
 // outputs (ONNX .pb files; by default <model>_output_<i>.pb beside the model, as the light_* models ship, and the
 // arrays of an input .npz named after graph outputs; <model>_io.npz beside the model is the default input) are
-// compared with the reference. Exit 1 when an fp32 compile (precision_mode force_fp32 or must_keep_origin_dtype)
-// differs from the reference by more than rtol 1e-4 of the output's scale (scaledTolerance), or an expected output does not match; fp16 modes report
-// their error without failing.
+// compared with the reference. Every output is judged by the precision gate of what the compile computes in
+// (emulator/precision_gate.h: cosine >= verify.min_cosine and the error within verify.rtol_fp32/_fp16/_bf16); exit 1
+// when an output falls below it or an expected output does not match.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -16,7 +16,7 @@
 #include "cli/commands.h"
 #include "cli/emulation_args.h"
 #include "emulator/emulation.h"
-#include "emulator/emulation_check.h"
+#include "emulator/precision_gate.h"
 #include "emulator/model_inputs.h"
 #include "emulator/timing/model_soc.h"
 #include "emulator/timing/timeline_sim.h"
@@ -105,14 +105,14 @@ int runRun(const Argv& argv) {
                      "[--dim SYMBOL=N] [--expected OUT.pb]... [--soc NAME|FILE.json] [--trace OUT.json] [--history DB] [--json]");
   const std::string path = args.positional[0];
   Options options = optionsFromArgs(args);
-  std::map<std::string, int64_t> dims = runDimBindings(options, dimBindings(args));
+  runDimBindings(options, dimBindings(args));
   LoadedModel original = loadModel(path, loadLimits(options));
   LoadedModel compiled = loadModel(path, loadLimits(options));
   // The inputs first: given data fixes the symbolic dims it fills.
   EmulationInputs inputs;
   std::string notEmulatable;  // why the functional run cannot happen; the timing is reported anyway
   try {
-    inputs = emulationInputs(args, path, *original.model->graph, dims, options);
+    inputs = emulationInputs(args, path, *original.model->graph, options);
   } catch (const LoadError&) {
     throw;
   } catch (const UsageError&) {
@@ -120,9 +120,9 @@ int runRun(const Argv& argv) {
   } catch (const std::runtime_error& e) {
     notEmulatable = std::string("no input data: ") + e.what();
   }
-  // A run has concrete shapes: symbolic input dims are bound (the data's, --dim, else 1) for the compiler too, so the
-  // memory plan and the timing see the shapes the data has. An explicit input_shape option wins.
-  const std::string bound = bindSymbolicInputs(*original.model->graph, dims, options);
+  // The compiler's binding (the data's extents, --dim and dim_values, then dim_policy): the emulator, the memory plan
+  // and the timing see one set of shapes.
+  const ShapeBinding binding = emulationBinding(path, *original.model->graph, options);
   PassManager pm;
   addStandardPasses(pm, options, {});
   std::unique_ptr<HistoryDb> db;
@@ -174,6 +174,11 @@ int runRun(const Argv& argv) {
       report = emulateModel(*original.model, *compiled.model, inputs.tensors, withLimits({}, options));
   } catch (const NotEmulatable& e) {
     notEmulatable = e.what();
+  } catch (const std::runtime_error& e) {
+    // A kernel refused the bound shapes (a pool wider than the bound image, a table shorter than the sequence):
+    // say which extents the run used and how to change them.
+    const std::string hint = binding.hint();
+    throw std::runtime_error(path + ": " + e.what() + (hint.empty() ? "" : "; " + hint));
   }
   // Expected outputs, against the reference (the yardstick) and the compiled result.
   std::vector<OutputError> expected;
@@ -192,9 +197,10 @@ int runRun(const Argv& argv) {
           name == o->name() || (o->producer() && !o->producer()->name().empty() && name == o->producer()->name()))
         expected.push_back({inputs.archivePath + ":" + name, compareTensors(report.reference[i], want)});
   const std::string precision = options.getString("precision_mode");
-  const bool fp32 = numericsGated(options);
-  bool failed = (!notEmulatable.empty() && !timingOnly) || !report.compiledError.empty() ||
-                (fp32 && !numericsMismatch(report).empty());
+  const PrecisionGate gate = precisionGate(options, *compiled.model->graph);
+  const std::vector<OutputVerdict> verdicts = judgeOutputs(report, gate);
+  const std::string numericsFailure = firstFailure(verdicts);
+  bool failed = (!notEmulatable.empty() && !timingOnly) || !report.compiledError.empty() || !numericsFailure.empty();
   for (const OutputError& e : expected) failed = failed || !e.diff.within();
 
   if (args.has("--json")) {
@@ -211,8 +217,18 @@ int runRun(const Argv& argv) {
     j.set("max_rel_error", report.maxRelError());
     j.set("min_cosine", report.minCosine());
     Json outs = Json::array();
-    for (const OutputError& e : report.errors) outs.push(differenceJson(e.name, e.diff));
+    for (size_t i = 0; i < report.errors.size(); ++i) {
+      Json o = differenceJson(report.errors[i].name, report.errors[i].diff);
+      if (i < verdicts.size()) {
+        o.set("passed", verdicts[i].passed);
+        o.set("reason", verdicts[i].reason);
+      }
+      outs.push(std::move(o));
+    }
     j.set("outputs", std::move(outs));
+    j.set("gate", gate.describe());
+    j.set("compute_precision", computePrecisionName(gate.precision));
+    if (!numericsFailure.empty()) j.set("numerics_failure", numericsFailure);
     Json exp = Json::array();
     for (const OutputError& e : expected) exp.push(differenceJson(e.name, e.diff));
     j.set("expected", std::move(exp));
@@ -221,7 +237,8 @@ int runRun(const Argv& argv) {
     if (!notEmulatable.empty()) j.set("not_emulatable", notEmulatable);
     j.set("soc", soc.name);
     if (recorder) j.set("run", recorder->runId());
-    j.set("bound_dims", bound);
+    j.set("bound_dims", binding.shortText());
+    j.set("shape_binding", binding.toJson());
     j.set("model_sink", options.getBool("model_sink"));
     j.set("latency_us", timeline.latencyUs);
     j.set("tasks", static_cast<int64_t>(tasks.size()));
@@ -236,7 +253,7 @@ int runRun(const Argv& argv) {
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << "model       " << path << "\n";
-    if (!bound.empty()) std::cout << "shapes      " << bound << " (bind with --dim SYMBOL=N)\n";
+    if (!binding.empty()) std::cout << "shapes      " << binding.text() << " (change with --dim SYMBOL=N)\n";
     if (notEmulatable.empty())
       std::cout << "inputs      " << inputs.description << "\n"
                 << "reference   " << formatDuration(report.referenceMs / 1000.0)
@@ -250,8 +267,14 @@ int runRun(const Argv& argv) {
                         : "")
                 << ")\n";
     if (!report.compiledError.empty()) std::cout << "compiled    could not run: " << report.compiledError << "\n";
-    for (const OutputError& e : report.errors)
-      std::cout << "output      " << e.name << ": compiled vs reference: " << differenceLine(e.diff) << "\n";
+    if (!verdicts.empty()) std::cout << "gate        " << gate.describe() << "\n";
+    for (size_t i = 0; i < report.errors.size(); ++i) {
+      const OutputError& e = report.errors[i];
+      std::cout << "output      " << e.name << ": compiled vs reference: " << differenceLine(e.diff);
+      if (i < verdicts.size())
+        std::cout << "\n            " << (verdicts[i].passed ? "passed: " : "FAILED: ") << verdicts[i].reason;
+      std::cout << "\n";
+    }
     for (const OutputError& e : expected)
       std::cout << "expected    " << e.name << ": " << (e.diff.within() ? "match" : "MISMATCH") << " ("
                 << (e.diff.within() ? differenceLine(e.diff) : e.diff.firstMismatch) << ")\n";
@@ -265,8 +288,8 @@ int runRun(const Argv& argv) {
     std::cout << "\n";
     std::cout << "critical    " << criticalSummary(timeline) << "\n";
     if (!notEmulatable.empty()) std::cout << "functional  " << notEmulatable << "\n";
-    if (!fp32 && !timingOnly)
-      std::cout << "note        fp16 compute (" << precision << "): the error is reported, not gated\n";
+    if (notEmulatable.empty() && report.compiledError.empty() && verdicts.empty() && !timingOnly)
+      std::cout << "numerics    not measured: the compiled run produced no outputs\n";
     std::cout << (failed ? "FAILED" : "ok") << "\n";
   }
   if (!historyError.empty()) return 1;

@@ -1,4 +1,5 @@
-// kiln sample NAME -o FILE [--layers N] [--no-weights] [--seed S]: writes one of Kiln's generated sample models.
+// kiln sample NAME -o FILE [--layers N] [--no-weights] [--seed S] [--quantize dynamic|qdq]: writes one of Kiln's
+// generated sample models, optionally in the int8 form ONNX Runtime's quantization tool writes.
 #include <iostream>
 
 #include "cli/args.h"
@@ -10,9 +11,9 @@
 namespace kiln::cli {
 
 int runSample(const Argv& argv) {
-  const Args args = parseArgs(argv, {{"--no-weights", "--list"}, {"-o", "--output", "--layers", "--seed"}});
+  const Args args = parseArgs(argv, {{"--no-weights", "--list"}, {"-o", "--output", "--layers", "--seed", "--quantize"}});
   if (args.has("--list") || args.positional.empty()) {
-    std::cout << "usage: kiln sample NAME -o FILE [--layers N] [--no-weights] [--seed S]\n\nsamples:\n";
+    std::cout << "usage: kiln sample NAME -o FILE [--layers N] [--no-weights] [--seed S] [--quantize dynamic|qdq]\n\nsamples:\n";
     for (const auto& s : sampleCatalog())
       std::cout << "  " << s.name << std::string(s.name.size() < 13 ? 13 - s.name.size() : 1, ' ') << s.description
                 << " (default " << s.defaultLayers << " layers)\n";
@@ -26,6 +27,7 @@ int runSample(const Argv& argv) {
   options.layers = static_cast<int>(args.intValue("--layers", 1, 4096).value_or(0));
   options.weights = !args.has("--no-weights");
   options.seed = static_cast<uint64_t>(args.intValue("--seed", 0, 1LL << 62).value_or(1));
+  options.quantize = args.value("--quantize").value_or("");
   std::unique_ptr<Model> model;
   try {
     model = buildSample(args.positional[0], options);

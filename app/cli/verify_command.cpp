@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/emulation_args.h"
 #include "emulator/pass_verifier.h"
+#include "emulator/precision_gate.h"
 #include "history/history_recorder.h"
 #include "io/model_loader.h"
 #include "passes/pass_manager.h"
@@ -40,17 +41,18 @@ int runVerify(const Argv& argv) {
                      "[--dim SYMBOL=N] [--rtol X] [--history DB] [--json]");
   const std::string path = args.positional[0];
   Options options = optionsFromArgs(args);
-  double rtol = defaultVerifyTolerance(options);
+  std::optional<double> rtol;  // else each pass's precision gate (verify.rtol_fp32 / _fp16 / _bf16)
   if (auto text = args.value("--rtol")) {
     char* end = nullptr;
     rtol = std::strtod(text->c_str(), &end);
-    if (!end || *end || !(rtol > 0 && rtol < 1)) throw UsageError("--rtol takes a number in (0, 1), not '" + *text + "'");
+    if (!end || *end || !(*rtol > 0 && *rtol < 1)) throw UsageError("--rtol takes a number in (0, 1), not '" + *text + "'");
   }
-  std::map<std::string, int64_t> dims = runDimBindings(options, dimBindings(args));
+  runDimBindings(options, dimBindings(args));
   LoadedModel loaded = loadModel(path, loadLimits(options));
   Model& model = *loaded.model;
-  const EmulationInputs inputs = emulationInputs(args, path, *model.graph, dims, options);  // given data fixes its dims
-  const std::string bound = bindSymbolicInputs(*model.graph, dims, options);
+  const EmulationInputs inputs = emulationInputs(args, path, *model.graph, options);  // given data fixes its dims
+  const ShapeBinding binding = emulationBinding(path, *model.graph, options);
+  const std::string bound = binding.text();
 
   std::unique_ptr<HistoryDb> db;
   std::unique_ptr<HistoryRecorder> recorder;
@@ -78,13 +80,23 @@ int runVerify(const Argv& argv) {
     throw UsageError(e.what());
   }
   const auto& results = verifier.results();
+  const PrecisionGate gate = precisionGate(options, *model.graph);
+  const std::string gateText = rtol ? "cosine >= " + sci(options.getNumber("verify.min_cosine")) + ", rtol " +
+                                          sci(*rtol) + " for every pass (--rtol)"
+                                    : "each pass by what its graph computes in: fp32 cosine >= " +
+                                          sci(gate.minCosine) + ", rtol " + sci(options.getNumber("verify.rtol_fp32")) +
+                                          "; fp16 rtol " + sci(options.getNumber("verify.rtol_fp16")) + "; bf16 rtol " +
+                                          sci(options.getNumber("verify.rtol_bf16")) +
+                                          " (of each value and the output's scale)";
   const int first = verifier.firstExceeding();
   if (args.has("--json")) {
     Json j = Json::object();
     j.set("model", path);
     j.set("inputs", inputs.description);
-    j.set("bound_dims", bound);
-    j.set("rtol", rtol);
+    j.set("bound_dims", binding.shortText());
+    j.set("shape_binding", binding.toJson());
+    j.set("rtol", rtol ? Json(*rtol) : Json());
+    j.set("gate", gateText);
     if (recorder) j.set("run", recorder->runId());
     Json passes = Json::array();
     for (const PassAccuracy& a : results) {
@@ -104,21 +116,21 @@ int runVerify(const Argv& argv) {
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << "model   " << path << "\ninputs  " << inputs.description << (bound.empty() ? "" : " (" + bound + ")")
-              << "\ntolerance rtol " << sci(rtol) << " (relative to each value and to the output's scale)\n\n";
+              << "\ngate    " << gateText << "\n\n";
     std::printf("%4s  %-32s %-15s %10s %10s %10s\n", "seq", "pass", "status", "max abs", "max rel", "cosine");
     for (const PassAccuracy& a : results)
       std::printf("%4d  %-32s %-15s %10s %10s %10s%s\n", a.row.seq, a.pass.c_str(), a.row.status.c_str(),
                   sci(a.row.maxAbs).c_str(), sci(a.row.maxRel).c_str(),
                   a.row.cosine ? std::to_string(*a.row.cosine).c_str() : "-",
-                  &a == &results[size_t(std::max(first, 0))] && first >= 0 ? "   <- first over tolerance" : "");
+                  &a == &results[size_t(std::max(first, 0))] && first >= 0 ? "   <- first below the gate" : "");
     std::cout << "\n";
     if (!verifier.baselineError().empty())
       std::cout << "the original graph does not run: " << verifier.baselineError() << "\n";
     else if (first >= 0)
-      std::cout << "first pass over tolerance: " << results[size_t(first)].pass << " (" << results[size_t(first)].row.detail
+      std::cout << "first pass below the gate: " << results[size_t(first)].pass << " (" << results[size_t(first)].row.detail
                 << ")\n";
     else
-      std::cout << "every pass within tolerance\n";
+      std::cout << "every pass passed its gate\n";
     if (recorder) std::cout << "recorded as run " << recorder->runId() << " in " << *args.value("--history") << "\n";
   }
   if (recorder && !recorder->error().empty()) historyError = recorder->error();

@@ -11,7 +11,7 @@
 #include "batch/reference_cache.h"
 #include "batch/report_files.h"
 #include "emulator/emulation.h"
-#include "emulator/emulation_check.h"
+#include "emulator/precision_gate.h"
 #include "emulator/emulation_inputs.h"
 #include "emulator/reference_executor.h"
 #include "emulator/timing/model_soc.h"
@@ -42,6 +42,8 @@ struct CaseWork {
   std::optional<SocProfile> soc;
   std::optional<Timeline> timeline;
   std::optional<EmulationReport> emulation;
+  std::optional<PrecisionGate> gate;
+  std::string bindingKey;  // the shape binding's text: the reference cache serves only cases bound alike
   std::string failure;  // makes the case fail
   std::string note;     // said on an ok case (functional emulation skipped and why)
 };
@@ -61,22 +63,25 @@ void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) 
   }
   const Graph& source = *w.compiled.model->graph;  // not compiled yet: the imported graph
   Options options = c.options->options;
-  std::map<std::string, int64_t> dims = runDimBindings(options, {});
   std::optional<EmulationInputs> inputs;
   try {
     // The model's own <stem>_io.npz when it ships one, else random data (seed 1): the same inputs as `kiln run`.
     // In timing-only mode only the shipped data is loaded: it fixes symbolic dims, and the shapes must not depend
     // on the mode; random data (all dims 1 or bound) would only cost memory there.
     if (ctx.functional || companionInputs(c.model))
-      inputs = loadEmulationInputs(std::nullopt, std::nullopt, c.model, source, dims,
+      inputs = loadEmulationInputs(std::nullopt, std::nullopt, c.model, source, options,
                                    c.options->options.getInt(kEmulatorInputKey));
+  } catch (const std::invalid_argument& e) {
+    w.failure = std::string("shape binding: ") + e.what();
+    return;
   } catch (const std::exception& e) {
     w.note = std::string("no functional emulation: inputs: ") + e.what();
   }
   try {
-    bindSymbolicInputs(source, dims, options);
+    w.bindingKey = bindForEmulation(source, options).text();
   } catch (const std::exception& e) {
-    w.note = std::string("symbolic inputs left unbound: ") + e.what();
+    w.failure = std::string("shape binding: ") + e.what();
+    return;
   }
   PassManager pm;
   addStandardPasses(pm, options, {});
@@ -121,6 +126,7 @@ void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) 
   // kernels, once per model when a cache is shared.
   auto makeReference = [&]() {
     ReferenceEntry e;
+    e.bindingKey = w.bindingKey;
     try {
       auto original = std::make_shared<LoadedModel>(loadModel(c.model, loadLimits(c.options->options)));
       e.run = runReference(*original->model, inputs->tensors, withLimits({}, c.options->options));
@@ -132,8 +138,10 @@ void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) 
     }
     return e;
   };
-  const std::shared_ptr<const ReferenceEntry> reference =
+  std::shared_ptr<const ReferenceEntry> reference =
       ctx.references ? ctx.references->get(c.model, makeReference) : std::make_shared<const ReferenceEntry>(makeReference());
+  // Option sets that bind the model's symbols differently feed it other inputs: their reference is their own.
+  if (reference->bindingKey != w.bindingKey) reference = std::make_shared<const ReferenceEntry>(makeReference());
   if (!reference->original) {
     w.note = reference->note;
     return;
@@ -141,9 +149,10 @@ void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) 
   w.emulation = emulateCompiled(*reference->original, *w.compiled.model, inputs->tensors, reference->run,
                                 withLimits({}, options));
   if (!w.emulation->compiledError.empty()) w.failure = "the compiled graph could not run: " + w.emulation->compiledError;
-  else if (numericsGated(options)) {
-    if (std::string mismatch = numericsMismatch(*w.emulation); !mismatch.empty()) w.failure = "numerics: " + mismatch;
-  }
+  w.gate = precisionGate(options, *w.compiled.model->graph);
+  if (w.emulation->compiledError.empty())
+    if (std::string failed = firstFailure(judgeOutputs(*w.emulation, *w.gate)); !failed.empty())
+      w.failure = "numerics: " + failed + " (" + w.gate->describe() + ")";
 }
 
 CasePageParts pageParts(const CaseWork& w, const CaseRecord* baseline) {
@@ -194,7 +203,8 @@ CaseRecord runCase(const BatchCase& c, const CaseContext& ctx) {
   }
   if (w.compiled.model)
     rec.metrics = collectRunMetrics(*w.compiled.model, w.run, w.timeline ? &*w.timeline : nullptr,
-                                    w.emulation && w.failure.empty() ? &*w.emulation : nullptr);
+                                    w.emulation && w.emulation->compiledError.empty() ? &*w.emulation : nullptr,
+                                    w.gate ? &*w.gate : nullptr);
   rec.metrics.model = c.model;
   rec.metrics.optionSet = c.options->name;
   if (!w.failure.empty()) {

@@ -20,6 +20,7 @@ struct ReferenceEntry {
   std::shared_ptr<const Model> original;  // null when there is no reference (see note)
   ReferenceRun run;
   std::string note;  // why not: the model is not emulatable, the reference run failed
+  std::string bindingKey;  // the shape binding its inputs were made at
 };
 
 class ReferenceCache {

@@ -9,12 +9,36 @@
 
 namespace kiln {
 
-std::string bindSymbolicInputs(const Graph& original, const std::map<std::string, int64_t>& dims, Options& options) {
-  if (!options.getString("input_shape").empty()) return {};
-  std::string bound;
-  const std::string spec = inputShapeSpec(original, dims, &bound);
+namespace {
+
+// Writes `dims` back into dim_values, keeping its "keep" item; the entries it adds or changes say `source`.
+void setDimValues(Options& options, const std::map<std::string, int64_t>& dims, const std::string& source) {
+  std::string text = options.keepSymbolicDims() ? "keep" : "";
+  for (const auto& [name, v] : dims) text += (text.empty() ? "" : ";") + name + ":" + std::to_string(v);
+  if (text == options.getString("dim_values")) return;
+  const std::map<std::string, int64_t> before = options.dimValues();
+  std::map<std::string, std::string> sources = options.dimValueSources();
+  options.setValue("dim_values", Json(text), source);
+  for (const auto& [name, v] : dims) {
+    auto it = before.find(name);
+    if (it == before.end() || it->second != v) sources[name] = source;
+  }
+  for (const auto& [name, label] : sources)
+    if (dims.count(name)) options.setDimValueSource(name, label);
+}
+
+}  // namespace
+
+ShapeBinding bindForEmulation(const Graph& original, Options& options) {
+  BindingRequest request = options.bindingRequest();
+  ShapeBinding binding = resolveShapeBinding(original, request);
+  if (binding.kept.empty()) return binding;
+  request.keep = false;  // the open symbols need extents to make data: the policy's, fixed through input_shape
+  binding = resolveShapeBinding(original, request);
+  if (!options.getString("input_shape").empty()) return binding;  // resolveShapeBinding checked it already
+  const std::string spec = inputShapeSpec(original, binding.values());
   if (!spec.empty()) options.setValue("input_shape", Json(spec), "bound for emulation");
-  return bound;
+  return binding;
 }
 
 std::map<std::string, int64_t> runDimBindings(Options& options, const std::map<std::string, int64_t>& overrides) {
@@ -24,11 +48,7 @@ std::map<std::string, int64_t> runDimBindings(Options& options, const std::map<s
     auto [it, fresh] = dims.emplace(name, v);
     if (!fresh && it->second != v) it->second = v, changed = true;
   }
-  if (changed) {
-    std::string text;
-    for (const auto& [name, v] : dims) text += (text.empty() ? "" : ";") + name + ":" + std::to_string(v);
-    options.setValue("dim_values", Json(text), "--dim");
-  }
+  if (changed || dims.size() != options.dimValues().size()) setDimValues(options, dims, "--dim");
   return dims;
 }
 
@@ -63,10 +83,16 @@ std::optional<std::string> companionInputs(const std::string& modelPath) {
 }
 
 EmulationInputs loadEmulationInputs(const std::optional<std::string>& given, std::optional<uint32_t> seed,
-                                    const std::string& modelPath, const Graph& original,
-                                    std::map<std::string, int64_t>& dims, int64_t maxRandomBytes) {
+                                    const std::string& modelPath, const Graph& original, Options& options,
+                                    int64_t maxRandomBytes) {
   namespace fs = std::filesystem;
   EmulationInputs in;
+  std::map<std::string, int64_t> dims = options.dimValues();
+  // Given data: its extents join dim_values, so the compile binds what the data has.
+  const auto adoptDataDims = [&] {
+    dimsFromData(original, in.tensors, dims);
+    setDimValues(options, dims, "input data");
+  };
   std::optional<std::string> from = given;
   if (!from && !seed) from = companionInputs(modelPath);
   if (from && fs::path(*from).extension() == ".npz") {
@@ -74,14 +100,14 @@ EmulationInputs loadEmulationInputs(const std::optional<std::string>& given, std
     in.archivePath = *from;
     in.tensors = inputsFromArrays(original, in.archive, *from);
     in.description = *from;
-    dimsFromData(original, in.tensors, dims);
+    adoptDataDims();
   } else if (from) {
     in.tensors = readInputFiles(original, *from);
     in.description = *from;
-    dimsFromData(original, in.tensors, dims);
+    adoptDataDims();
   } else {
     const uint32_t s = seed.value_or(1);
-    in.tensors = randomInputs(original, s, dims, 2, maxRandomBytes);
+    in.tensors = randomInputs(original, s, bindForEmulation(original, options).values(), 2, maxRandomBytes);
     in.description = "random, seed " + std::to_string(s);
   }
   return in;

@@ -1,9 +1,10 @@
 #pragma once
-// The inputs of an emulated run and the concrete shapes it compiles for — what `kiln run`, `kiln verify` and
-// `kiln batch` share: a directory of input_<i>.pb, a NumPy .npz (whose arrays named after outputs are expected
-// outputs), the <model stem>_io.npz beside the model by default, else reproducible random data; and binding the
-// graph's symbolic input dims for the compiler (the input_shape option) so the memory plan and the timing see the
-// shapes the data has.
+// The inputs of an emulated run and the concrete shapes it compiles for — what `kiln run`, `kiln verify`,
+// `kiln batch` and the workbench share: a directory of input_<i>.pb, a NumPy .npz (whose arrays named after outputs
+// are expected outputs), the <model stem>_io.npz beside the model by default, else reproducible random data. The
+// shapes are the compiler's own binding (ir/shape_binding.h): given data adds the extents it has to dim_values, and
+// random data is made at the extents InputShapeBinding will bind, so the emulator, the memory plan and the timing
+// see one set of shapes.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -26,12 +27,13 @@ struct EmulationInputs {
 };
 
 // `from`: a directory (input_<i>.pb) or a .npz; without it and without `seed`, <model stem>_io.npz beside the model
-// when there is one, else random data with seed 1. Random data takes its symbolic dims from `dims`; given data adds
-// the dims it fills to `dims`. Throws LoadError for bad files, std::invalid_argument when a dim in `dims`
-// contradicts the data, std::runtime_error when random data would pass `maxRandomBytes` (emulator.max_input_bytes).
+// when there is one, else random data with seed 1. Given data adds the extents it fills to the dim_values option;
+// random data is made at the binding's extents. Throws LoadError for bad files, std::invalid_argument when a
+// binding contradicts the data or the model, std::runtime_error when random data would pass `maxRandomBytes`
+// (emulator.max_input_bytes).
 EmulationInputs loadEmulationInputs(const std::optional<std::string>& from, std::optional<uint32_t> seed,
-                                    const std::string& modelPath, const Graph& original,
-                                    std::map<std::string, int64_t>& dims, int64_t maxRandomBytes);
+                                    const std::string& modelPath, const Graph& original, Options& options,
+                                    int64_t maxRandomBytes);
 
 // The symbol bindings a run starts from: the dim_values option, with `overrides` (kiln run --dim) winning; an
 // override that changes a dim_values entry is written back, so the compiler binds the same extent.
@@ -40,8 +42,10 @@ std::map<std::string, int64_t> runDimBindings(Options& options, const std::map<s
 // <model stem>_io.npz beside the model, when there is one: the inputs (and expected outputs) it ships with.
 std::optional<std::string> companionInputs(const std::string& modelPath);
 
-// Sets input_shape from the graph's symbolic inputs (each symbol from `dims`, else 1) unless the option is set;
-// returns the bindings it used as text ("batch=1, sequence=128"; empty when every input is static).
-std::string bindSymbolicInputs(const Graph& original, const std::map<std::string, int64_t>& dims, Options& options);
+// The binding a run compiles and emulates at: the compiler's (resolveShapeBinding over the options). A run needs
+// every extent, so under dim_values=keep the symbols left open get the policy's extents here, written into
+// input_shape for the compiler. Throws std::invalid_argument (naming the option) for a binding the model
+// contradicts.
+ShapeBinding bindForEmulation(const Graph& original, Options& options);
 
 }  // namespace kiln

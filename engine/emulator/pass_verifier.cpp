@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "emulator/arena_executor.h"
+#include "emulator/precision_gate.h"
 #include "emulator/tensor_compare.h"
 #include "io/onnx/function_expander.h"
 
@@ -19,12 +20,8 @@ bool hasMemoryPlan(const Graph& g) {
 
 }  // namespace
 
-double defaultVerifyTolerance(const Options& options) {
-  const std::string p = options.getString("precision_mode");
-  return p == "force_fp32" || p == "must_keep_origin_dtype" ? 1e-4 : 2e-2;
-}
-
-PassVerifier::PassVerifier(std::vector<Tensor> inputs, double rtol, std::function<void(const PassAccuracyRow&)> sink)
+PassVerifier::PassVerifier(std::vector<Tensor> inputs, std::optional<double> rtol,
+                           std::function<void(const PassAccuracyRow&)> sink)
     : inputs_(std::move(inputs)), rtol_(rtol), sink_(std::move(sink)) {}
 
 void PassVerifier::add(PassAccuracy a) {
@@ -34,6 +31,7 @@ void PassVerifier::add(PassAccuracy a) {
 
 void PassVerifier::runStarted(const Model& model, const Options& opts) {
   limits_ = withLimits({}, opts);
+  options_ = opts;
   const Graph& g = *model.graph;
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     const Value* v = g.inputs()[i];
@@ -101,21 +99,23 @@ PassAccuracyRow PassVerifier::verify(const Model& model, int seq) {
     if (out.size() != baseline_.size())
       throw std::runtime_error("the graph has " + std::to_string(out.size()) + " outputs, the original " +
                                std::to_string(baseline_.size()));
+    PrecisionGate gate = precisionGate(options_ ? *options_ : Options(), g);
+    if (rtol_) gate.rtol = *rtol_;
     double maxAbs = 0, maxRel = 0, cosine = 1;
     for (size_t i = 0; i < out.size(); ++i) {
       // Compare in the original's element type: a precision pass may hand back fp16 where fp32 went in.
       const Tensor& want = baseline_[i];
       Tensor got = out[i];
       if (got.dtype() != want.dtype()) got = convertTensor(got, want.dtype());
-      const TensorDifference d = compareTensors(got, want, scaledTolerance(want, rtol_));
+      const OutputVerdict v = judgeOutput(outputNames_[i], got, want, gate);
+      const TensorDifference& d = v.diff;
       if (!d.comparable) throw std::runtime_error("output '" + outputNames_[i] + "': " + d.firstMismatch);
       maxAbs = std::max(maxAbs, d.maxAbs);
       maxRel = std::max(maxRel, d.maxRel);
       cosine = std::min(cosine, d.cosine);
-      if (!d.within() && row.status == "ok") {
+      if (!v.passed && row.status == "ok") {
         row.status = "exceeds";
-        row.detail = "output '" + outputNames_[i] + "': " + d.firstMismatch + " (" + std::to_string(d.mismatches) +
-                     " elements over tolerance)";
+        row.detail = "output '" + outputNames_[i] + "': " + v.reason + " (" + gate.describe() + ")";
       }
     }
     row.maxAbs = maxAbs;

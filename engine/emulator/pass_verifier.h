@@ -5,9 +5,11 @@
 // overlaps live tensors shows up as an error at that pass. A pass that left the graph unchanged inherits the error
 // of the one before it.
 //
-// Tolerance: an output element is within when |got - want| <= rtol·|want| + rtol·max|want| (relative to each value
-// and to the output's scale, so values near zero in a large output do not count as failures).
+// Each pass is judged by the precision gate (emulator/precision_gate.h) of what its graph computes in: before
+// RefineRunningPrecision an fp32 graph meets the fp32 gate, after it an fp16 graph the fp16 gate; a pass whose
+// outputs fall below their gate is "exceeds", and the first such pass is the one that broke the numbers.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,10 +19,6 @@
 
 namespace kiln {
 
-// The tolerance `kiln verify` and the workbench use unless told: 1e-4 for fp32 compiles; 2e-2 when the compile
-// computes in fp16 (every op rounds: a 1e-4 tolerance would flag the precision pass itself on every model).
-double defaultVerifyTolerance(const Options& options);
-
 struct PassAccuracy {
   PassAccuracyRow row;  // seq, status, errors, detail
   std::string pass;     // the pass name ("import" for seq 0)
@@ -29,8 +27,10 @@ struct PassAccuracy {
 class PassVerifier final : public PassObserver {
  public:
   // `inputs` are for the original graph's inputs (passes may rename nothing: inputs are matched by name).
+  // `rtol`: one tolerance for every pass instead of the gate's per precision (kiln verify --rtol).
   // `sink` (optional) receives every row as soon as it is computed (the history writer).
-  PassVerifier(std::vector<Tensor> inputs, double rtol, std::function<void(const PassAccuracyRow&)> sink = {});
+  PassVerifier(std::vector<Tensor> inputs, std::optional<double> rtol = std::nullopt,
+               std::function<void(const PassAccuracyRow&)> sink = {});
 
   void runStarted(const Model& model, const Options& options) override;
   void afterPass(const PassRecord& record, const Model& model) override;
@@ -51,7 +51,8 @@ class PassVerifier final : public PassObserver {
   std::vector<std::string> outputNames_;
   std::string baselineError_;
   ExecutionOptions limits_;  // the run's emulator.* limits
-  double rtol_;
+  std::optional<double> rtol_;
+  std::optional<Options> options_;
   std::function<void(const PassAccuracyRow&)> sink_;
   std::vector<PassAccuracy> results_;
 };

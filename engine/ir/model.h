@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/shape_binding.h"
 
 namespace kiln {
 
@@ -26,6 +27,9 @@ struct Model {
   // compiler's, carried in the same annotations Kiln's Stage 2/3 passes write, and the PassManager runs no passes
   // over it (recompiling would replace the plan the file holds with Kiln's own).
   bool precompiled = false;
+  // The extents InputShapeBinding gave the inputs' symbolic dimensions (empty before it runs or without symbols):
+  // what the CLI prints, the history records and the workbench shows.
+  ShapeBinding binding;
 
   int64_t opsetFor(const std::string& opDomain) const;
 };

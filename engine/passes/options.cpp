@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -24,6 +26,59 @@ OptionSpec choice(std::string key, std::string def, std::vector<std::string> cho
 }
 OptionSpec text(std::string key, std::string def, std::string help) {
   return {std::move(key), T::String, Json(std::move(def)), {}, INT64_MIN, INT64_MAX, std::move(help)};
+}
+
+OptionSpec number(std::string key, double def, double lo, double hi, std::string help) {
+  OptionSpec s{std::move(key), T::Number, Json(def), {}, INT64_MIN, INT64_MAX, std::move(help)};
+  s.numberMin = lo;
+  s.numberMax = hi;
+  return s;
+}
+
+std::string formatOptionNumber(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+// ATC's gear lists: dynamic_batch_size "1,2,4,8" (one value a gear), dynamic_image_size "h,w;h,w" (two),
+// dynamic_dims "a,b;c,d" (as many as every gear has). Every value a positive integer, 2 to 100 gears (ATC's
+// limits), no gear twice. Throws std::invalid_argument naming the option.
+std::vector<std::vector<int64_t>> parseGearList(const std::string& key, const std::string& text) {
+  std::vector<std::vector<int64_t>> gears;
+  if (text.empty()) return gears;
+  const bool batch = key == "dynamic_batch_size";
+  const char gearSep = batch ? ',' : ';';
+  std::stringstream ss(text);
+  std::string gearText;
+  while (std::getline(ss, gearText, gearSep)) {
+    std::vector<int64_t> gear;
+    std::stringstream vs(gearText);
+    std::string v;
+    while (std::getline(vs, v, ',')) {
+      v.erase(0, v.find_first_not_of(' '));
+      v.erase(v.find_last_not_of(' ') + 1);
+      int64_t x = 0;
+      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+      if (v.empty() || ec != std::errc() || end != v.data() + v.size())
+        throw std::invalid_argument(key + ": '" + v + "' is not a whole number (in \"" + text + "\")");
+      if (x < 1 || x > (int64_t{1} << 31))
+        throw std::invalid_argument(key + ": " + v + " is not a positive extent (in \"" + text + "\")");
+      gear.push_back(x);
+    }
+    if (key == "dynamic_image_size" && gear.size() != 2)
+      throw std::invalid_argument(key + ": gear '" + gearText + "' must be height,width");
+    if (gear.empty()) throw std::invalid_argument(key + ": empty gear in \"" + text + "\"");
+    if (!gears.empty() && gear.size() != gears.front().size())
+      throw std::invalid_argument(key + ": gear '" + gearText + "' has " + std::to_string(gear.size()) +
+                                  " values, the first has " + std::to_string(gears.front().size()));
+    for (const auto& g : gears)
+      if (g == gear) throw std::invalid_argument(key + ": gear '" + gearText + "' is given twice");
+    gears.push_back(std::move(gear));
+  }
+  if (gears.size() < 2 || gears.size() > 100)
+    throw std::invalid_argument(key + ": " + std::to_string(gears.size()) + " gears; ATC takes 2 to 100");
+  return gears;
 }
 
 std::string lower(std::string s) {
@@ -114,7 +169,31 @@ const std::vector<OptionSpec>& Options::schema() {
       text("input_shape", "", "bind input shapes: \"name:1,3,224,224;mask:1,128\""),
       text("dim_values", "",
            "bind symbolic dimensions by name, wherever they appear: \"batch:1;sequence:128\" (ONNX Runtime's free "
-           "dimension overrides); names a model does not use are ignored"),
+           "dimension overrides); names a model does not use are ignored; the item \"keep\" leaves every other "
+           "symbol symbolic instead of binding it by dim_policy"),
+      text("dim_policy", DimPolicy{}.text(),
+           "extents for symbols neither input_shape nor dim_values bind, by role: batch (batch_size, N, axis 0), "
+           "sequence (seq_len, sequence_length, ...), past_sequence (past_*), image (height/width, spatial axes), "
+           "other; total_sequence symbols get past_sequence + sequence"),
+      choice("input_format", "NCHW", {"NCHW", "NHWC", "ND", "NCDHW", "NDHWC"},
+             "layout of the inputs, for dynamic_image_size (ATC --input_format)"),
+      text("dynamic_batch_size", "",
+           "ATC's batch gears, e.g. \"1,2,4,8\": one compile per batch size at the -1 (or batch) axes"),
+      text("dynamic_image_size", "",
+           "ATC's image gears, e.g. \"224,224;448,448\": one compile per height,width at the -1 (or image) "
+           "axes of input_format"),
+      text("dynamic_dims", "",
+           "ATC's dims gears, e.g. \"1,128;4,512\": one compile per gear, its values for the -1 dims of "
+           "input_shape in order (or the inputs' symbols in order of appearance)"),
+      number("verify.min_cosine", 0.99, 0, 1,
+             "an emulated output passes only with at least this cosine similarity to the reference (Ascend's "
+             "accuracy comparison uses 0.99)"),
+      number("verify.rtol_fp32", 1e-4, 0, 1,
+             "fp32 compiles: largest error relative to each value and the output's scale"),
+      number("verify.rtol_fp16", 2e-2, 0, 1,
+             "compiles that compute in fp16: largest error relative to each value and the output's scale"),
+      number("verify.rtol_bf16", 5e-2, 0, 1,
+             "compiles that compute in bf16: largest error relative to each value and the output's scale"),
       choice("soc_version", "Ascend910A", {"Ascend910A", "Ascend910B1", "Ascend310P3", "Ascend310"},
              "the NPU profile to compile and emulate for"),
       integer("constant_folding_max_bytes", 64ll << 20, 0, 1ll << 40,
@@ -208,6 +287,11 @@ void Options::setValue(const std::string& key, const Json& value, const std::str
     case T::String:
       if (!value.isString()) throw OptionError(where + key + " must be a string, not " + value.dump());
       break;
+    case T::Number:
+      if (!value.isNumber() || value.asDouble() < s->numberMin || value.asDouble() > s->numberMax)
+        throw OptionError(where + key + " must be a number from " + formatOptionNumber(s->numberMin) + " to " +
+                          formatOptionNumber(s->numberMax) + ", not " + value.dump());
+      break;
     case T::FusionSwitch:
       values_[key] = normaliseFusionSwitch(value, where);
       return;
@@ -228,7 +312,24 @@ void Options::setValue(const std::string& key, const Json& value, const std::str
       throw OptionError(where + key + ": " + e.what());
     }
   }
-  if (key == "dim_values") parseDimValues(value.asString());  // refused before it is stored
+  if (key == "dim_values") {
+    parseDimValues(value.asString());  // refused before it is stored
+    dimSources_.clear();
+  }
+  if (key == "dim_policy") {
+    try {
+      DimPolicy::parse(value.asString());
+    } catch (const std::invalid_argument& e) {
+      throw OptionError(where + e.what());
+    }
+  }
+  if (key == "dynamic_batch_size" || key == "dynamic_image_size" || key == "dynamic_dims") {
+    try {
+      parseGearList(key, value.asString());
+    } catch (const std::invalid_argument& e) {
+      throw OptionError(where + e.what());
+    }
+  }
   values_[key] = value;
   if (key == "input_shape") inputShapes();  // validate now, not at compile time
 }
@@ -266,6 +367,14 @@ void Options::set(const std::string& assignment) {
     case T::FusionSwitch:
       v = raw.size() && raw[0] == '{' ? Json::parse(raw, 8) : Json(raw);
       break;
+    case T::Number: {
+      char* end = nullptr;
+      const double x = std::strtod(raw.c_str(), &end);
+      if (raw.empty() || end != raw.c_str() + raw.size() || !std::isfinite(x))
+        throw OptionError("--set " + key + ": expected a number, got '" + raw + "'");
+      v = Json(x);
+      break;
+    }
     default:
       v = Json(raw);
   }
@@ -280,6 +389,7 @@ const Json& Options::get(const std::string& key) const {
 }
 bool Options::getBool(const std::string& key) const { return get(key).asBool(); }
 int64_t Options::getInt(const std::string& key) const { return get(key).asInt(); }
+double Options::getNumber(const std::string& key) const { return get(key).asDouble(); }
 const std::string& Options::getString(const std::string& key) const { return get(key).asString(); }
 
 bool Options::fusionEnabled(const std::string& rule) const {
@@ -313,7 +423,11 @@ std::vector<std::pair<std::string, std::string>> namedItems(const std::string& t
 
 std::map<std::string, int64_t> Options::parseDimValues(const std::string& text) {
   std::map<std::string, int64_t> out;
-  for (const auto& [name, digits] : namedItems(text, "dim_values", "name:value")) {
+  std::stringstream items(text);
+  std::string item, rest;
+  while (std::getline(items, item, ';'))
+    if (item != "keep") rest += item + ";";
+  for (const auto& [name, digits] : namedItems(rest, "dim_values", "name:value or keep")) {
     int64_t v = -1;
     const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
     if (ec != std::errc() || end != digits.data() + digits.size() || v < 0 || v > (int64_t{1} << 40))
@@ -325,6 +439,40 @@ std::map<std::string, int64_t> Options::parseDimValues(const std::string& text) 
 }
 
 std::map<std::string, int64_t> Options::dimValues() const { return parseDimValues(getString("dim_values")); }
+
+std::vector<std::vector<int64_t>> Options::gears(const std::string& key) const {
+  try {
+    return parseGearList(key, getString(key));
+  } catch (const std::invalid_argument& e) {
+    throw OptionError(e.what());
+  }
+}
+
+bool Options::keepSymbolicDims() const {
+  std::stringstream items(getString("dim_values"));
+  std::string item;
+  while (std::getline(items, item, ';'))
+    if (item == "keep") return true;
+  return false;
+}
+
+DimPolicy Options::dimPolicy() const {
+  try {
+    return DimPolicy::parse(getString("dim_policy"));
+  } catch (const std::invalid_argument& e) {
+    throw OptionError(e.what());
+  }
+}
+
+BindingRequest Options::bindingRequest() const {
+  BindingRequest r;
+  r.inputShapes = inputShapes();
+  r.dimValues = dimValues();
+  r.policy = dimPolicy();
+  r.keep = keepSymbolicDims();
+  r.dimValueSources = dimSources_;
+  return r;
+}
 
 std::map<std::string, std::vector<Dim>> Options::inputShapes() const {
   std::map<std::string, std::vector<Dim>> out;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/shape.h"
+#include "ir/shape_binding.h"
 #include "util/json.h"
 
 namespace kiln {
@@ -23,13 +24,14 @@ inline constexpr const char* kEmulatorTensorKey = "emulator.max_tensor_bytes";  
 inline constexpr const char* kEmulatorInputKey = "emulator.max_input_bytes";    // all of a run's random inputs
 
 struct OptionSpec {
-  enum class Type { Bool, Int, Enum, String, FusionSwitch };
+  enum class Type { Bool, Int, Enum, String, FusionSwitch, Number };
   std::string key;
   Type type = Type::String;
   Json defaultValue;
   std::vector<std::string> choices;  // Enum
   int64_t min = INT64_MIN, max = INT64_MAX;  // Int
   std::string help;
+  double numberMin = 0, numberMax = 0;  // Number
 };
 
 // A bad option: names the key (and the file, when there is one) and says what is allowed.
@@ -57,6 +59,7 @@ class Options {
 
   bool getBool(const std::string& key) const;
   int64_t getInt(const std::string& key) const;
+  double getNumber(const std::string& key) const;
   const std::string& getString(const std::string& key) const;
   const Json& get(const std::string& key) const;
 
@@ -67,6 +70,19 @@ class Options {
   // dim_values: symbol -> extent. parseDimValues throws OptionError for a malformed list.
   std::map<std::string, int64_t> dimValues() const;
   static std::map<std::string, int64_t> parseDimValues(const std::string& text);
+  // dim_values holds the item "keep": symbols it and input_shape do not bind stay symbolic (no dim_policy).
+  bool keepSymbolicDims() const;
+  // dim_policy parsed (ir/shape_binding.h). Throws OptionError.
+  DimPolicy dimPolicy() const;
+  // A gear list (dynamic_batch_size, dynamic_image_size, dynamic_dims) parsed; empty when not set.
+  std::vector<std::vector<int64_t>> gears(const std::string& key) const;
+  // input_shape, dim_values, dim_policy and keep: what resolveShapeBinding needs. Throws OptionError.
+  BindingRequest bindingRequest() const;
+
+  // Where a dim_values entry came from when Kiln wrote it ("--dim", "input data"), for the binding's report;
+  // setting dim_values by any other way forgets them.
+  void setDimValueSource(const std::string& symbol, const std::string& source) { dimSources_[symbol] = source; }
+  const std::map<std::string, std::string>& dimValueSources() const { return dimSources_; }
 
   // Every key, with defaults filled in: what gets stored with a run.
   Json toJson() const;
@@ -76,6 +92,7 @@ class Options {
 
  private:
   std::map<std::string, Json> values_;
+  std::map<std::string, std::string> dimSources_;
   std::string origin_ = "defaults";
 };
 

@@ -122,7 +122,7 @@ std::string builtText(const CompileSummary& s) {
          formatBytes(double(s.noReuseBytes)) + " without reuse";
   t += ")";
   if (s.unsizedTensors > 0)
-    t += "; " + std::to_string(s.unsizedTensors) + " tensors of symbolic size not planned (set dim_values or input_shape)";
+    t += "; " + std::to_string(s.unsizedTensors) + " tensors of unknown size not planned (symbolic or data-dependent shapes)";
   return t + "; tasks " + std::to_string(s.tasks);
 }
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "emulator/emulation.h"
+#include "emulator/precision_gate.h"
 #include "emulator/timing/timeline_sim.h"
 #include "ir/model.h"
 #include "passes/pass_manager.h"
@@ -19,7 +20,7 @@ int64_t RunMetrics::fusions() const {
 }
 
 RunMetrics collectRunMetrics(const Model& compiled, const RunSummary& run, const Timeline* timeline,
-                             const EmulationReport* emulation) {
+                             const EmulationReport* emulation, const PrecisionGate* gate) {
   RunMetrics m;
   if (run.status != RunStatus::Ok) {
     m.status = "failed";
@@ -29,6 +30,7 @@ RunMetrics collectRunMetrics(const Model& compiled, const RunSummary& run, const
   m.nodesAfter = run.nodesAfter;
   m.compile = summarizeCompile(compiled, run);
   m.compileMs = run.ms;
+  m.shapeBinding = compiled.binding.shortText();
   if (timeline) {
     m.simulated = true;
     m.latencyUs = timeline->latencyUs;
@@ -39,6 +41,15 @@ RunMetrics collectRunMetrics(const Model& compiled, const RunSummary& run, const
     m.functional = true;
     m.maxAbsError = emulation->maxAbsError();  // +inf when an output could not be compared (type or shape differ)
     m.maxRelError = emulation->maxRelError();
+    m.minCosine = emulation->minCosine();
+    if (gate) {
+      const std::vector<OutputVerdict> verdicts = judgeOutputs(*emulation, *gate);
+      m.gate = gate->describe();
+      m.numericsReason = firstFailure(verdicts);
+      m.numericsPassed = m.numericsReason.empty();
+      if (m.numericsPassed)
+        m.numericsReason = "every output (" + std::to_string(verdicts.size()) + ") passed the " + m.gate;
+    }
   }
   return m;
 }
@@ -73,10 +84,17 @@ Json runMetricsToJson(const RunMetrics& m) {
     j.set("utilisation", std::move(util));
     j.set("host_launches", m.hostLaunches);
   }
+  if (!m.shapeBinding.empty()) j.set("shape_binding", m.shapeBinding);
   j.set("functional", m.functional);
   if (m.functional) {
     j.set("max_abs_error", errorJson(m.maxAbsError));
     j.set("max_rel_error", errorJson(m.maxRelError));
+    j.set("min_cosine", m.minCosine);
+    if (!m.gate.empty()) {
+      j.set("numerics", m.numericsPassed ? "passed" : "failed");
+      j.set("gate", m.gate);
+      j.set("numerics_reason", m.numericsReason);
+    }
   }
   j.set("compile_ms", m.compileMs);
   return j;
@@ -104,7 +122,15 @@ RunMetrics runMetricsFromJson(const Json& j) {
   if (m.functional) {
     m.maxAbsError = errorFromJson(j, "max_abs_error");
     m.maxRelError = errorFromJson(j, "max_rel_error");
+    m.minCosine = jsonNumber(j, "min_cosine", 1, -1, 1);
+    const std::string numerics = jsonString(j, "numerics");
+    if (!numerics.empty() && numerics != "passed" && numerics != "failed")
+      throw std::invalid_argument("'numerics': expected \"passed\" or \"failed\", got \"" + numerics + "\"");
+    m.numericsPassed = numerics == "passed";
+    m.gate = jsonString(j, "gate");
+    m.numericsReason = jsonString(j, "numerics_reason");
   }
+  m.shapeBinding = jsonString(j, "shape_binding");
   m.compileMs = jsonNumber(j, "compile_ms", 0, 0);
   return m;
 }

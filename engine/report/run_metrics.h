@@ -15,6 +15,7 @@ struct Model;
 struct RunSummary;
 struct Timeline;
 struct EmulationReport;
+struct PrecisionGate;
 
 struct RunMetrics {
   std::string model;      // the model path as given
@@ -27,8 +28,13 @@ struct RunMetrics {
   double latencyUs = 0;
   std::map<std::string, double> utilisation;  // unit ("cube", "vector", ...) -> busy core-time / (capacity × latency)
   int64_t hostLaunches = 0;
+  std::string shapeBinding;   // "batch_size=1, seq_len=128": the extents the model was compiled at ("" if static)
   bool functional = false;     // the functional emulation ran (compiled vs reference): the errors below are set
-  double maxAbsError = 0, maxRelError = 0;
+  double maxAbsError = 0, maxRelError = 0, minCosine = 1;
+  // The precision gate's verdict (emulator/precision_gate.h) when the functional emulation ran: passed or not,
+  // which gate, and the first failing output's reason (or what every output passed).
+  bool numericsPassed = false;
+  std::string gate, numericsReason;
   double compileMs = 0;
 
   int64_t fusions() const;     // all rules together
@@ -38,8 +44,9 @@ struct RunMetrics {
 // From the pieces a compile and an emulation leave; `timeline` and `emulation` may be null (not run). Node counts are
 // the RunSummary's (the imported graph's and the compiled graph's, subgraphs included: what `kiln compile` prints).
 // The status is "failed" with the pass's error when the compile failed; model and option set name are the caller's.
+// With `gate`, the functional run's outputs are judged by it (numericsPassed, numericsReason).
 RunMetrics collectRunMetrics(const Model& compiled, const RunSummary& run, const Timeline* timeline,
-                             const EmulationReport* emulation);
+                             const EmulationReport* emulation, const PrecisionGate* gate = nullptr);
 
 Json runMetricsToJson(const RunMetrics& m);
 // From untrusted JSON (a baseline summary.json, a shard's report): every field is type- and range-checked; throws

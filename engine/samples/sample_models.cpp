@@ -5,6 +5,7 @@
 
 #include "ir/opdefs/shape_inference.h"
 #include "samples/graph_builder.h"
+#include "samples/quantize_sample.h"
 
 namespace kiln {
 namespace {
@@ -72,6 +73,7 @@ std::unique_ptr<Model> buildSample(const std::string& name, const SampleOptions&
     throw std::invalid_argument("--layers must be between 1 and " + std::to_string(kMaxLayers) + " (0 = default), got " +
                                 std::to_string(options.layers));
   const int layers = options.layers ? options.layers : entry->info.defaultLayers;
+  const samples::Quantization quantization = samples::parseQuantization(options.quantize);
 
   if (options.weights) {
     // A counting pass sizes the weights before anything is allocated.
@@ -92,6 +94,12 @@ std::unique_ptr<Model> buildSample(const std::string& name, const SampleOptions&
   entry->build(builder, layers);
   // Typed like an export with value_info, so the file carries every shape.
   inferShapes(*model);
+  if (quantization != samples::Quantization::None) {
+    if (!options.weights) throw std::invalid_argument("--quantize needs the weights (drop --no-weights)");
+    if (samples::quantizeModel(*model, quantization) == 0)
+      throw std::invalid_argument(name + " has no Conv or MatMul with constant weights to quantize");
+    model->producerName = "onnx.quantize";
+  }
   return model;
 }
 

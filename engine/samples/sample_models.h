@@ -14,6 +14,7 @@ struct SampleOptions {
   int layers = 0;        // 0 = the model's standard depth
   bool weights = true;   // false: weights become graph inputs with shapes only (100k-node graphs stay small)
   uint64_t seed = 1;     // weights are a deterministic function of (seed, tensor name)
+  std::string quantize = "";  // "", "dynamic" or "qdq": the int8 form ONNX Runtime's quantization tool writes
 };
 
 struct SampleInfo {

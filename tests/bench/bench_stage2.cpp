@@ -52,7 +52,12 @@ Row measure(const std::string& name, const std::function<std::unique_ptr<Model>(
     Options o;
     o.set("verify_each_pass=false");  // measure the passes, not the checker
     std::string bound;
-    if (dims) bound = bindSymbolicInputs(*m->graph, *dims, o);
+    if (dims) {
+      std::string text;
+      for (const auto& [symbol, v] : *dims) text += symbol + ":" + std::to_string(v) + ";";
+      o.setValue("dim_values", Json(text));
+      bound = resolveShapeBinding(*m->graph, o.bindingRequest()).shortText();
+    }
     if (dims && rep == 0) row.model += " (" + (bound.empty() ? std::string("static") : bound) + ")";
     addStandardPasses(pm, o);
     const RunSummary s = pm.run(*m, o);

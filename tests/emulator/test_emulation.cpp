@@ -130,7 +130,7 @@ class EmulationTest : public QObject {
     r = runKiln({"run", models + "speech/byte_sb_bidi_lstm.onnx"});
     QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
     QVERIFY2(r.out.contains("byte_sb_bidi_lstm_io.npz:Add_26: match"), qPrintable(r.out));
-    QVERIFY(r.out.contains("batch=2, length=58"));
+    QVERIFY2(r.out.contains("batch=2 (input data), length=58 (input data)"), qPrintable(r.out));
     r = runKiln(QStringList{"run", models + "transformer/tiny-random-gpt2-fp32_past.onnx", "--dim", "batch_size=2", "--dim",
                             "seq_len=3", "--dim", "past_seq_len=4", "--dim", "total_seq_len=7"} + fp32);
     QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
@@ -226,14 +226,22 @@ class EmulationTest : public QObject {
     m.graph->addOutput(m.graph->addNode("Sigmoid", {relu->output(0)}, 1, "sigmoid")->output(0));
     writeOnnxFile(m, model.toStdString());
     KilnRun r = runKiln({"run", model, "--set", "dim_values=batch:1;sequence:6"});
-    QVERIFY2(r.out.contains("batch=1, sequence=6"), qPrintable(r.err + r.out));
+    QVERIFY2(r.out.contains("batch=1 (dim_values), sequence=6 (dim_values)"), qPrintable(r.err + r.out));
     QVERIFY2(!r.err.contains("input_shape"), qPrintable(r.err));
     r = runKiln({"run", model, "--set", "dim_values=batch:1;sequence:6", "--dim", "sequence=3"});
-    QVERIFY2(r.out.contains("batch=1, sequence=3"), qPrintable(r.err + r.out));
+    QVERIFY2(r.out.contains("batch=1 (dim_values), sequence=3 (--dim)"), qPrintable(r.err + r.out));
     QVERIFY2(!r.err.contains("input_shape"), qPrintable(r.err));
     r = runKiln({"verify", model, "--set", "dim_values=batch:1;sequence:5"});
     QVERIFY2(r.out.contains("sequence=5"), qPrintable(r.err + r.out));
     QVERIFY2(!r.err.contains("input_shape"), qPrintable(r.err));
+    // Nothing given: the policy binds both (batch 1, sequence 128), and the run says so.
+    r = runKiln({"run", model});
+    QVERIFY2(r.code == 0 && r.out.contains("batch=1 (dim_policy: batch), sequence=128 (dim_policy: sequence)"),
+             qPrintable(r.err + r.out));
+    // dim_values=keep leaves the compile symbolic; the run still needs data, made at the policy's extents.
+    r = runKiln({"run", model, "--set", "dim_values=keep", "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
+    QVERIFY2(r.out.contains("\"value\": 128"), qPrintable(r.out));
   }
 
   void commandsAsAUserRunsThem() {

@@ -325,10 +325,14 @@ class OmWriterTest : public QObject {
     QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
     QVERIFY2(r.out.contains("latency") && r.out.contains("not run: an .om") && r.out.trimmed().endsWith("ok"),
              qPrintable(r.out));
-    // Symbolic sizes cannot be laid out in device memory: refused with the reason, exit 2.
+    // A symbolic export is written at its bound shapes (the policy's batch 1, sequence 128)...
     const QString bert = dir.filePath("bert.onnx");
     QCOMPARE(runKiln({"sample", "bert-base", "--layers", "1", "--no-weights", "-o", bert}).code, 0);
-    const KilnRun b = runKiln({"compile", bert, "-o", dir.filePath("bert.om")});
+    const KilnRun bound = runKiln({"compile", bert, "-o", dir.filePath("bert.om")});
+    QVERIFY2(bound.code == 0, qPrintable(bound.err));
+    QVERIFY2(bound.out.contains("sequence=128 (dim_policy: sequence)"), qPrintable(bound.out));
+    // ...while symbolic sizes kept open (dim_values=keep) cannot be laid out in device memory: exit 2, the reason.
+    const KilnRun b = runKiln({"compile", bert, "--set", "dim_values=keep", "-o", dir.filePath("bert.om")});
     QCOMPARE(b.code, 2);
     QVERIFY2(b.err.contains("no static size"), qPrintable(b.err));
   }

@@ -258,14 +258,16 @@ class PipelineTest : public QObject {
     m.graph->addOutput(add->output(0));
     m.graph->addOutput(m.graph->addNode("Relu", {y}, 1, "relu2")->output(0));
     Options o;
-    o.set("dim_values=batch:2;unused:7");
+    o.set("dim_values=batch:2;unused:7;keep");  // keep: seq stays symbolic (no dim_policy)
     auto pass = makeInputShapeBindingPass();
     QVERIFY(runPass(*pass, m, o).changed);
+    QCOMPARE(QString::fromStdString(m.binding.text()),
+             QString("batch=2 (dim_values), seq kept symbolic (dim_values=keep)"));
     QCOMPARE(QString::fromStdString(x->type().toString()), QString::fromUtf8("fp32[2×seq×4]"));
     QCOMPARE(QString::fromStdString(y->type().toString()), QString::fromUtf8("fp32[2×4]"));
     QCOMPARE(QString::fromStdString(add->output(0)->type().toString()), QString::fromUtf8("fp32[2×seq×4]"));
     const std::string before = o.getString("dim_values");
-    for (const char* bad : {"dim_values=batch", "dim_values=batch:-1", "dim_values=batch:x", "dim_values=:3",
+    for (const char* bad : {"dim_values=batch", "dim_values=batch:-1", "dim_values=kept", "dim_values=batch:x", "dim_values=:3",
                             "dim_values=batch:1;batch:2", "dim_values=batch:99999999999999999999"}) {
       QVERIFY_THROWS_EXCEPTION(OptionError, o.set(bad));
       QCOMPARE(o.getString("dim_values"), before);  // a refused value is not stored

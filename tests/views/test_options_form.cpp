@@ -2,6 +2,7 @@
 // leave the options alone, files round-trip, and every bundled option file loads.
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QDir>
 #include <QFile>
 #include <QLabel>
@@ -72,6 +73,13 @@ class TestOptionsForm : public QObject {
         case OptionSpec::Type::Int: QVERIFY(qobject_cast<QSpinBox*>(w) || qobject_cast<QLineEdit*>(w)); break;
         case OptionSpec::Type::String:
         case OptionSpec::Type::FusionSwitch: QVERIFY(qobject_cast<QLineEdit*>(w)); break;
+        case OptionSpec::Type::Number: {
+          auto* spin = qobject_cast<QDoubleSpinBox*>(w);
+          QVERIFY(spin);
+          QCOMPARE(spin->minimum(), s.numberMin);
+          QCOMPARE(spin->maximum(), s.numberMax);
+          break;
+        }
       }
     }
     // A small range gets a spin box with the schema's bounds; an int64 range does not fit one.

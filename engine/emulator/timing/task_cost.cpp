@@ -31,9 +31,14 @@ double bytesOf(const Value* v) {
   return b ? static_cast<double>(*b) : 0;
 }
 
-bool isConv(std::string_view op) { return op == "Conv" || op == "FusedConv" || op == "Conv2D"; }
+// The integer forms (ConvInteger, QLinearConv, MatMulInteger, QLinearMatMul) run on the cube as GE runs int8
+// convolutions and matrix products: int8 x int8 into int32 accumulators, at the profile's int8 MAC rate.
+bool isConv(std::string_view op) {
+  return op == "Conv" || op == "FusedConv" || op == "Conv2D" || op == "ConvInteger" || op == "QLinearConv";
+}
 bool isMatMul(std::string_view op) {
-  return op == "MatMul" || op == "FusedMatMul" || op == "Gemm" || op == "MatMulV2" || op == "BatchMatMul";
+  return op == "MatMul" || op == "FusedMatMul" || op == "Gemm" || op == "MatMulV2" || op == "BatchMatMul" ||
+         op == "MatMulInteger" || op == "QLinearMatMul";
 }
 
 // Annotation lookups without building a key string or copying the value: the simulator costs every task.
@@ -74,7 +79,8 @@ CubeShape cubeShapeOf(const Node& n) {
   const Format outFormat = n.output(0)->type().format;
   if (isConv(op)) {
     // im2col: M = output pixels, N = output channels, K = input channels per group x kernel window.
-    const Value* weight = n.input(1);
+    const Value* weight = n.input(op == "QLinearConv" ? 3 : 1);
+    if (!weight) return s;
     const std::vector<int64_t> w = extentsOf(weight);
     if (w.size() < 2) return s;
     if (weight->type().format == Format::FRACTAL_Z && w.size() == 4) {

@@ -422,6 +422,11 @@ void Session::inferNode(Node& n) {
       inferThroughFunction(n, *f, inputsKnown);
       return;
     }
+    if (options_.probe && n.subgraphs().empty() && options_.probe(n)) {
+      for (Value* out : n.outputs()) types_.erase(out);
+      ++report_.nodesInferred;
+      return;
+    }
     ++report_.unknownOps[n.qualifiedType()];
     // Subgraphs of unknown ops still get their own nodes inferred.
     for (Graph* sg : n.subgraphs()) inferGraph(*sg);

@@ -4,6 +4,7 @@
 // Concat -> Reshape chains) uses libonnx's DataPropagationContext the same way. Kiln's own ops use their OpDef's
 // hand-written inference. Unknown ops keep the types the file declared (value_info) and are reported.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 namespace kiln {
 
 class Graph;
+class Node;
 struct Model;
 
 struct InferenceOptions {
@@ -18,6 +20,10 @@ struct InferenceOptions {
   int64_t maxConstantElements = 1 << 16;
   // Stop reporting after this many warnings (the count is still kept).
   size_t maxWarnings = 200;
+  // For ops no schema or OpDef infers (ONNX Runtime's com.microsoft ops, the old experimental ops): sets the
+  // node's output types and returns true when it can. The InferShape pass hands in the emulator's kernels run on
+  // placeholder inputs (emulator/kernels/kernel_shape_probe.h); without one such ops keep their declared types.
+  std::function<bool(Node&)> probe;
 };
 
 struct InferenceReport {

@@ -111,7 +111,16 @@ class MemoryAssignment final : public Pass {
     r.counters["weight_bytes"] = life.weightBytes;
     r.counters["io_bytes"] = life.ioBytes;
     r.counters["blocks"] = int64_t(life.blocks.size());
-    if (life.unsized > 0) r.counters["unsized"] = life.unsized;
+    if (life.unsized > 0) {
+      r.counters["unsized"] = life.unsized;
+      // Out of the plan, so out of the arena the model reports: say why and what would size them.
+      const std::string hint = ctx.model.binding.hint();
+      ctx.warnings.push_back("MemoryAssignment: " + std::to_string(life.unsized) +
+                             " tensors have no static size and are not planned" +
+                             (!ctx.model.binding.kept.empty() ? " (dim_values=keep left symbols open)"
+                              : hint.empty()                  ? " (data-dependent shapes)"
+                                                              : "; " + hint));
+    }
     r.counters["planner_" + plan.planner] = 1;
     r.counters[keepOrdered ? "reuse_where_ordered" : "reuse_by_events"] = 1;
     return r;

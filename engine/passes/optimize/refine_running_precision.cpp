@@ -8,6 +8,11 @@
 //    black list (exp/log/pow, reductions, softmax, the norm family) stays fp32, grey ops follow their producer.
 //  - force_fp32, must_keep_origin_dtype: nothing changes.
 // Integer and bool tensors are never touched. Each changed node records why in its "precision" annotation.
+// Quantized models (ONNX Runtime's dynamic quantization: DynamicQuantizeLinear + ConvInteger/MatMulInteger + Cast +
+// Mul by the scales; QDQ): an int32 accumulator cast to float can pass fp16's 65504, and the product of two scales
+// (~1e-5) is subnormal in fp16. So, as GE's AscendDequant scales the int32 result in fp32 before it narrows, the
+// float form of a wide integer stays fp32 until a Mul/Div scales it, and quantization scales (DynamicQuantizeLinear's
+// y_scale and what is computed from scales alone) stay fp32; the dequantized product narrows like any other value.
 // Reshape-like ops only relabel their input, in whichever precision it arrives.
 // A node with an operand of unknown element type (inference failed upstream) stays fp32: its fp16 inputs are cast
 // back, so every operand bound to one type variable keeps one element type.
@@ -87,6 +92,9 @@ class PrecisionRewriter {
     }
     if (keepsItsDtype(n)) return {false, "fp32 (element type fixed by the op)"};
     if (unknown) return keptForUnknown();
+    for (const Value* v : n.inputs())
+      if (wide_.count(v)) return {false, "fp32 (an integer accumulator: beyond fp16's range until it is scaled)"};
+    if (computesOnlyScales(n)) return {false, "fp32 (a quantization scale: subnormal in fp16)"};
     if (mode_ == "force_fp16") return {true, "fp16 (force_fp16)"};
     if (mode_ == "allow_fp32_to_fp16")
       return cubeOnlyFp16(n) ? Decision{true, "fp16 (allow_fp32_to_fp16: the cube has no fp32)"}
@@ -102,8 +110,45 @@ class PrecisionRewriter {
     return {};
   }
 
+  static bool wideInteger(DType t) {
+    return t == DType::Int16 || t == DType::UInt16 || t == DType::Int32 || t == DType::UInt32 ||
+           t == DType::Int64 || t == DType::UInt64;
+  }
+
+  // Every float input is a quantization scale or a constant, and at least one is a scale.
+  bool computesOnlyScales(const Node& n) const {
+    bool scale = false;
+    for (const Value* v : n.inputs()) {
+      if (!v || !v->type().isTensor() || !isFloating(v->type().dtype)) continue;
+      if (scales_.count(v)) scale = true;
+      else if (!v->constant()) return false;
+    }
+    return scale;
+  }
+
+  // What this node's float outputs carry: an unscaled integer range, or a quantization scale.
+  void noteRanges(const Node& n) {
+    const auto floatOutputs = [&](std::unordered_set<const Value*>& into) {
+      for (const Value* o : n.outputs())
+        if (o && o->type().isTensor() && isFloating(o->type().dtype)) into.insert(o);
+    };
+    if (n.opType() == "DynamicQuantizeLinear" && n.numOutputs() > 1 && n.output(1)) {
+      scales_.insert(n.output(1));
+      return;
+    }
+    if (n.opType() == "Cast" && n.numInputs() == 1 && n.input(0) && wideInteger(n.input(0)->type().dtype)) {
+      floatOutputs(wide_);
+      return;
+    }
+    bool readsWide = false;
+    for (const Value* v : n.inputs()) readsWide = readsWide || wide_.count(v);
+    if (readsWide && n.opType() != "Mul" && n.opType() != "Div") floatOutputs(wide_);  // Add, Relu... keep the range
+    if (computesOnlyScales(n)) floatOutputs(scales_);
+  }
+
   void visit(Node& n) {
     const Decision d = decide(n);
+    noteRanges(n);
     if (d.fp16 && narrow(n)) {
       n.setAnnotation("precision", d.reason);
       r_.add("nodes_fp16");
@@ -219,6 +264,8 @@ class PrecisionRewriter {
   PassResult& r_;
   ConstantCopies constants_;
   std::unordered_set<Value*> narrowed_;  // fp32 values this pass turned into fp16
+  std::unordered_set<const Value*> wide_;    // float forms of integer accumulators, not yet scaled
+  std::unordered_set<const Value*> scales_;  // quantization scales
   std::unordered_map<Value*, Value*> fp16Of_, fp32Of_;
   std::vector<Node*> casts_;
   std::unordered_set<const Node*> invalid_;  // nodes whose type rules the imported model already broke

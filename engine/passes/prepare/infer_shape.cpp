@@ -1,5 +1,8 @@
 // InferShape: type and shape inference over the whole model (libonnx's functions for standard ops, our own for
-// Kiln's). Run again after passes that create values, as GE interleaves InferShape with folding.
+// Kiln's, the emulator's kernels for the contrib and experimental ops nothing else infers). Run again after passes that create values, as GE interleaves InferShape with folding.
+#include <algorithm>
+
+#include "emulator/kernels/kernel_shape_probe.h"
 #include "ir/model.h"
 #include "ir/opdefs/shape_inference.h"
 #include "passes/prepare/prepare_passes.h"
@@ -14,7 +17,10 @@ class InferShape final : public Pass {
   PassResult run(PassContext& ctx) override {
     PassResult r;
     const uint64_t before = ctx.model.ids->revision;
-    InferenceReport report = inferShapes(ctx.model);
+    InferenceOptions options;
+    const int64_t opset = ctx.model.opsetFor("");
+    options.probe = [opset](Node& n) { return probeOutputTypes(n, opset); };  // contrib and experimental ops
+    InferenceReport report = inferShapes(ctx.model, options);
     r.changed = ctx.model.ids->revision != before;  // a value's type actually changed
     r.counters["inferred"] = static_cast<int64_t>(report.nodesInferred);
     if (report.nodesFailed) r.counters["failed"] = static_cast<int64_t>(report.nodesFailed);
@@ -22,6 +28,16 @@ class InferShape final : public Pass {
     for (const auto& [op, n] : report.unknownOps) unknown += n;
     if (unknown) r.counters["unknown_ops"] = unknown;
     for (auto& w : report.warnings) ctx.warnings.push_back("InferShape: " + w);
+    // Inference that fails at bound extents usually means the model cannot take them (a position table shorter
+    // than the bound sequence, a kernel wider than the bound image): say which extents and how to change them, once.
+    if (report.nodesFailed && !ctx.model.binding.bound.empty()) {
+      const std::string hint = "InferShape: " + std::to_string(report.nodesFailed) +
+                               " nodes failed at the bound shapes; " + ctx.model.binding.hint();
+      const bool said = std::any_of(ctx.warnings.begin(), ctx.warnings.end(), [](const std::string& w) {
+        return w.find("failed at the bound shapes") != std::string::npos;
+      });
+      if (!said) ctx.warnings.push_back(hint);
+    }
     return r;
   }
 };

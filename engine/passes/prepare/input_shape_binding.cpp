@@ -1,7 +1,8 @@
-// InputShapeBinding: applies the input_shape option (ATC's --input_shape) to the graph inputs, and binds each
-// symbolic dimension it fixes ("batch" -> 1) everywhere else the same symbol appears, so that inference and
-// folding see static shapes. The dim_values option binds symbols by name directly (ONNX Runtime's free dimension
-// overrides), for models whose inputs share a few named dimensions.
+// InputShapeBinding: gives every symbolic dimension of the graph's inputs its extent (ir/shape_binding.h: input_shape,
+// then dim_values, then dim_policy unless dim_values says keep), and binds each symbol everywhere else it appears
+// (other inputs, declared value_info, outputs; sums like "past_sequence_length + 1" too), so that inference and
+// folding see the static shapes GE compiles for. The binding is kept on the model for the reports and the history.
+// Counters: inputs_bound, dims_bound, symbols_bound, symbols_by_policy, symbols_kept.
 #include <stdexcept>
 
 #include "ir/model.h"
@@ -17,47 +18,36 @@ class InputShapeBinding final : public Pass {
 
   PassResult run(PassContext& ctx) override {
     PassResult r;
-    const auto shapes = ctx.options.inputShapes();
-    std::map<std::string, int64_t> symbols = ctx.options.dimValues();  // symbol -> bound extent
-    if (shapes.empty() && symbols.empty()) return r;
-    const std::map<std::string, int64_t> named = symbols;
     Graph& g = *ctx.model.graph;
-    for (const auto& [name, dims] : shapes) {
-      Value* in = nullptr;
-      for (Value* v : g.inputs())
-        if (v->name() == name) in = v;
-      if (!in) throw std::runtime_error("input_shape names '" + name + "', which is not a graph input");
+    ShapeBinding binding;
+    try {
+      binding = resolveShapeBinding(g, ctx.options.bindingRequest());
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(e.what());
+    }
+    ctx.model.binding = binding;
+    if (binding.empty() && binding.inputShapes.empty()) return r;
+    const std::map<std::string, int64_t> symbols = binding.values();
+    for (const BoundSymbol& b : binding.bound) {
+      r.add("symbols_bound");
+      if (b.source.rfind("dim_policy", 0) == 0) r.add("symbols_by_policy");
+    }
+    if (!binding.kept.empty()) r.counters["symbols_kept"] = static_cast<int64_t>(binding.kept.size());
+    // input_shape's static positions on inputs that were unknown (not symbolic) there.
+    for (Value* in : g.inputs()) {
+      auto it = binding.inputShapes.find(in->name());
+      if (it == binding.inputShapes.end()) continue;
       ValueType t = in->type();
-      if (!t.isTensor()) throw std::runtime_error("input '" + name + "' is not a tensor");
-      if (t.shape.rankKnown() && t.shape.rank() != dims.size())
-        throw std::runtime_error("input_shape gives '" + name + "' rank " + std::to_string(dims.size()) +
-                                 " but the model declares rank " + std::to_string(t.shape.rank()));
-      std::vector<Dim> bound = dims;
-      for (size_t i = 0; i < bound.size(); ++i) {
-        const Dim old = t.shape.rankKnown() ? t.shape[i] : Dim::unknown();
-        if (!bound[i].isStatic()) {
-          bound[i] = old;  // -1 keeps what the model says
-          continue;
-        }
-        if (old.isStatic() && old.value != bound[i].value)
-          throw std::runtime_error("input_shape gives '" + name + "' dimension " + std::to_string(i) + " = " +
-                                   std::to_string(bound[i].value) + " but the model fixes it to " +
-                                   std::to_string(old.value));
-        if (old.isSymbolic()) {
-          auto [it, fresh] = symbols.emplace(old.symbol, bound[i].value);
-          if (!fresh && it->second != bound[i].value)
-            throw std::runtime_error("input_shape binds '" + old.symbol + "' to both " + std::to_string(it->second) +
-                                     " and " + std::to_string(bound[i].value) +
-                                     (named.count(old.symbol) ? " (dim_values)" : ""));
-        }
-      }
-      t.shape = Shape(bound);
+      std::vector<Dim> dims = t.shape.rankKnown() ? t.shape.dims() : std::vector<Dim>(it->second.size());
+      for (size_t i = 0; i < dims.size() && i < it->second.size(); ++i)
+        if (it->second[i].isStatic()) dims[i] = it->second[i];
+      t.shape = Shape(dims);
       if (!(t == in->type())) {
         in->setType(t);
         r.add("inputs_bound");
       }
     }
-    // The same symbol elsewhere (other inputs, declared value_info) is the same extent.
+    // The same symbol elsewhere is the same extent.
     g.forEachGraph([&](Graph& sg) {
       for (Value* v : sg.values()) {
         if (!v->type().isTensor() || !v->type().shape.rankKnown()) continue;
@@ -65,10 +55,10 @@ class InputShapeBinding final : public Pass {
         bool changed = false;
         for (Dim& d : t.shape.dims()) {
           if (!d.isSymbolic()) continue;
-          auto it = symbols.find(d.symbol);
-          if (it == symbols.end()) continue;
-          d = Dim::fixed(it->second);
-          changed = true;
+          if (auto e = evaluateSymbol(d.symbol, symbols)) {
+            d = Dim::fixed(*e);
+            changed = true;
+          }
         }
         if (changed) {
           v->setType(t);
