@@ -49,6 +49,14 @@ OptionsForm::OptionsForm(QWidget* parent) : QWidget(parent) {
   origin_ = new QLabel;
   origin_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   outer->addWidget(origin_);
+  binding_ = new QLabel;
+  binding_->setObjectName("shapeBinding");
+  binding_->setWordWrap(true);
+  binding_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  binding_->setToolTip(tr("The extents the model's symbolic dimensions were compiled at: input_shape, then "
+                          "dim_values, then dim_policy by role. Edit dim_values or dim_policy and Rerun."));
+  binding_->hide();
+  outer->addWidget(binding_);
 
   // The rows scroll so the form also fits a short dock; the buttons below stay visible.
   auto* body = new QWidget;
@@ -259,6 +267,13 @@ void OptionsForm::refreshAll() {
   for (auto& row : rows_) refreshRow(row);
   showOrigin();
 }
+
+void OptionsForm::setShapeBinding(const QString& text) {
+  binding_->setText(text.isEmpty() ? QString() : tr("Shapes: %1").arg(text));
+  binding_->setVisible(!text.isEmpty());
+}
+
+QString OptionsForm::shapeBinding() const { return binding_->text(); }
 
 void OptionsForm::showOrigin() { origin_->setText(tr("Options: %1").arg(qs(options_.origin()))); }
 

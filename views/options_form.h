@@ -32,6 +32,11 @@ class OptionsForm : public QWidget {
   bool saveFile(const QString& path);
   void resetToDefaults();
 
+  // The shape binding the shown run compiled at ("batch=1 (dim_policy: batch), ..."), above the rows: what
+  // dim_values and dim_policy resolved to, so a user sees what to change. Empty hides it.
+  void setShapeBinding(const QString& text);
+  QString shapeBinding() const;
+
   // The editor of a schema key (its objectName is the key), or nullptr.
   QWidget* editor(const QString& key) const;
 
@@ -67,6 +72,7 @@ class OptionsForm : public QWidget {
   std::string baseOrigin_ = "defaults";  // origin_ before any edit in the form
   std::vector<Row> rows_;
   QLabel* origin_ = nullptr;
+  QLabel* binding_ = nullptr;  // the run's shape binding
   QLabel* formError_ = nullptr;  // load/save problems, above the buttons
   QString lastError_;
   QString lastDir_;  // where the file dialogs open next

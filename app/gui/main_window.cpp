@@ -42,6 +42,7 @@
 #include "memory_view.h"
 #include "options_form.h"
 #include "pass_navigator.h"
+#include "ir/model.h"
 #include "report/run_charts.h"
 #include "util/units.h"
 
@@ -625,6 +626,9 @@ void MainWindow::loadCharts(qint64 runId) {
     else ganttView_->showMessage(QString::fromStdString(c.timelineMessage));
     if (c.recompiled) log(QString("charts: run %1 compiled again from its model file for its memory plan and timeline").arg(runId));
     // The run's headline numbers join its outcome in the status bar.
+    const std::string shapes = c.compiled ? c.compiled->binding.shortText() : std::string();
+    optionsForm_->setShapeBinding(c.compiled ? QString::fromStdString(c.compiled->binding.text()) : QString());
+    if (!shapes.empty()) outcome_ += " · shapes " + QString::fromStdString(shapes);
     if (c.memory && c.memory->planned) outcome_ += " · arena " + QString::fromStdString(formatBytes(double(c.memory->arenaBytes)));
     if (c.timeline) outcome_ += QString(" · latency %1 µs simulated").arg(c.timeline->latencyUs, 0, 'f', 1);
     if (const qint64 id = canvas_->selectedNode()) {

@@ -58,7 +58,8 @@ CREATE TABLE runs(
   nodes_before INTEGER,
   nodes_after INTEGER,
   writer_pid INTEGER,
-  writer_host TEXT);
+  writer_host TEXT,
+  shape_binding TEXT);
 CREATE INDEX runs_by_status ON runs(status);
 
 CREATE TABLE passes(
@@ -181,9 +182,11 @@ CREATE INDEX edges_ended ON edges(run_id, last_pass) WHERE last_pass IS NOT NULL
 // upgraded step by step inside one transaction on their first writable open.
 // Version 3 adds the emulator's tables.
 void migrateTo3(sqlite3* db) { sqlExec(db, kEmulationTables); }
+// Version 4 records the shape binding a run compiled at (ShapeBinding::toJson; NULL for earlier runs).
+void migrateTo4(sqlite3* db) { sqlExec(db, "ALTER TABLE runs ADD COLUMN shape_binding TEXT"); }
 
 using Migration = void (*)(sqlite3*);
-constexpr std::array<Migration, HistoryDb::kSchemaVersion - 1> kMigrations = {&migrateTo2, &migrateTo3};
+constexpr std::array<Migration, HistoryDb::kSchemaVersion - 1> kMigrations = {&migrateTo2, &migrateTo3, &migrateTo4};
 
 // ---------------------------------------------------------------- validation
 

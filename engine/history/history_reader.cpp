@@ -209,8 +209,8 @@ std::vector<RunInfo> queryRuns(const HistoryDb& db, std::optional<int64_t> only)
   SqlStatement q = db.prepare(std::string(
       "SELECT r.id, r.model_id, m.path, m.name, m.size_bytes, r.status, r.started_at, r.finished_at, r.total_ms, "
       "r.nodes_before, r.nodes_after, r.error, r.kiln_version, r.options_json, r.writer_pid, r.writer_host, "
-      "(SELECT count(*) FROM passes p WHERE p.run_id = r.id), (SELECT max(seq) FROM passes p WHERE p.run_id = r.id) "
-      "FROM runs r JOIN models m ON m.id = r.model_id") +
+      "(SELECT count(*) FROM passes p WHERE p.run_id = r.id), (SELECT max(seq) FROM passes p WHERE p.run_id = r.id), "
+      "r.shape_binding FROM runs r JOIN models m ON m.id = r.model_id") +
       (only ? " WHERE r.id = ?1" : "") + " ORDER BY r.id");
   if (only) q.bind(1, *only);
   std::vector<RunInfo> out;
@@ -234,6 +234,7 @@ std::vector<RunInfo> queryRuns(const HistoryDb& db, std::optional<int64_t> only)
     r.writerHost = q.getText(15);
     r.passCount = static_cast<int>(q.getInt(16));
     r.lastPass = q.isNull(17) ? -1 : static_cast<int>(q.getInt(17));
+    r.shapeBindingJson = q.getText(18);
     out.push_back(std::move(r));
   }
   summariseOptions(out);

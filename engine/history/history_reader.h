@@ -25,6 +25,7 @@ struct RunInfo {
   std::string error;
   std::string kilnVersion;
   std::string optionsJson;     // every option with its value (Options::toJson())
+  std::string shapeBindingJson;  // the shape binding it compiled at (ShapeBinding::toJson()); "" before schema 4
   std::string optionsSummary;  // headline options and those differing between the listed runs: "oo_level=O1 ..."
   int passCount = 0;           // passes recorded, the imported graph (pass 0) included
   int lastPass = -1;           // highest pass number recorded

@@ -220,6 +220,12 @@ void HistoryRecorder::recordPass(const PassRecord& record, const Model& model) {
   SqlTransaction tx(db_.handle(), SqlTransaction::Kind::Write);
   insertPassRow(record);
   recordGraph(model, record.index);
+  // The binding InputShapeBinding resolved, with the pass that resolved it (written once, when it appears).
+  if (!model.binding.empty() && !bindingRecorded_) {
+    SqlStatement upd = db_.prepare("UPDATE runs SET shape_binding = ?2 WHERE id = ?1");
+    upd.bind(1, runId_).bind(2, model.binding.toJson().dump()).run();
+    bindingRecorded_ = true;
+  }
   tx.commit();
   lastSeq_ = record.index;
 }

@@ -81,6 +81,7 @@ class HistoryRecorder final : public PassObserver {
   int64_t runId_ = 0;
   int lastSeq_ = -1;
   bool finished_ = false;
+  bool bindingRecorded_ = false;  // runs.shape_binding written
   std::string error_;
   Stats stats_;
 

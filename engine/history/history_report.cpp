@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 
+#include "ir/shape_binding.h"
 #include "passes/pass_manager.h"
 #include "util/units.h"
 
@@ -133,6 +134,7 @@ Json runToJson(const RunInfo& r) {
   j.set("kiln_version", r.kilnVersion);
   j.set("options_summary", r.optionsSummary);
   j.set("options", parsedOr(r.optionsJson));
+  j.set("shape_binding", r.shapeBindingJson.empty() ? Json() : parsedOr(r.shapeBindingJson));
   j.set("writer_pid", r.writerPid);
   j.set("writer_host", r.writerHost);
   return j;
@@ -262,6 +264,15 @@ Json diffToJson(const GraphDiff& d) {
 
 // ---------------------------------------------------------------- text
 
+std::string shapeBindingText(const RunInfo& r) {
+  if (r.shapeBindingJson.empty()) return {};
+  try {
+    return ShapeBinding::fromJson(Json::parse(r.shapeBindingJson, 16)).text();
+  } catch (const std::exception&) {
+    return "(unreadable)";  // the file is untrusted: a bad cell is shown as such, never trusted
+  }
+}
+
 std::string formatRuns(const std::vector<RunInfo>& runs) {
   if (runs.empty()) return "no runs recorded\n";
   std::vector<std::vector<std::string>> rows = {
@@ -284,6 +295,7 @@ std::string formatRunDetails(const RunInfo& r, const std::vector<PassInfo>& pass
   out += "nodes:    " + optText(r.nodesBefore) + " -> " + optText(r.nodesAfter) +
          (r.totalMs ? "   total " + msText(*r.totalMs) : "") + "\n";
   out += "options:  " + (r.optionsSummary.empty() ? std::string("(defaults)") : r.optionsSummary) + "\n";
+  if (const std::string shapes = shapeBindingText(r); !shapes.empty()) out += "shapes:   " + shapes + "\n";
   out += "writer:   kiln " + r.kilnVersion + ", pid " + std::to_string(r.writerPid) + " on " + r.writerHost + "\n";
   if (!r.error.empty()) out += "error:    " + r.error + "\n";
   out += "\n";

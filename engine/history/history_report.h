@@ -26,6 +26,8 @@ Json diffToJson(const GraphDiff& d);
 // --- text (aligned tables for a terminal) ---
 // One line per run: id, status, start, model, nodes before -> after, time, passes, options summary.
 std::string formatRuns(const std::vector<RunInfo>& runs);
+// The run's shape binding as one line ("batch=1 (dim_policy: batch), ..."); "" when none was recorded.
+std::string shapeBindingText(const RunInfo& r);
 // The run's header (model, status, times, options, error) and its pass table.
 std::string formatRunDetails(const RunInfo& run, const std::vector<PassInfo>& passes);
 // Counts per op type, then up to maxRows nodes with their inputs and outputs.

@@ -67,6 +67,23 @@ double fuseAndCompare(Model& m, PassResult* result = nullptr) {
   return worst;
 }
 
+// GPT-2's Conv1D as exported: Reshape([2,3,4] -> [6,4]) -> Gemm(W[4,5], b[5]) -> Reshape([6,5] -> [2,3,5]).
+struct GemmLinear {
+  std::unique_ptr<Model> m = newModel();
+  Graph* g = m->graph.get();
+  Node *flatten = nullptr, *gemm = nullptr, *restore = nullptr;
+  explicit GemmLinear(bool transB = false, Dims restoreTo = {2, 3, 5}) {
+    Value* x = g->addInput("x", f32({2, 3, 4}));
+    flatten = g->addNode("Reshape", {x, g->addInitializer("flat", Tensor::fromVector(DType::Int64, {2}, std::vector<int64_t>{-1, 4}))}, {"x2"}, "flatten");
+    Value* w = g->addInitializer("W", transB ? filled({5, 4}, 0.25) : filled({4, 5}, 0.25));
+    gemm = g->addNode("Gemm", {flatten->output(0), w, g->addInitializer("b", filled({5}, 0.5))}, {"y2"}, "gemm");
+    if (transB) gemm->setAttr("transB", Attribute(int64_t{1}));
+    restore = g->addNode("Reshape", {gemm->output(0), g->addInitializer("back", Tensor::fromVector(DType::Int64, {int64_t(restoreTo.size())}, restoreTo))}, {"y"}, "restore");
+    g->addOutput(restore->output(0));
+    inferShapes(*m);
+  }
+};
+
 // x[1,2,4,4] -> Conv(W[3,2,1,1], B[3]) -> y (the conv output, not yet a graph output)
 struct ConvGraph {
   std::unique_ptr<Model> m;
@@ -543,6 +560,40 @@ class FusionRulesTest : public QObject {
   }
 
   // ---- TransposeMatMulFusion ----
+  void reshapeGemmReshapeBecomesABatchedMatMul() {
+    for (bool transB : {false, true}) {
+      GemmLinear t(transB);
+      PassResult r;
+      const double diff = fuseAndCompare(*t.m, &r);
+      QCOMPARE(counter(r, "ReshapeGemmReshapeFusion"), 1);
+      QCOMPARE(count(*t.g, "kiln:FusedMatMul"), 1);
+      QCOMPARE(count(*t.g, "Reshape") + count(*t.g, "Gemm"), 0);
+      Node* fused = nullptr;
+      for (Node* n : t.g->nodes()) fused = n->opType() == "FusedMatMul" ? n : fused;
+      QCOMPARE(fused->attrInt("trans_b", -1), int64_t(transB ? 1 : 0));
+      QCOMPARE(fused->output(0)->name(), std::string("y"));
+      QCOMPARE(problems(*t.m), QString());
+      QVERIFY2(diff >= 0 && diff < 1e-5, qPrintable(QString::number(diff)));
+    }
+  }
+
+  void reshapeGemmReshapeLeavesOtherShapes() {
+    {  // the second Reshape does not give back x's leading axes
+      GemmLinear t(false, {3, 2, 5});
+      QCOMPARE(counter(runFusion(*t.m), "ReshapeGemmReshapeFusion"), 0);
+    }
+    {  // alpha scales the product: not a plain Linear
+      GemmLinear t;
+      t.gemm->setAttr("alpha", Attribute(2.0f));
+      QCOMPARE(counter(runFusion(*t.m), "ReshapeGemmReshapeFusion"), 0);
+    }
+    {  // the flattened input has another reader
+      GemmLinear t;
+      t.g->addOutput(t.flatten->output(0));
+      QCOMPARE(counter(runFusion(*t.m), "ReshapeGemmReshapeFusion"), 0);
+    }
+  }
+
   void transposeMatMulSetsFlags_data() {
     QTest::addColumn<int>("side");
     QTest::addColumn<QList<qlonglong>>("perm");

@@ -13,6 +13,7 @@ FusionRuleList builtinFusionRules() {
       makeConvBatchNormFusion(),
       makeConvBiasAddFusion(),
       makeConvActivationFusion(),
+      makeReshapeGemmReshapeFusion(),  // Linear layers exported through 2-D Gemm
       makeMatMulAddGeluFusion(),
       makeMatMulBiasAddFusion(),
       makeTransposeMatMulFusion(),

@@ -13,6 +13,7 @@ std::shared_ptr<FusionRule> makeConvBatchNormFusion();
 std::shared_ptr<FusionRule> makeConvActivationFusion();
 std::shared_ptr<FusionRule> makeMatMulAddGeluFusion();
 std::shared_ptr<FusionRule> makeMatMulBiasAddFusion();
+std::shared_ptr<FusionRule> makeReshapeGemmReshapeFusion();
 std::shared_ptr<FusionRule> makeTransposeMatMulFusion();
 std::shared_ptr<FusionRule> makeGeluFusion();
 std::shared_ptr<FusionRule> makeAddLayerNormFusion();
