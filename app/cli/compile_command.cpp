@@ -1,5 +1,5 @@
 // kiln compile MODEL [--options F] [--set k=v]... [--history DB] [--until PASS|STAGE]
-//              [--dump-dir D [--dump-format onnx|ge_proto]] [-o OUT.om] [--json]
+//              [--dump-dir D [--dump-format onnx|ge_proto]] [-o OUT.om] [--sweep SYMBOL=V1,... [--chart F]] [--json]
 // Runs the compiler pipeline, printing a per-pass table and what it produced (fusions, TransData, streams, events,
 // memory, tasks) (or all of it as JSON), optionally recording every pass in a history database, dumping the graph
 // after each pass as ONNX, and writing the compiled model as an Ascend offline model (.om).
@@ -8,6 +8,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/compile_variants.h"
 #include "cli/emulation_args.h"
 #include "io/model_loader.h"
 #include "io/om/om_writer.h"
@@ -34,13 +35,20 @@ Options optionsFromArgs(const Args& args) {
 
 int runCompile(const Argv& argv) {
   const Args args =
-      parseArgs(argv, {{"--json"}, {"--options", "--set", "--history", "--until", "--dump-dir", "--dump-format", "--plugin", "-o"}});
+      parseArgs(argv, {{"--json"}, {"--options", "--set", "--history", "--until", "--dump-dir", "--dump-format", "--plugin",
+                                    "-o", "--sweep", "--chart"}});
   if (args.positional.size() != 1)
     throw UsageError("usage: kiln compile MODEL [--options F] [--set k=v] [--history DB] [--until PASS|STAGE] "
-                     "[--dump-dir D [--dump-format onnx|ge_proto]] [-o OUT.om] [--json]");
+                     "[--dump-dir D [--dump-format onnx|ge_proto]] [-o OUT.om] [--sweep SYMBOL=V1,V2,... [--chart F.svg]] "
+                     "[--json]");
   if (args.value("-o") && args.value("--until"))
     throw UsageError("kiln compile: -o writes a fully compiled model; it cannot be combined with --until");
   const Options options = optionsFromArgs(args);
+  try {
+    if (wantsVariants(args, options)) return runCompileVariants(args, options);
+  } catch (const OptionError& e) {
+    throw UsageError(e.what());
+  }
   LoadedModel loaded = loadModel(args.positional[0], loadLimits(options));
   Model& model = *loaded.model;
   checkedBinding(args.positional[0], model, options);  // a binding the model contradicts: exit 2, nothing run

@@ -1,6 +1,7 @@
 #include "report/chart_svg.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <numeric>
 
@@ -135,6 +136,92 @@ std::string timelineChartSvg(const TimelineChart& chart, double width) {
     svg.text(left + plotW / 2, y + 14,
              "the " + std::to_string(shown.size()) + " longest of " + std::to_string(chart.tasks.size()) + " tasks drawn",
              "middle", 10);
+  return svg.str();
+}
+
+std::string sweepChartSvg(const SweepChart& chart, double width) {
+  const double left = 80, right = 80, top = 30, plotH = 260, bottom = 60;
+  const double plotW = width - left - right;
+  std::vector<const SweepPoint*> ok;
+  for (const SweepPoint& p : chart.points)
+    if (p.ok) ok.push_back(&p);
+  const size_t failed = chart.points.size() - ok.size();
+  SvgCanvas svg(width, top + plotH + bottom + 14.0 * double(failed));
+  svg.text(left, 18, "arena and latency against " + chart.symbol, "start", 13);
+  svg.rect(left, top, plotW, plotH, "#fcfcfc", {}, " stroke=\"#ccc\"");
+  if (chart.points.empty()) return svg.str();
+  int64_t lo = chart.points.front().value, hi = lo;
+  for (const SweepPoint& p : chart.points) lo = std::min(lo, p.value), hi = std::max(hi, p.value);
+  const bool logX = lo > 0 && double(hi) / double(lo) > 8;
+  const auto xOf = [&](int64_t v) {
+    if (hi == lo) return left + plotW / 2;
+    const double t = logX ? std::log(double(v) / double(lo)) / std::log(double(hi) / double(lo))
+                          : double(v - lo) / double(hi - lo);
+    return left + plotW * t;
+  };
+  double maxBytes = 1, maxUs = 1;
+  for (const SweepPoint* p : ok) {
+    maxBytes = std::max({maxBytes, double(p->arenaBytes), double(p->lowerBoundBytes), double(p->noReuseBytes)});
+    maxUs = std::max(maxUs, p->latencyUs);
+  }
+  const auto yBytes = [&](double b) { return top + plotH - plotH * b / (maxBytes * 1.05); };
+  const auto yUs = [&](double us) { return top + plotH - plotH * us / (maxUs * 1.05); };
+  for (int i = 0; i <= 4; ++i) {  // gridlines with both scales
+    const double f = i / 4.0;
+    const double y = top + plotH - plotH * f;
+    svg.line(left, y, left + plotW, y, "#eee");
+    svg.text(left - 6, y + 4, formatBytes(f * maxBytes * 1.05), "end", 10);
+    svg.text(left + plotW + 6, y + 4, formatDuration(f * maxUs * 1.05 / 1e6), "start", 10);
+  }
+  for (const SweepPoint& p : chart.points) {
+    svg.line(xOf(p.value), top + plotH, xOf(p.value), top + plotH + 4, "#999");
+    svg.text(xOf(p.value), top + plotH + 16, std::to_string(p.value), "middle", 10);
+  }
+  struct Series {
+    const char* name;
+    const char* colour;
+    bool latency;
+    double (*get)(const SweepPoint&);
+    const char* style;  // arena wide under a thin lower bound: at the bound they coincide and both stay visible
+  };
+  const Series series[] = {
+      {"memory without reuse", "#bab0ac", false, [](const SweepPoint& p) { return double(p.noReuseBytes); },
+       " stroke-width=\"2\""},
+      {"arena", "#d62728", false, [](const SweepPoint& p) { return double(p.arenaBytes); }, " stroke-width=\"5\""},
+      {"lower bound", "#2ca02c", false, [](const SweepPoint& p) { return double(p.lowerBoundBytes); },
+       " stroke-width=\"1.5\" stroke-dasharray=\"4,3\""},
+      {"latency", "#1f77b4", true, [](const SweepPoint& p) { return p.latencyUs; },
+       " stroke-width=\"2\" stroke-dasharray=\"8,3\""},
+  };
+  double legendX = left;
+  for (const Series& s : series) {
+    std::string d;
+    bool pen = false;
+    for (const SweepPoint& p : chart.points) {  // a failed point breaks the line
+      if (!p.ok) {
+        pen = false;
+        continue;
+      }
+      const double x = xOf(p.value), y = s.latency ? yUs(s.get(p)) : yBytes(s.get(p));
+      d += (pen ? " L" : " M") + svgNum(x) + "," + svgNum(y);
+      pen = true;
+      const std::string tip = chart.symbol + " = " + std::to_string(p.value) + "\n" + s.name + ": " +
+                              (s.latency ? formatDuration(p.latencyUs / 1e6) : formatBytes(s.get(p))) +
+                              (p.binding.empty() ? "" : "\n" + p.binding);
+      svg.rect(x - 3, y - 3, 6, 6, s.colour, tip);
+    }
+    if (!d.empty()) svg.path(d, s.colour, "none", s.style);
+    svg.rect(legendX, top + plotH + 28, 10, 10, s.colour);
+    svg.text(legendX + 14, top + plotH + 37, std::string(s.name) + (s.latency ? " (right axis)" : ""), "start", 11);
+    legendX += 60 + 7.0 * double(std::char_traits<char>::length(s.name));
+  }
+  double y = top + plotH + bottom;
+  for (const SweepPoint& p : chart.points)
+    if (!p.ok) {
+      svg.text(left, y, chart.symbol + " = " + std::to_string(p.value) + ": " + p.error, "start", 10,
+               " fill=\"#d62728\"");
+      y += 14;
+    }
   return svg.str();
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "report/memory_chart.h"
+#include "report/sweep_chart.h"
 #include "report/timeline_chart.h"
 
 namespace kiln {
@@ -14,5 +15,8 @@ namespace kiln {
 std::string memoryChartSvg(const MemoryChart& chart, double width = 960);
 // A lane per stream, a rectangle per task coloured by unit, the critical path outlined, utilisation per lane.
 std::string timelineChartSvg(const TimelineChart& chart, double width = 960);
+// Arena, lower bound and memory without reuse (left, bytes) and simulated latency (right, µs) against the swept
+// extent (a log axis when the values span more than 8x); failed points are gaps, listed under the chart.
+std::string sweepChartSvg(const SweepChart& chart, double width = 960);
 
 }  // namespace kiln

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstring>
 #include <charconv>
 #include <climits>
 #include <unordered_set>
@@ -23,6 +24,50 @@
 
 namespace kiln::om {
 namespace {
+
+// MODEL_INOUT_INFO's gear records as ATC's option text ("1,2,4,8", "224,224;448,448"); "" for other records or
+// bytes that do not hold a well-formed list (the file is untrusted: never read past the record).
+std::string gearListText(const OmTlvRecord& r) {
+  if (r.type < 2 || r.type > 4) return {};
+  const std::string& b = r.value;
+  size_t at = 0;
+  auto u32 = [&](uint32_t& v) {
+    if (at + 4 > b.size()) return false;
+    std::memcpy(&v, b.data() + at, 4);
+    at += 4;
+    return true;
+  };
+  auto i64 = [&](int64_t& v) {
+    if (at + 8 > b.size()) return false;
+    std::memcpy(&v, b.data() + at, 8);
+    at += 8;
+    return true;
+  };
+  uint32_t count = 0;
+  if (!u32(count) || count > 1000) return {};
+  std::string text;
+  if (r.type == 2) {
+    for (uint32_t i = 0; i < count; ++i) {
+      int64_t v = 0;
+      if (!i64(v)) return {};
+      text += (i ? "," : "") + std::to_string(v);
+    }
+    return at == b.size() ? text : std::string();
+  }
+  std::vector<uint32_t> lengths(count);
+  for (uint32_t& l : lengths)
+    if (!u32(l) || l > 1000) return {};
+  for (uint32_t i = 0; i < count; ++i) {
+    text += i ? ";" : "";
+    for (uint32_t k = 0; k < lengths[i]; ++k) {
+      int64_t v = 0;
+      if (!i64(v)) return {};
+      text += (k ? "," : "") + std::to_string(v);
+    }
+  }
+  return at == b.size() ? text : std::string();
+}
+
 
 constexpr int kMaxSubgraphDepth = 64;
 constexpr size_t kMaxInlineBytesAttr = 4096;  // longer bytes attributes are shown as "<N bytes>"
@@ -566,6 +611,9 @@ OmImport readOmBytes(std::shared_ptr<const Storage> storage, const std::string& 
     m.metadata.emplace_back("om.model_index", std::to_string(modelIndex));
   }
   if (h.isUnknownModel) m.metadata.emplace_back("om.dynamic_shape", "true");
+  for (const OmTlvRecord& r : info.inOut ? info.inOut->others : std::vector<OmTlvRecord>{})
+    if (std::string gears = gearListText(r); !gears.empty())
+      m.metadata.emplace_back(r.type == 2 ? "om.dynamic_batch" : r.type == 3 ? "om.dynamic_hw" : "om.dynamic_dims", gears);
   addModelMetadata(m, md);
   // The task list's own totals where the model attributes do not give them.
   auto fill = [&](const char* key, uint64_t v) {

@@ -14,6 +14,7 @@
 #include "io/om/ge_ir.pb.h"
 #include "io/om/ge_types.h"
 #include "io/om/om_container.h"
+#include "io/om/om_writer_parts.h"
 #include "io/om/task.pb.h"
 #include "ir/graph.h"
 #include "ir/model.h"
@@ -437,7 +438,7 @@ std::string modelDefText(const Model& m) {
   return text;
 }
 
-std::string buildOmFile(const Model& compiled, const Options& options) {
+OmParts buildOmParts(const Model& compiled, const Options& options) {
   const Graph& g = *compiled.graph;
   const memory::Lifetimes life = memory::computeLifetimes(g);
   Addresses addr = assignAddresses(g, life);
@@ -485,7 +486,8 @@ std::string buildOmFile(const Model& compiled, const Options& options) {
   attrs["soc_version"] = stringAttr(options.getString("soc_version"));
   attrs["_kiln.arena_bytes"] = intAttr(addr.arenaBytes);
 
-  OmInOutInfo io;
+  OmParts parts;
+  OmInOutInfo& io = parts.io;
   auto info = [&](const Value* v) {
     OmTensorInfo t;
     t.size = uint64_t(addr.bytes[v]);
@@ -497,24 +499,40 @@ std::string buildOmFile(const Model& compiled, const Options& options) {
   };
   for (const Value* v : g.inputs()) io.inputs.push_back(info(v));
   for (const Value* v : g.outputs()) io.outputs.push_back(info(v));
+  parts.model = std::move(model);
+  parts.tasks = std::move(taskDef);
+  parts.weights = std::move(addr.weights);
+  parts.memorySize = addr.memorySize;
+  parts.arenaBytes = addr.arenaBytes;
+  return parts;
+}
 
+std::string assembleOmFile(const OmParts& om, const Options& options) {
   std::vector<OmPartitionPayload> parts;
-  parts.push_back({uint32_t(PartitionType::ModelInOutInfo), writeInOutInfo(io)});
-  parts.push_back({uint32_t(PartitionType::ModelDef), model.SerializeAsString()});
-  if (!addr.weights.empty()) parts.push_back({uint32_t(PartitionType::WeightsData), std::move(addr.weights)});
-  parts.push_back({uint32_t(PartitionType::TaskInfo), taskDef.SerializeAsString()});
+  parts.push_back({uint32_t(PartitionType::ModelInOutInfo), writeInOutInfo(om.io)});
+  parts.push_back({uint32_t(PartitionType::ModelDef), om.model.SerializeAsString()});
+  if (!om.weights.empty()) parts.push_back({uint32_t(PartitionType::WeightsData), om.weights});
+  parts.push_back({uint32_t(PartitionType::TaskInfo), om.tasks.SerializeAsString()});
   OmHeader header;
-  header.name = model.name().substr(0, 31);
-  header.ops = uint32_t(model.graph(0).op_size());
+  header.name = om.model.name().substr(0, 31);
+  header.ops = 0;
+  for (const auto& g : om.model.graph()) header.ops += uint32_t(g.op_size());
   header.platformVersion = options.getString("soc_version").substr(0, 19);
   return writeOmContainer(header, {parts});
 }
 
-void writeOmFile(const Model& compiled, const Options& options, const std::string& path) {
-  const std::string bytes = buildOmFile(compiled, options);
+std::string buildOmFile(const Model& compiled, const Options& options) {
+  return assembleOmFile(buildOmParts(compiled, options), options);
+}
+
+void writeBytesFile(const std::string& bytes, const std::string& path) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (!f || !f.write(bytes.data(), std::streamsize(bytes.size())) || !f.flush())
     throw std::runtime_error("cannot write " + path);
+}
+
+void writeOmFile(const Model& compiled, const Options& options, const std::string& path) {
+  writeBytesFile(buildOmFile(compiled, options), path);
 }
 
 }  // namespace kiln::om

@@ -10,7 +10,9 @@
 // Op types are GE's where Kiln's op has a GE counterpart (Conv → Conv2D, MatMul → MatMulV2, Softmax → SoftmaxV2,
 // kiln:TransData → TransData...); otherwise the ONNX name. The Kiln op type and every annotation travel as
 // "_kiln.*" string attributes, so a Kiln reader can show them again.
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kiln {
 struct Model;
@@ -24,6 +26,20 @@ namespace kiln::om {
 std::string buildOmFile(const Model& compiled, const Options& options);
 // Writes it; throws std::runtime_error naming the path when it cannot be written.
 void writeOmFile(const Model& compiled, const Options& options, const std::string& path);
+
+// ATC's dynamic gears in one .om, as GE's multi-batch pass builds it (om_gear_writer.cpp): a root graph Data ->
+// (ascend_mbatch_shape_data, ascend_mbatch_shape_const -> MapIndex) -> Case -> NetOutput whose branches Batch_0..N
+// are the gears' compiled graphs (each with its own plan and offsets from one base: memory_size is the largest
+// gear's), Case carrying _batch_num, _pred_value_<i> and mbatch_dynamic_type, MODEL_INOUT_INFO the inputs' -1 dims
+// and a DYNAMIC_BATCH / DYNAMIC_HW / DYNAMIC_DIMS record, the task list a LABEL_SWITCH into one label per gear.
+struct GearModel {
+  const Model* compiled = nullptr;  // through Stage 3
+  std::vector<int64_t> values;      // the gear: a batch size, H and W, or the dims
+};
+// `gearOption` is the ATC option the gears came from ("dynamic_batch_size", "dynamic_image_size", "dynamic_dims").
+std::string buildGearOmFile(const std::vector<GearModel>& gears, const std::string& gearOption, const Options& options);
+void writeGearOmFile(const std::vector<GearModel>& gears, const std::string& gearOption, const Options& options,
+                     const std::string& path);
 
 // A graph at any point of the pipeline as GE dumps it: ge.proto.ModelDef in protobuf text format (the
 // ge_proto_*.txt files of DUMP_GE_GRAPH), without weights and, before Stage 3, without memory offsets.
