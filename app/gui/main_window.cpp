@@ -43,6 +43,7 @@
 #include "options_form.h"
 #include "pass_navigator.h"
 #include "ir/model.h"
+#include "shape_sweep_view.h"
 #include "report/run_charts.h"
 #include "util/units.h"
 
@@ -246,6 +247,9 @@ void MainWindow::buildDocks() {
   fusedView_ = new views::FusedSubgraphView(this);
   fusedDock_ = dock("Fused", "fusedDock", fusedView_, Qt::BottomDockWidgetArea);
   tabifyDockWidget(ganttDock, fusedDock_);
+  sweepView_ = new views::ShapeSweepView(this);
+  sweepDock_ = dock("Shapes", "shapesDock", sweepView_, Qt::BottomDockWidgetArea);
+  tabifyDockWidget(fusedDock_, sweepDock_);
   memoryDock->raise();
   resizeDocks({memoryDock}, {340}, Qt::Vertical);
 }
@@ -628,6 +632,12 @@ void MainWindow::loadCharts(qint64 runId) {
     // The run's headline numbers join its outcome in the status bar.
     const std::string shapes = c.compiled ? c.compiled->binding.shortText() : std::string();
     optionsForm_->setShapeBinding(c.compiled ? QString::fromStdString(c.compiled->binding.text()) : QString());
+    if (c.compiled && !c.compiled->precompiled) {  // the Shapes tab sweeps the model behind this run
+      QStringList symbols;
+      for (const BoundSymbol& b : c.compiled->binding.bound) symbols << QString::fromStdString(b.symbol);
+      for (const std::string& k : c.compiled->binding.kept) symbols << QString::fromStdString(k);
+      sweepView_->setSource(QString::fromStdString(c.compiled->sourcePath), optionsForm_->options(), symbols);
+    }
     if (!shapes.empty()) outcome_ += " · shapes " + QString::fromStdString(shapes);
     if (c.memory && c.memory->planned) outcome_ += " · arena " + QString::fromStdString(formatBytes(double(c.memory->arenaBytes)));
     if (c.timeline) outcome_ += QString(" · latency %1 µs simulated").arg(c.timeline->latencyUs, 0, 'f', 1);

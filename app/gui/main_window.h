@@ -33,6 +33,7 @@ class OptionsForm;
 class MemoryView;
 class GanttView;
 class FusedSubgraphView;
+class ShapeSweepView;
 class HistoryWatcher;
 class RunCompareView;
 }  // namespace kiln::views
@@ -62,6 +63,7 @@ class MainWindow : public QMainWindow {
   views::OptionsForm* optionsForm() const { return optionsForm_; }
   views::MemoryView* memoryView() const { return memoryView_; }
   views::GanttView* ganttView() const { return ganttView_; }
+  views::ShapeSweepView* shapeSweepView() const { return sweepView_; }
   views::FusedSubgraphView* fusedView() const { return fusedView_; }
   // Shows what fused node `fusedNode` replaced in the Fused panel (selecting `original` there when given); false
   // when the run shown recorded no such fusion.
@@ -129,6 +131,8 @@ class MainWindow : public QMainWindow {
   views::GanttView* ganttView_ = nullptr;
   views::FusedSubgraphView* fusedView_ = nullptr;
   QDockWidget* fusedDock_ = nullptr;
+  views::ShapeSweepView* sweepView_ = nullptr;
+  QDockWidget* sweepDock_ = nullptr;
   std::shared_ptr<const layout::FusionIndex> fusions_;  // of the run shown
   uint64_t fusionRequest_ = 0;  // drops stale subgraph reads
   QWidget* compareWindow_ = nullptr;

@@ -10,6 +10,7 @@
 #include <QGraphicsItem>
 #include <QGraphicsScene>
 #include <QListWidget>
+#include <QTableWidget>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -33,6 +34,8 @@
 #include "passes/options.h"
 #include "passes/pass_manager.h"
 #include "samples/sample_models.h"
+#include "shape_sweep_view.h"
+#include "options_form.h"
 #include "util/json.h"
 
 using namespace kiln;
@@ -346,19 +349,23 @@ class MemoryGanttTest : public QObject {
     shot(*w_, "mg_11_llama_window");
   }
 
-  void bertBaseKeepsSymbolicTensorsOutOfThePlan() {
-    // bert-base over batch×sequence: the tensors with symbolic shapes have no size, the summary says how many.
+  void bertBaseIsPlannedAtItsBoundShapes() {
+    // bert-base over batch×sequence: bound by the dim policy (batch 1, sequence 128), every tensor is planned, and
+    // the status bar and the Options dock say at which shapes.
     const QString path = tmp_.filePath("bert.onnx");
     SampleOptions so;
     so.weights = false;
+    so.layers = 2;
     writeOnnxFile(*buildSample("bert-base", so), path.toStdString());
     w_->openPath(path);
-    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->windowTitle().contains("bert"), 120000);
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->windowTitle().contains("bert") && !w_->chartsPending(), 120000);
     views::MemoryView* mv = w_->memoryView();
     QVERIFY2(mv->showsChart(), qPrintable(mv->message()));
-    QVERIFY(mv->chart()->unsized > 0);
-    // ...and how to give them a size: the named dimensions, and the option that binds them.
-    QVERIFY2(mv->summary().contains("batch") && mv->summary().contains("dim_values"), qPrintable(mv->summary()));
+    QCOMPARE(mv->chart()->unsized, 0);
+    QVERIFY(mv->chart()->arenaBytes > 0);
+    QTRY_VERIFY2(w_->statusText().contains("shapes batch=1, sequence=128"), qPrintable(w_->statusText()));
+    QVERIFY2(w_->optionsForm()->shapeBinding().contains("sequence=128 (dim_policy: sequence)"),
+             qPrintable(w_->optionsForm()->shapeBinding()));
     dockOf(mv)->raise();
     QTRY_VERIFY(mv->plot()->isVisible() && mv->plot()->width() > 300);
     shot(*mv, "mg_12_bert_memory");
@@ -368,6 +375,32 @@ class MemoryGanttTest : public QObject {
     QTRY_VERIFY(gv->plot()->isVisible() && gv->plot()->width() > 300);
     shot(*gv, "mg_13_bert_gantt");
     shot(*w_, "mg_14_bert_window");
+
+    // The Shapes tab: arena and latency against the sequence, compiled off the UI thread.
+    views::ShapeSweepView* sv = w_->shapeSweepView();
+    dockOf(sv)->raise();
+    sv->setSymbol("sequence");
+    sv->setValues("64,128,256");
+    QVERIFY(sv->startSweep());
+    QTRY_VERIFY_WITH_TIMEOUT(!sv->running(), 120000);
+    QVERIFY2(sv->chart() && sv->chart()->points.size() == 3, qPrintable(sv->status()));
+    for (const SweepPoint& p : sv->chart()->points) QVERIFY2(p.ok, p.error.c_str());
+    QVERIFY(sv->chart()->points[0].arenaBytes < sv->chart()->points[2].arenaBytes);
+    QVERIFY(sv->chart()->points[0].latencyUs < sv->chart()->points[2].latencyUs);
+    QCOMPARE(sv->table()->rowCount(), 3);
+    shot(*sv, "mg_15_bert_shapes_sweep");
+    sv->setSymbol("no_such_symbol");
+    QVERIFY(sv->startSweep());  // refused by the engine on the worker: the reason is shown, nothing else changes
+    QTRY_VERIFY_WITH_TIMEOUT(!sv->running(), 60000);
+    QVERIFY2(sv->status().contains("no symbol or role 'no_such_symbol'"), qPrintable(sv->status()));
+
+    // dim_values=keep: symbols left open are out of the plan, and the memory view says which and what sizes them.
+    Options keep = w_->optionsForm()->options();
+    keep.set("dim_values=keep");
+    w_->optionsForm()->setOptions(keep);
+    w_->rerun();
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && !w_->chartsPending() && mv->chart() && mv->chart()->unsized > 0, 120000);
+    QVERIFY2(mv->summary().contains("batch") && mv->summary().contains("dim_values"), qPrintable(mv->summary()));
   }
 
   void cleanupTestCase() { w_.reset(); }
