@@ -1,5 +1,5 @@
 // kiln batch --models DIR|FILE... --options A.json [--options B.json]... --out DIR [--history DB] [--jobs N]
-//            [--baseline OLD/summary.json] [--fail-on EXPR]... [--shard I/N] [--timing-only] [--quiet]
+//            [--baseline OLD/summary.json] [--fail-on EXPR]... [--shard I/N] [--timing-only] [--sweep SYMBOL=V1,...] [--quiet]
 // kiln batch --merge-reports DIR... --out DIR
 // Every model × option set compiled, simulated and emulated (engine/batch), one progress line per case on stderr,
 // the reports in --out. Exit 1 when a case failed or a gate held, 2 for bad arguments or an unreadable
@@ -20,7 +20,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: kiln batch --models DIR|FILE... --options A.json [--options B.json]... --out DIR [--history DB] "
-    "[--jobs N] [--baseline OLD/summary.json] [--fail-on EXPR]... [--shard I/N] [--timing-only] [--quiet]\n"
+    "[--jobs N] [--baseline OLD/summary.json] [--fail-on EXPR]... [--shard I/N] [--timing-only] [--sweep SYMBOL=V1,V2,...] [--quiet]\n"
     "       kiln batch --merge-reports DIR... --out DIR";
 
 std::vector<std::string> valuesOf(const Args& args, const std::string& key) {
@@ -65,7 +65,7 @@ int mergeCommand(const Args& args, const std::string& out) {
 int runBatch(const Argv& argv) {
   const Args args = parseArgs(argv, {{"--quiet", "--timing-only"},
                                      {"--models", "--options", "--out", "--history", "--jobs", "--baseline",
-                                      "--fail-on", "--shard", "--merge-reports"}});
+                                      "--fail-on", "--shard", "--merge-reports", "--sweep"}});
   const auto out = args.value("--out");
   if (!out) throw UsageError(std::string("--out DIR is required\n") + kUsage);
   if (args.values.count("--merge-reports")) return mergeCommand(args, *out);
@@ -85,6 +85,13 @@ int runBatch(const Argv& argv) {
     try {
       settings.gates.push_back(GateExpr::parse(expr));
     } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
+  if (auto sweep = args.value("--sweep")) {
+    try {
+      settings.sweep = parseSweep(*sweep);
+    } catch (const OptionError& e) {
       throw UsageError(e.what());
     }
   }

@@ -3,12 +3,15 @@
 // then the report files. With a history, every worker records through its own connection and the workers take
 // turns per pass (batch/locked_observer), so one file collects every case's compile and timeline.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "batch/batch_case.h"
 #include "batch/batch_summary.h"
 #include "batch/gate_expr.h"
+
+#include "variants/shape_variants.h"
 
 namespace kiln {
 
@@ -22,6 +25,7 @@ struct BatchSettings {
   bool functional = true;
   const BatchSummary* baseline = nullptr;
   std::vector<GateExpr> gates;
+  std::optional<SweepSpec> sweep;  // --sweep: every case also compiled at each extent (timing only)
   // Called as each case finishes (from its worker, one call at a time): `done` of `total`.
   std::function<void(const CaseRecord&, size_t done, size_t total)> progress;
 };

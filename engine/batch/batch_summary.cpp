@@ -57,6 +57,7 @@ Json caseRecordToJson(const CaseRecord& c) {
   j.set("report_ms", c.reportMs);
   if (c.hasPage) j.set("page", "cases/" + c.id + ".html");
   if (c.hasTrace) j.set("trace", "cases/" + c.id + ".trace.json");
+  if (c.sweep) j.set("sweep", sweepChartToJson(*c.sweep));
   return j;
 }
 
@@ -114,6 +115,7 @@ CaseRecord caseFromJson(const Json& j) {
   c.reportMs = jsonNumber(j, "report_ms", 0, 0);
   c.hasPage = j.find("page") != nullptr;
   c.hasTrace = j.find("trace") != nullptr;
+  if (const Json* sweep = j.find("sweep"); sweep && !sweep->isNull()) c.sweep = sweepChartFromJson(*sweep);
   return c;
 }
 

@@ -2,11 +2,13 @@
 // What a batch leaves in summary.json, and what --baseline and --merge-reports read back: per case its id, its
 // RunMetrics, the gates evaluated on it and its timings; for the batch the option sets, the shard and the totals.
 // Files read back are untrusted: readBatchSummary checks every field and throws LoadError naming the file.
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "batch/gate_expr.h"
 #include "report/run_metrics.h"
+#include "report/sweep_chart.h"
 #include "util/json.h"
 
 namespace kiln {
@@ -23,6 +25,9 @@ struct CaseRecord {
   double wallMs = 0;    // the whole case: load, compile, simulation, emulation, its page and trace
   double reportMs = 0;  // of which writing its page and trace
   bool hasPage = false, hasTrace = false;  // cases/<id>.html, cases/<id>.trace.json
+  // `kiln batch --sweep`: the model compiled at each extent of the swept symbol (absent when not asked for or the
+  // model has no such symbol; then the case's reason says so).
+  std::optional<SweepChart> sweep;
   // A case passes when it ran (status ok) and no gate failed.
   bool passed() const;
   // Why it did not pass: the reason, then each failed gate ("" when it passed).

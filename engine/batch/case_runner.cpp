@@ -26,6 +26,7 @@
 #include "report/graph_svg.h"
 #include "report/memory_chart.h"
 #include "report/timeline_chart.h"
+#include "variants/variant_compile.h"
 
 namespace kiln {
 
@@ -155,9 +156,22 @@ void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) 
       w.failure = "numerics: " + failed + " (" + w.gate->describe() + ")";
 }
 
-CasePageParts pageParts(const CaseWork& w, const CaseRecord* baseline) {
+// The model at each extent of the sweep (timing only, not recorded): a model without the symbol says so in its reason.
+void sweepCase(const BatchCase& c, const SweepSpec& sweep, CaseRecord& rec) {
+  try {
+    const LoadedModel loaded = loadModel(c.model, loadLimits(c.options->options));
+    const std::vector<ShapeVariant> variants = sweepVariants(*loaded.model->graph, c.options->options, sweep);
+    rec.sweep = sweepChart(c.model, sweep.symbol, compileVariants(c.model, variants));
+  } catch (const std::exception& e) {
+    const std::string note = std::string("no sweep: ") + e.what();
+    rec.metrics.reason = rec.metrics.reason.empty() ? note : rec.metrics.reason + "; " + note;
+  }
+}
+
+CasePageParts pageParts(const CaseWork& w, const CaseRecord* baseline, const CaseRecord& rec) {
   CasePageParts p;
   p.baseline = baseline;
+  if (rec.sweep) p.sweepSvg = sweepChartSvg(*rec.sweep);
   if (!w.compiled.model) {
     p.graphNote = "The model could not be loaded.";
     return p;
@@ -214,6 +228,7 @@ CaseRecord runCase(const BatchCase& c, const CaseContext& ctx) {
     rec.metrics.reason = w.note;
   }
   const CaseRecord* baseline = ctx.baseline ? findBaselineCase(*ctx.baseline, c.model, c.options->name) : nullptr;
+  if (ctx.sweep && rec.metrics.ok()) sweepCase(c, *ctx.sweep, rec);
   if (ctx.gates && rec.metrics.ok())
     for (const GateExpr& g : *ctx.gates) rec.gates.push_back({g.text(), g.evaluate(rec.metrics, baseline ? &baseline->metrics : nullptr)});
 
@@ -227,7 +242,7 @@ CaseRecord runCase(const BatchCase& c, const CaseContext& ctx) {
         rec.hasTrace = true;
       }
       rec.hasPage = true;  // the page links its trace; set before rendering so the page shows what exists
-      writeTextFile((dir / (c.id + ".html")).string(), casePageHtml(rec, pageParts(w, baseline)));
+      writeTextFile((dir / (c.id + ".html")).string(), casePageHtml(rec, pageParts(w, baseline, rec)));
     } catch (const std::exception& e) {
       rec.hasPage = false;
       if (rec.metrics.ok()) {

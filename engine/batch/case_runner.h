@@ -4,11 +4,14 @@
 // its Chrome trace and HTML page written. Never throws: a bad file, a failing pass, a timing or numeric failure
 // become the case's status and reason, so the batch goes on.
 #include <mutex>
+
 #include <string>
 #include <vector>
 
 #include "batch/batch_case.h"
 #include "batch/batch_summary.h"
+
+#include "variants/shape_variants.h"
 
 namespace kiln {
 
@@ -23,6 +26,7 @@ struct CaseContext {
   ReferenceCache* references = nullptr;  // shares one reference run per model; null: each case runs its own
   const BatchSummary* baseline = nullptr;
   const std::vector<GateExpr>* gates = nullptr;
+  const SweepSpec* sweep = nullptr;  // --sweep
 };
 
 CaseRecord runCase(const BatchCase& c, const CaseContext& ctx);

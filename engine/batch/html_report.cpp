@@ -143,6 +143,7 @@ std::string casePageHtml(const CaseRecord& c, const CasePageParts& parts) {
          "green: Vector · yellow: AI CPU · grey: host/other</p>\n";
   b += chartSection("Memory plan", parts.memorySvg, parts.memoryNote);
   b += chartSection("Simulated timeline", parts.timelineSvg, parts.timelineNote);
+  if (!parts.sweepSvg.empty()) b += chartSection("Against " + (c.sweep ? c.sweep->symbol : std::string("the extent")), parts.sweepSvg, "");
   if (c.hasTrace)
     b += "<p><a href=\"" + xmlEscape(c.id) + ".trace.json\">Chrome trace</a> (open in Perfetto or chrome://tracing)</p>\n";
   return page(m.model + " × " + m.optionSet, b);

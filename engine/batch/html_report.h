@@ -19,6 +19,7 @@ struct CasePageParts {
   const CaseRecord* baseline = nullptr;
   std::string graphSvg, memorySvg, timelineSvg;  // empty: the matching note is shown instead
   std::string graphNote, memoryNote, timelineNote;
+  std::string sweepSvg;  // `--sweep`: arena and latency against the swept extent (no section when empty)
 };
 std::string casePageHtml(const CaseRecord& c, const CasePageParts& parts);
 

@@ -1,0 +1,185 @@
+// Real shapes through the real binary, as a user runs it: symbolic exports are compiled at the binding the policy
+// gives (printed, in --json and in the history), ATC's gears compile one graph each and write one .om, a sweep prints
+// arena and latency against a symbol and draws them, batch --sweep adds the chart to its reports; int8 samples of
+// both kinds pass the precision gate under the default force_fp16, a gate set out of reach fails kiln run (exit 1)
+// and kiln verify names the pass; bad bindings, gears and sweeps exit 2 naming the option.
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "io/onnx/onnx_writer.h"
+#include "ir/model.h"
+#include "samples/sample_models.h"
+#include "support/kiln_process.h"
+
+using namespace kiln;
+
+namespace {
+
+QJsonObject jsonOf(const KilnRun& r) { return QJsonDocument::fromJson(r.out.toUtf8()).object(); }
+
+}  // namespace
+
+class ShapesCliTest : public QObject {
+  Q_OBJECT
+  QTemporaryDir tmp_;
+  QString bert_, resnet_;
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(tmp_.isValid());
+    bert_ = tmp_.filePath("bert.onnx");
+    QCOMPARE(runKiln({"sample", "bert-base", "--layers", "1", "--no-weights", "-o", bert_}).code, 0);
+    // A ResNet whose batch axis is symbolic, as exporters write it.
+    SampleOptions so;
+    so.layers = 4;
+    auto m = buildSample("resnet50", so);
+    ValueType t = m->graph->inputs()[0]->type();
+    t.shape.dims()[0] = Dim::symbolic("batch");
+    m->graph->inputs()[0]->setType(t);
+    resnet_ = tmp_.filePath("resnet_dyn.onnx");
+    writeOnnxFile(*m, resnet_.toStdString());
+  }
+
+  void compilePrintsAndRecordsTheBinding() {
+    const QString db = tmp_.filePath("h.db");
+    KilnRun r = runKiln({"compile", bert_, "--history", db});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("shapes    batch=1 (dim_policy: batch), sequence=128 (dim_policy: sequence)"),
+             qPrintable(r.out));
+    QVERIFY2(!r.out.contains("not planned"), qPrintable(r.out));  // every tensor sized
+    r = runKiln({"compile", bert_, "--set", "dim_values=sequence:384", "--json"});
+    const QJsonArray symbols = jsonOf(r)["shape_binding"].toObject()["symbols"].toArray();
+    QCOMPARE(symbols.size(), 2);
+    QCOMPARE(symbols[1].toObject()["value"].toInt(), 384);
+    QCOMPARE(symbols[1].toObject()["source"].toString(), QString("dim_values"));
+    r = runKiln({"history", "show", db, "1"});
+    QVERIFY2(r.out.contains("shapes:   batch=1 (dim_policy: batch)"), qPrintable(r.out));
+    // keep: the old symbolic compile, with the warning that says which tensors are left out of the plan and why.
+    r = runKiln({"compile", bert_, "--set", "dim_values=keep"});
+    QVERIFY2(r.code == 0 && r.out.contains("not planned (dim_values=keep left symbols open)"), qPrintable(r.out));
+  }
+
+  void contradictingBindingsExit2() {
+    KilnRun r = runKiln({"compile", resnet_, "--set", "input_shape=input:1,4,224,224"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("input_shape gives 'input' dimension 1 = 4 but the model fixes it to 3"), qPrintable(r.err));
+    r = runKiln({"run", resnet_, "--set", "input_shape=input:2,3,224,224", "--dim", "batch=4"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("binds 'batch'"), qPrintable(r.err));
+    r = runKiln({"compile", bert_, "--set", "dim_policy=sequence:0"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("dim_policy"), qPrintable(r.err));
+  }
+
+  void gearsCompileOneGraphEachAndOneOm() {
+    const QString om = tmp_.filePath("gears.om");
+    KilnRun r = runKiln({"compile", resnet_, "--set", "dynamic_batch_size=1,2,4", "-o", om, "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QJsonObject j = jsonOf(r);
+    const QJsonArray gears = j["gears"].toArray();
+    QCOMPARE(gears.size(), 3);
+    qint64 largest = 0, sum = 0;
+    for (const QJsonValue& g : gears) {
+      const qint64 arena = g.toObject()["arena_bytes"].toInteger();
+      QVERIFY(arena > 0);
+      largest = std::max(largest, arena);
+      sum += arena;
+      QVERIFY(g.toObject()["latency_us"].toDouble() > 0);
+    }
+    QVERIFY(gears[0].toObject()["latency_us"].toDouble() < gears[2].toObject()["latency_us"].toDouble());
+    QCOMPARE(j["arena_bytes"].toInteger(), largest);  // GE: every gear laid out from one base
+    QCOMPARE(j["arena_bytes_unshared"].toInteger(), sum);
+    r = runKiln({"inspect", om});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("om.dynamic_batch      1,2,4"), qPrintable(r.out));
+    QVERIFY(r.out.contains("ge:Case") && r.out.contains("ge:MapIndex"));
+    QVERIFY(r.out.contains("3 subgraphs"));
+    // ATC's rules, each refused naming the option.
+    const QList<QPair<QStringList, QString>> bad = {
+        {{"--set", "dynamic_batch_size=1,-2"}, "dynamic_batch_size"},
+        {{"--set", "dynamic_batch_size=1,two"}, "dynamic_batch_size"},
+        {{"--set", "dynamic_batch_size=4"}, "ATC takes 2 to 100"},
+        {{"--set", "dynamic_dims=1;2"}, "input_format=ND"},
+        {{"--set", "dynamic_batch_size=1,2", "--set", "dynamic_image_size=224,224;448,448"}, "one kind of gear"},
+        {{"--set", "dynamic_batch_size=1,2", "--set", "input_shape=input:1,3,-1,224"}, "only the batch axis"},
+    };
+    for (const auto& [args, words] : bad) {
+      r = runKiln(QStringList{"compile", resnet_} + args);
+      QVERIFY2(r.code == 2 && r.err.contains(words), qPrintable(args.join(' ') + ": " + r.err));
+    }
+  }
+
+  void sweepPrintsArenaAndLatencyAgainstTheExtent() {
+    const QString svg = tmp_.filePath("sweep.svg");
+    KilnRun r = runKiln({"compile", bert_, "--sweep", "sequence=64,256", "--chart", svg});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("sweep of sequence over 2 extents") && r.out.contains("batch=1, sequence=256"),
+             qPrintable(r.out));
+    QFile f(svg);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QVERIFY(f.readAll().contains("arena and latency against sequence"));
+    r = runKiln({"compile", bert_, "--sweep", "sequence=64,256", "--json"});
+    const QJsonArray points = jsonOf(r)["sweep"].toObject()["points"].toArray();
+    QCOMPARE(points.size(), 2);
+    QVERIFY(points[0].toObject()["arena_bytes"].toInteger() < points[1].toObject()["arena_bytes"].toInteger());
+    QVERIFY(points[0].toObject()["latency_us"].toDouble() < points[1].toObject()["latency_us"].toDouble());
+    r = runKiln({"compile", resnet_, "--sweep", "sequence=1,2"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("no symbol or role 'sequence'") && r.err.contains("batch (batch)"), qPrintable(r.err));
+    r = runKiln({"compile", bert_, "--sweep", "sequence=64,0"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("--sweep sequence: '0'"), qPrintable(r.err));
+  }
+
+  void batchSweepAddsTheChart() {
+    const QString out = tmp_.filePath("batch");
+    const KilnRun r = runKiln({"batch", "--models", bert_, "--options", QStringLiteral(KILN_SOURCE_DIR) +
+                               "/resources/options/default.json", "--out", out, "--timing-only", "--sweep",
+                               "sequence=64,128", "--quiet"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QFile f(out + "/summary.json");
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject c = QJsonDocument::fromJson(f.readAll()).object()["cases"].toArray()[0].toObject();
+    QCOMPARE(c["sweep"].toObject()["points"].toArray().size(), 2);
+    QFile page(out + "/" + c["page"].toString());
+    QVERIFY(page.open(QIODevice::ReadOnly));
+    QVERIFY(page.readAll().contains("arena and latency against sequence"));
+  }
+
+  void quantizedSamplesPassTheGateUnderTheDefaultPrecision() {
+    for (const char* kind : {"dynamic", "qdq"}) {
+      const QString model = tmp_.filePath(QString("mobilenet_%1.onnx").arg(kind));
+      QCOMPARE(runKiln({"sample", "mobilenetv2", "--layers", "3", "--quantize", kind, "-o", model}).code, 0);
+      const KilnRun r = runKiln({"run", model, "--json"});
+      QVERIFY2(r.code == 0, qPrintable(QString(kind) + ": " + r.out + r.err));
+      const QJsonObject j = jsonOf(r);
+      QCOMPARE(j["compute_precision"].toString(), QString("fp16"));
+      QVERIFY(j["gate"].toString().contains("cosine >= 0.99"));
+      QVERIFY(j["outputs"].toArray()[0].toObject()["passed"].toBool());
+      QVERIFY(j["min_cosine"].toDouble() > 0.999);
+      QVERIFY(j["utilisation"].toObject()["cube"].toDouble() > 0);  // ConvInteger / int8 conv on the cube
+    }
+  }
+
+  void aGateOutOfReachFailsRunAndVerifyNamesThePass() {
+    const QString model = tmp_.filePath("mobilenet_gate.onnx");
+    QCOMPARE(runKiln({"sample", "mobilenetv2", "--layers", "2", "-o", model}).code, 0);
+    // fp16 compute within 1e-7 of the scale: no fp16 compile makes it, and a "passed" would be a lie.
+    KilnRun r = runKiln({"run", model, "--set", "verify.rtol_fp16=1e-7"});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.out.contains("FAILED: max error") && r.out.contains("over rtol 1e-07"), qPrintable(r.out));
+    r = runKiln({"run", model, "--set", "precision_mode=force_fp32"});
+    QVERIFY2(r.code == 0 && r.out.contains("fp32 gate"), qPrintable(r.out));
+    r = runKiln({"verify", model, "--set", "verify.rtol_fp16=1e-7"});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.out.contains("first pass below the gate: RefineRunningPrecision"), qPrintable(r.out));
+  }
+};
+
+QTEST_GUILESS_MAIN(ShapesCliTest)
+#include "test_shapes_cli.moc"
