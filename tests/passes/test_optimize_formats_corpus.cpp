@@ -32,37 +32,48 @@ class OptimizeFormatsCorpusTest : public QObject {
     QTest::addColumn<QString>("file");
     QTest::addColumn<int>("transData");  // layout conversions expected after Stage 2 (-1: only "no errors")
     QTest::addColumn<int>("fiveHd");     // convolutions in NC1HWC0
+    QTest::addColumn<QString>("setting");  // an option over the defaults ("" for none)
     // CNNs: into 5HD after the input, out before the Reshape/Flatten, into NZ for the classifier, out at the end.
-    QTest::newRow("mnist") << "cnn/mnist.onnx" << 4 << 2;
-    QTest::newRow("cnn_mnist_pytorch") << "cnn/cnn_mnist_pytorch.onnx" << 4 << 2;
-    QTest::newRow("light_resnet50") << "cnn/light_resnet50.onnx" << 4 << 53;
-    QTest::newRow("light_inception_v2") << "cnn/light_inception_v2.onnx" << 4 << 65;
+    QTest::newRow("mnist") << "cnn/mnist.onnx" << 4 << 2 << QString();
+    QTest::newRow("cnn_mnist_pytorch") << "cnn/cnn_mnist_pytorch.onnx" << 4 << 2 << QString();
+    QTest::newRow("light_resnet50") << "cnn/light_resnet50.onnx" << 4 << 53 << QString();
+    QTest::newRow("light_inception_v2") << "cnn/light_inception_v2.onnx" << 4 << 65 << QString();
     // Unfolded BatchNorm (before its Conv), per-channel Mul/Add and channel Concats all stay in 5HD; the classifier
     // is a 1×1 Conv, so only the input and the output convert.
-    QTest::newRow("light_densenet121") << "cnn/light_densenet121.onnx" << 2 << 121;
+    QTest::newRow("light_densenet121") << "cnn/light_densenet121.onnx" << 2 << 121 << QString();
     // Channel shuffle (Reshape, Transpose, Reshape) needs the logical layout: one conversion pair per shuffle.
-    QTest::newRow("light_shufflenet") << "cnn/light_shufflenet.onnx" << -1 << 49;
+    QTest::newRow("light_shufflenet") << "cnn/light_shufflenet.onnx" << -1 << 49 << QString();
     // Convolutions all the way to the output: in and out only.
-    QTest::newRow("simplified_ssd") << "detection/simplified_ssd.onnx" << 2 << 5;
-    // Matrices with a symbolic sequence dim cannot be blocked (the last two dims must be static): no conversions.
-    QTest::newRow("bert_toy_optimized") << "transformer/bert_toy_optimized.onnx" << 0 << 0;
-    QTest::newRow("gpt2_past (symbolic dims)") << "transformer/gpt2_past.onnx" << 0 << 0;
-    QTest::newRow("tiny_llama_fp16") << "transformer/tiny_llama_fp16/model.onnx" << 0 << 0;
-    // Only "no errors": an unknown op (ImageScaler) hides the shapes; convolutions inside If subgraphs stay logical.
-    QTest::newRow("squeezenet (unknown op)") << "cnn/squeezenet_tensor_input.onnx" << -1 << -1;
-    QTest::newRow("silero_vad (subgraphs)") << "speech/silero_vad_v4.onnx" << -1 << -1;
+    QTest::newRow("simplified_ssd") << "detection/simplified_ssd.onnx" << 2 << 5 << QString();
+    // Transformers at their bound shapes: the matrices block into FRACTAL_NZ, with conversions around them.
+    QTest::newRow("bert_toy_optimized") << "transformer/bert_toy_optimized.onnx" << 46 << 0 << QString();
+    QTest::newRow("tiny_llama_fp16") << "transformer/tiny_llama_fp16/model.onnx" << 18 << 0 << QString();
+    // gpt2_past's tables hold 8 positions: at the policy's past of 128 some shapes stay unknown; at 7 all are known.
+    QTest::newRow("gpt2_past (policy)") << "transformer/gpt2_past.onnx" << -1 << 0 << QString();
+    QTest::newRow("gpt2_past (seq_len 7)") << "transformer/gpt2_past.onnx" << -1 << 0 << QString("dim_values=seq_len:7");
+    // Kept symbolic (dim_values=keep), a matrix with a symbolic sequence dim cannot be blocked: no conversions.
+    QTest::newRow("bert_toy_optimized (kept symbolic)") << "transformer/bert_toy_optimized.onnx" << 0 << 0
+                                                        << QString("dim_values=keep");
+    QTest::newRow("gpt2_past (kept symbolic)") << "transformer/gpt2_past.onnx" << 0 << 0 << QString("dim_values=keep");
+    // Only "no errors": an experimental op (ImageScaler, inferred by its kernel); convolutions inside If subgraphs stay
+    // logical.
+    QTest::newRow("squeezenet (unknown op)") << "cnn/squeezenet_tensor_input.onnx" << -1 << -1 << QString();
+    QTest::newRow("silero_vad (subgraphs)") << "speech/silero_vad_v4.onnx" << -1 << -1 << QString();
   }
   void pipelineRunsClean() {
     QFETCH(QString, file);
     QFETCH(int, transData);
     QFETCH(int, fiveHd);
+    QFETCH(QString, setting);
     const QString path = modelsDir() + "/" + file;
     if (!QFileInfo::exists(path)) QSKIP(qPrintable(path + " not present"));
     LoadedModel loaded = loadModel(path.toStdString());
     Model& m = *loaded.model;
+    Options options;
+    if (!setting.isEmpty()) options.set(setting.toStdString());
     PassManager pm;
-    addStandardPasses(pm, Options());
-    const RunSummary s = pm.run(m, Options());
+    addStandardPasses(pm, options);
+    const RunSummary s = pm.run(m, options);
     QVERIFY2(s.status == RunStatus::Ok, s.error.c_str());
     QCOMPARE(testing::problems(m), QString());
     QCOMPARE(testing::inconsistentTransData(m), QString());
