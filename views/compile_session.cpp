@@ -121,7 +121,12 @@ bool CompileSession::start(const QString& modelPath, const kiln::Options& option
       else if (verifier && !verifier->baselineError().empty())
         message += "; numerics not verified: " + QString::fromStdString(verifier->baselineError());
       else if (verifier && verifier->firstExceeding() >= 0)
-        message += "; numbers changed at " + QString::fromStdString(verifier->results()[size_t(verifier->firstExceeding())].pass);
+        message += "; numerics below the gate from " +
+                   QString::fromStdString(verifier->results()[size_t(verifier->firstExceeding())].pass) + ": " +
+                   QString::fromStdString(verifier->results()[size_t(verifier->firstExceeding())].row.detail);
+      else if (verifier && !verifier->results().empty() && verifier->results().back().row.status == "ok")
+        message += QString("; numerics: every output passed the gate at every pass (min cosine %1)")
+                       .arg(verifier->results().back().row.cosine.value_or(1.0), 0, 'f', 6);
       if (!accuracyError.empty()) message += "; accuracy not recorded: " + QString::fromStdString(accuracyError);
       std::shared_ptr<const Model> compiled(std::move(loaded.model));
       finish([runId, ok, message, compiled](CompileSession* cs) {
