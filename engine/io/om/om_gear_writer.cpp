@@ -104,18 +104,23 @@ OmTlvRecord gearRecord(const std::string& option, const std::vector<GearModel>& 
   return r;
 }
 
+// The gear whose tensor has the most elements.
+size_t largestGear(const std::vector<const OmTensorInfo*>& perGear) {
+  size_t best = 0;
+  double most = -1;
+  for (size_t i = 0; i < perGear.size(); ++i) {
+    double n = 1;
+    for (int64_t d : perGear[i]->dims) n *= double(std::max<int64_t>(d, 1));
+    if (n > most) most = n, best = i;
+  }
+  return best;
+}
+
 // An input's dims across the gears: the largest gear's (GE gives the root Data the max shape) and -1 where the
 // gears differ (its _mbatch_origin_input_dims).
 void mergeDims(const std::vector<const OmTensorInfo*>& perGear, std::vector<int64_t>& maxDims,
                std::vector<int64_t>& originDims) {
-  size_t largest = 0;
-  double best = -1;
-  for (size_t i = 0; i < perGear.size(); ++i) {
-    double n = 1;
-    for (int64_t d : perGear[i]->dims) n *= double(std::max<int64_t>(d, 1));
-    if (n > best) best = n, largest = i;
-  }
-  maxDims = perGear[largest]->dims;
+  maxDims = perGear[largestGear(perGear)]->dims;
   originDims = maxDims;
   for (const OmTensorInfo* t : perGear)
     for (size_t a = 0; a < originDims.size() && a < t->dims.size(); ++a)
@@ -165,16 +170,6 @@ std::string buildGearOmFile(const std::vector<GearModel>& gears, const std::stri
     d.mutable_shape()->clear_dim();
     for (int64_t x : dims) d.mutable_shape()->add_dim(x);
     return d;
-  };
-  auto largestGear = [&](const std::vector<const OmTensorInfo*>& perGear) {
-    size_t best = 0;
-    double most = -1;
-    for (size_t i = 0; i < perGear.size(); ++i) {
-      double n = 1;
-      for (int64_t d : perGear[i]->dims) n *= double(std::max<int64_t>(d, 1));
-      if (n > most) most = n, best = i;
-    }
-    return best;
   };
   std::vector<std::string> dataNames;
   for (size_t i = 0; i < first.inputs.size(); ++i) {
