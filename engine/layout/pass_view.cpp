@@ -181,7 +181,10 @@ std::vector<ScopeTree::NodeName> scopeNames(const PassView& view) {
   std::vector<ScopeTree::NodeName> out;
   out.reserve(view.nodes.size());
   for (const auto& n : view.nodes)
-    out.push_back({n.id, n.kind == PassViewNode::Kind::Op ? n.name : std::string()});
+    out.push_back({n.id, n.kind == PassViewNode::Kind::Op ? n.name : std::string(),
+                   n.kind == PassViewNode::Kind::Op ? n.opType : std::string(), {}});
+  for (const NodeEdge& e : view.edges)
+    if (auto it = view.index.find(e.to); it != view.index.end()) out[it->second].inputs.push_back(e.from);
   return out;
 }
 

@@ -1,11 +1,14 @@
 #pragma once
-// Hierarchical grouping of a graph's nodes by name scope, the way Google Model Explorer groups exports:
+// Hierarchical grouping of a graph's nodes, the way Google Model Explorer groups exports by name scope:
 // "/encoder/layer.3/attention/MatMul" sits in group encoder ▸ layer.3 ▸ attention. Large graphs stay navigable
-// because only open groups are laid out. Two rules keep the tree useful on real exports:
+// because only open groups are laid out. Rules that keep the tree useful on real exports:
 //  - a chain of groups with one child group and no nodes of their own is merged ("encoder/layer.3");
-//  - a group with more than `maxItems` direct items has its runs of loose nodes wrapped into synthetic chunk groups
-//    ("nodes 1–100"), so no single layout grows beyond what dot handles quickly (graphs without scopes at all,
-//    e.g. ORT-optimised exports, become a list of chunks in graph order).
+//  - a group with more than `maxItems` direct items (no scopes at all — ORT-optimised, TF, numbered or unnamed
+//    exports — or a flat scope) has its runs of loose nodes searched for repeated blocks (layout/repeat_blocks):
+//    numbered groups named after what they hold ("layer 3 · Attention + MLP, 187 nodes"), and inside a block the
+//    sub-blocks that repeat;
+//  - what is left too long is wrapped into chunk groups ("nodes 1–60") in graph order, the last resort.
+// Scopes, when present, win.
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -17,7 +20,10 @@ struct ScopeGroup {
   std::string path;   // "encoder/layer.3" (merged chains joined with '/'); "" for the root
   std::string label;  // what the view shows: the last scope component(s), or "nodes 1–100" for a chunk
   int parent = -1;
-  bool chunk = false;
+  enum class Kind { Scope, Repeat, Chunk } kind = Kind::Scope;
+  bool chunk = false;      // kind == Chunk
+  int instances = 0;       // Repeat: how many blocks this one is an instance of (1-based number in `label`)
+  std::string description;  // Repeat: what the block holds ("Attention + MLP")
   // Direct items in graph order: child groups (index into groups) and nodes (ids), interleaved as they appear.
   struct Item {
     bool isGroup;
@@ -32,6 +38,8 @@ class ScopeTree {
   struct NodeName {
     int64_t id;
     std::string name;
+    std::string opType = "";           // for finding repeated blocks when there are no scopes
+    std::vector<int64_t> inputs = {};  // producer node ids; -1 for a graph input (data, not a constant)
   };
   // `nodes` in graph (topological) order.
   static ScopeTree build(const std::vector<NodeName>& nodes, size_t maxItems = 120);
@@ -49,6 +57,9 @@ class ScopeTree {
   std::vector<ScopeGroup> groups_;
   std::unordered_map<int64_t, int> nodeGroup_;
 };
+
+// "scope", "repeat", "chunk"
+const char* groupKindName(ScopeGroup::Kind k);
 
 // The scope components of a node name: "/a/b/MatMul" -> {"a","b"}; names without '/' have none.
 std::vector<std::string> scopeOf(const std::string& nodeName);

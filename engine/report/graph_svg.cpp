@@ -50,7 +50,11 @@ std::string compiledGraphSvg(const Graph& g, size_t openAllUpTo) {
   std::vector<layout::ScopeTree::NodeName> names;
   std::unordered_map<int64_t, const Node*> byId;
   for (const Node* n : g.nodes()) {
-    names.push_back({n->id(), n->name()});
+    std::vector<int64_t> producers;
+    for (const Value* v : n->inputs())
+      if (v && v->producer()) producers.push_back(v->producer()->id());
+      else if (v && !v->constant()) producers.push_back(-1);  // a graph input: data, not a constant
+    names.push_back({n->id(), n->name(), n->qualifiedType(), std::move(producers)});
     byId[n->id()] = n;
   }
   std::vector<layout::NodeEdge> edges;
