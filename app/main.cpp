@@ -8,7 +8,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "gui/gui_main.h"
-#include "io/load_error.h"
+#include "util/load_error.h"
 #include "io/model_path.h"
 
 namespace {

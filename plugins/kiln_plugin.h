@@ -33,7 +33,7 @@ class Registry {
   // The plugin's own name for messages ("example-plugin").
   virtual void setName(std::string name) = 0;
   // Version 2. The rule joins GraphFusion (optimize stage) after the built-in rules; fusion_switch turns it off
-  // by its name like any other. Build the rewrite with fuseNodes (fusion/fused_node.h).
+  // by its name like any other. Build the rewrite with fuseNodes (ir/fused_node.h).
   virtual void addFusionRule(std::shared_ptr<FusionRule> rule) = 0;
 };
 

@@ -26,16 +26,29 @@ install_deps() {
   if command -v libgvc6-config-update >/dev/null && [ "$(id -u)" -eq 0 ]; then libgvc6-config-update -c || true; fi
 }
 
+# Each phase says how long it took; with KILN_PHASE_LOG set (as .ci/run does) it also appends "name seconds" there.
+phase() {
+  local name="$1" t0=$SECONDS
+  shift
+  "$@"
+  local took=$((SECONDS - t0))
+  echo "setup: $name took ${took} s" >&2
+  if [ -n "${KILN_PHASE_LOG:-}" ]; then echo "$name $took" >>"$KILN_PHASE_LOG"; fi
+}
+
+# build PRESET [TARGET...]: configure and build (all targets when none is named).
 build() {
   local preset="$1"
+  shift
   cmake --preset "$preset" >/dev/null
-  cmake --build --preset "$preset"
+  if (($#)); then cmake --build --preset "$preset" --target "$@"; else cmake --build --preset "$preset"; fi
 }
 
 case "$mode" in
   run)
-    install_deps
-    build default
+    phase "install dependencies" install_deps
+    # Only what this command runs: the app and its bundled sample, not the test suites.
+    phase "build kiln" build default kiln_samples
     sample=build/resources/samples/mobilenetv2.onnx
     if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
       echo "setup: built. Opening the workbench on the bundled sample ($sample)" >&2
@@ -48,9 +61,9 @@ case "$mode" in
     exec build/app/kiln compile "$sample"
     ;;
   test)
-    install_deps
-    build ci
-    ctest --preset ci
+    phase "install dependencies" install_deps
+    phase "build (ci preset)" build ci
+    phase "test suite (ci preset)" ctest --preset ci
     ;;
   *)
     echo "usage: scripts/setup.sh run|test" >&2

@@ -12,10 +12,11 @@
 #include "history/history_db.h"
 #include "history/history_emulation.h"
 #include "history/history_recorder.h"
-#include "io/load_error.h"
+#include "util/load_error.h"
 #include "io/model_loader.h"
 #include "ir/model.h"
 #include "passes/pass_manager.h"
+#include "pipeline/standard_pipeline.h"
 #include "util/json.h"
 
 namespace kiln::views {

@@ -7,7 +7,7 @@
 #include <atomic>
 #include <memory>
 
-#include "passes/options.h"
+#include "options/options.h"
 
 namespace kiln {
 struct Model;

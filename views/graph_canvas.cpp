@@ -7,6 +7,7 @@
 #include <QtConcurrent>
 
 #include "graph_items.h"
+#include "overlay_legend.h"
 #include "minimap.h"
 
 namespace kiln::views {
@@ -35,12 +36,14 @@ GraphCanvas::GraphCanvas(QWidget* parent) : QGraphicsView(parent) {
   setViewportUpdateMode(QGraphicsView::SmartViewportUpdate);
   setFocusPolicy(Qt::StrongFocus);
   minimap_ = new MiniMap(this);
+  legend_ = new OverlayLegend(this);
   connect(scene(), &QGraphicsScene::selectionChanged, this, &GraphCanvas::onSelectionChanged);
 }
 
 GraphCanvas::~GraphCanvas() {
   // A layout still running on the pool finishes into a watcher nobody reads; wait so it cannot outlive us.
   if (pending_) pending_->watcher.waitForFinished();
+  for (auto& p : abandoned_) p->watcher.waitForFinished();
 }
 
 void GraphCanvas::setPassView(std::shared_ptr<const layout::PassView> view) {
@@ -54,6 +57,7 @@ void GraphCanvas::setPassView(std::shared_ptr<const layout::PassView> view) {
   }
   tree_ = layout::ScopeTree::build(layout::scopeNames(*view_));
   if (!sameRun) fitNext_ = true;
+  emit overlayMetricsChanged();
   relayout();
 }
 
@@ -245,7 +249,7 @@ void GraphCanvas::buildScene(const layout::ViewGraph& vg, const layout::Layout& 
     }
   } else if (fitNext_) {
     fitNext_ = false;
-    zoomToFit();
+    showLegible();
   } else {
     // Keep the viewport on what changed; otherwise where the user was.
     QRectF changed;
@@ -256,6 +260,7 @@ void GraphCanvas::buildScene(const layout::ViewGraph& vg, const layout::Layout& 
   }
   if (selected_)
     if (QGraphicsItem* item = itemForNode(selected_)) item->setSelected(true);
+  applyOverlays();
   emit layoutFinished(l.ms, static_cast<int>(vg.items.size()));
 }
 
@@ -322,6 +327,106 @@ void GraphCanvas::zoomToFit() {
   if (s > 1.5) setTransform(QTransform::fromScale(1.5, 1.5));
   if (s < 0.05) setTransform(QTransform::fromScale(0.05, 0.05));
   emit viewportMoved();
+}
+
+void GraphCanvas::setNodeTiming(std::unordered_map<int64_t, layout::NodeTiming> timing) {
+  timing_ = std::move(timing);
+  emit overlayMetricsChanged();
+  applyOverlays();
+}
+
+QStringList GraphCanvas::overlayMetrics() const {
+  QStringList out;
+  if (!view_) return out;
+  for (const std::string& m : layout::overlayMetrics(*view_, timing_)) out << QString::fromStdString(m);
+  return out;
+}
+
+void GraphCanvas::setOverlay(const QString& metric) {
+  overlayMetric_ = metric;
+  applyOverlays();
+}
+
+void GraphCanvas::setHighlightRules(std::vector<layout::HighlightRule> rules) {
+  rules_ = std::move(rules);
+  applyOverlays();
+}
+
+void GraphCanvas::applyOverlays() {
+  overlay_.reset();
+  if (view_ && !overlayMetric_.isEmpty() && overlayMetrics().contains(overlayMetric_))
+    overlay_ = layout::computeOverlay(*view_, timing_, overlayMetric_.toStdString());
+  const layout::HighlightMatcher matcher(rules_);
+  for (auto it = nodeItems_.begin(); it != nodeItems_.end(); ++it) {
+    auto* item = static_cast<NodeItem*>(it.value());
+    QColor fill;
+    QString what;
+    if (overlay_)
+      if (const auto c = overlay_->colourOf(it.key())) {
+        fill = toQColor(*c);
+        if (overlay_->categorical) what = overlayMetric_ + ": " + QString::fromStdString(overlay_->categories.at(it.key()));
+        else {
+          const double v = overlay_->values.at(it.key());
+          const double t = overlay_->hi > overlay_->lo ? (v - overlay_->lo) / (overlay_->hi - overlay_->lo) : 0;
+          layout::Overlay exact = *overlay_;
+          exact.logScale = false;
+          what = overlayMetric_ + ": " + QString::fromStdString(exact.valueAt(t));
+        }
+      }
+    item->setOverlay(fill, what);
+    const NodeRow* row = view_ ? view_->after.node(it.key()) : nullptr;
+    const auto ring = matcher.empty() ? std::nullopt : matcher.match(item->node(), row);
+    item->setHighlight(ring ? toQColor(*ring) : QColor());
+  }
+  legend_->setOverlay(overlay_, int(rules_.size()));
+  legend_->move(8, 8);
+}
+
+void GraphCanvas::showLegible() {
+  if (!scene() || scene()->sceneRect().isEmpty()) return;
+  // At 0.8 the canvas' 9-point labels still read as text; below it they blur into boxes.
+  constexpr double kLegible = 0.8;
+  const QRectF r = scene()->sceneRect();
+  const double fit = std::min(viewport()->width() / r.width(), viewport()->height() / r.height());
+  if (fit >= kLegible) {
+    zoomToFit();
+    return;
+  }
+  setTransform(QTransform::fromScale(kLegible, kLegible));
+  const double halfW = viewport()->width() / (2 * kLegible), halfH = viewport()->height() / (2 * kLegible);
+  // The inputs sit at the top of the layout: start there, horizontally at the start of the widest rank if the
+  // graph is wider than the view.
+  centerOn(QPointF(r.width() > 2 * halfW ? r.left() + halfW : r.center().x(), r.top() + halfH));
+  emit viewportMoved();
+}
+
+void GraphCanvas::setFlat(bool flat) {
+  if (flat == flat_) return;
+  flat_ = flat;
+  if (flat) {
+    openBeforeFlat_ = openPaths_;
+    for (size_t g = 1; g < tree_.groups().size(); ++g) openPaths_.insert(tree_.groups()[g].path);
+  } else {
+    openPaths_ = openBeforeFlat_;
+  }
+  fitNext_ = true;
+  relayout();
+}
+
+bool GraphCanvas::cancelLayout() {
+  if (!pending_) return false;
+  disconnect(&pending_->watcher, nullptr, this, nullptr);
+  // The worker cannot be interrupted inside Graphviz: it runs to its end, and its result is dropped.
+  std::erase_if(abandoned_, [](const std::unique_ptr<Pending>& p) { return p->watcher.isFinished(); });
+  abandoned_.push_back(std::move(pending_));
+  ++generation_;
+  if (flat_) {
+    flat_ = false;
+    openPaths_ = openBeforeFlat_;
+    relayout();
+  }
+  emit layoutCancelled();
+  return true;
 }
 
 void GraphCanvas::syncTo(const GraphCanvas* other) {

@@ -9,9 +9,13 @@
 #include <QGraphicsView>
 #include <QHash>
 #include <memory>
+#include <optional>
+#include <unordered_map>
 #include <set>
+#include <vector>
 
 #include "layout/dot_layout.h"
+#include "layout/node_overlay.h"
 #include "layout/pass_view.h"
 #include "layout/scope_tree.h"
 
@@ -46,11 +50,30 @@ class GraphCanvas : public QGraphicsView {
   QList<int64_t> nodesInState(layout::NodeState s) const;
   QGraphicsItem* itemForNode(int64_t nodeId) const;
   void zoomToFit();
+  // The first view of a graph: fitted when its text stays legible that way, else at a legible zoom showing its
+  // start (the inputs, at the top), to scroll from — not the whole graph shrunk to a strip.
+  void showLegible();
+  // Flat: every group open, the whole graph in one layout (long on big graphs; cancelLayout() stops waiting for it
+  // and goes back to the groups the user had open).
+  void setFlat(bool flat);
+  bool flat() const { return flat_; }
+  // Drops the layout in flight, if any (the worker's result is discarded); true when there was one.
+  bool cancelLayout();
   // Keyboard navigation: moves the selection to the nearest item in `direction` (unit vector); false when nothing
   // is selected. stepChange(±1) selects the next/previous node the diff marks (N / Shift+N).
   bool moveSelection(QPointF direction);
   void stepChange(int delta);
   void syncTo(const GraphCanvas* other);  // same centre and zoom (side-by-side compare)
+
+  // Overlays (layout/node_overlay): nodes coloured by `metric` instead of their compute unit ("" = plain), the
+  // run's simulated per-node timing feeding "simulated time" and "bytes moved"; highlight rules ring the nodes
+  // they match. Kept across passes and relayouts; a legend in the corner gives the scale.
+  void setNodeTiming(std::unordered_map<int64_t, layout::NodeTiming> timing);
+  void setOverlay(const QString& metric);
+  QString overlay() const { return overlayMetric_; }
+  QStringList overlayMetrics() const;
+  void setHighlightRules(std::vector<layout::HighlightRule> rules);
+  const std::optional<layout::Overlay>& currentOverlay() const { return overlay_; }
 
  signals:
   void nodeSelected(qint64 nodeId);  // 0 when the selection is cleared or is a group
@@ -59,6 +82,8 @@ class GraphCanvas : public QGraphicsView {
   void layoutStarted();
   void layoutFinished(double ms, int items);
   void layoutFailed(const QString& message);
+  void layoutCancelled();
+  void overlayMetricsChanged();  // the metrics offered changed (another run, its timing arrived)
   void viewportMoved();
 
  protected:
@@ -71,6 +96,7 @@ class GraphCanvas : public QGraphicsView {
  private:
   struct Pending;
   void relayout();
+  void applyOverlays();
   void buildScene(const layout::ViewGraph& vg, const layout::Layout& l);
   QString cacheKey() const;
   void onSelectionChanged();
@@ -80,13 +106,21 @@ class GraphCanvas : public QGraphicsView {
   std::set<std::string> openPaths_;
   QHash<QString, std::shared_ptr<const layout::Layout>> cache_;
   std::unique_ptr<Pending> pending_;
+  std::vector<std::unique_ptr<Pending>> abandoned_;  // cancelled layouts still running on the pool
   uint64_t generation_ = 0;
   int64_t selected_ = 0;
   int64_t revealAfterLayout_ = 0;
   QList<int64_t> matches_;
   double lastLayoutMs_ = 0;
   bool fitNext_ = true;
+  bool flat_ = false;
+  std::set<std::string> openBeforeFlat_;
   MiniMap* minimap_ = nullptr;
+  class OverlayLegend* legend_ = nullptr;
+  std::unordered_map<int64_t, layout::NodeTiming> timing_;
+  QString overlayMetric_;
+  std::optional<layout::Overlay> overlay_;
+  std::vector<layout::HighlightRule> rules_;
   QHash<qint64, QGraphicsItem*> nodeItems_;
   QHash<int, QGraphicsItem*> groupItems_;
 };

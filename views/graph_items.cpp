@@ -132,21 +132,43 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidge
   if (state == DiffState::Removed) border.setStyle(Qt::DashLine);
   if (option->state & QStyle::State_Selected) border = QPen(pal.color(QPalette::Highlight), 3);
   p->setPen(border);
-  p->setBrush(terminal ? pal.color(QPalette::AlternateBase) : nodeFill(QString::fromStdString(node_.unit), pal));
+  const QColor fill = terminal ? pal.color(QPalette::AlternateBase)
+                      : overlay_.isValid() ? overlay_
+                                           : nodeFill(QString::fromStdString(node_.unit), pal);
+  p->setBrush(fill);
   const double radius = terminal ? rect_.height() / 2 : 5;
   p->drawRoundedRect(rect_, radius, radius);
+  if (highlight_.isValid()) {  // a rule's ring, outside the diff border so both show
+    p->setPen(QPen(highlight_, 3));
+    p->setBrush(Qt::NoBrush);
+    p->drawRoundedRect(rect_.adjusted(-4, -4, 4, 4), radius + 3, radius + 3);
+  }
   paintMatch(p, pal, radius);
-  // Text in the palette's text colour: fills are soft enough for it in light and dark themes.
+  // Text in the palette's text colour: fills are soft enough for it in light and dark themes; an overlay's ramp
+  // runs from dark to light, so its text takes whichever of black and white reads on it.
   QFont f = widget ? widget->font() : QApplication::font();
   QFont bold = f;
   bold.setBold(true);
-  p->setPen(pal.color(QPalette::Text));
+  p->setPen(overlay_.isValid() ? (overlay_.lightnessF() > 0.55 ? QColor(Qt::black) : QColor(Qt::white))
+                               : pal.color(QPalette::Text));
   const QRectF text = rect_.adjusted(6, 4, -6, -4);
   p->setFont(bold);
   p->drawText(QRectF(text.left(), text.top(), text.width(), text.height() / 2), Qt::AlignCenter, opTitle(node_));
   p->setFont(f);
   p->drawText(QRectF(text.left(), text.center().y(), text.width(), text.height() / 2), Qt::AlignCenter,
               elided(shortName(node_), f, text.width()));
+}
+
+void NodeItem::setOverlay(const QColor& fill, const QString& what) {
+  if (baseTip_.isNull()) baseTip_ = toolTip();
+  overlay_ = fill;
+  setToolTip(what.isEmpty() ? baseTip_ : baseTip_ + "\n" + what);
+  update();
+}
+
+void NodeItem::setHighlight(const QColor& ring) {
+  highlight_ = ring;
+  update();
 }
 
 // ------------------------------------------------------------------------------------------------ GroupItem

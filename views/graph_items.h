@@ -40,9 +40,17 @@ class NodeItem final : public BoxItem {
   void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
   int64_t nodeId() const { return node_.id; }
   const layout::PassViewNode& node() const { return node_; }
+  // An overlay's fill instead of the compute unit's, with what it means for the tooltip ("simulated time 12 µs");
+  // a highlight rule's colour as a ring around the node. Invalid colours: none.
+  void setOverlay(const QColor& fill, const QString& what);
+  void setHighlight(const QColor& ring);
+  const QColor& overlayFill() const { return overlay_; }
+  const QColor& highlight() const { return highlight_; }
 
  private:
   layout::PassViewNode node_;
+  QColor overlay_, highlight_;
+  QString baseTip_;
 };
 
 class GroupItem final : public BoxItem {

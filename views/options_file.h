@@ -3,7 +3,7 @@
 // only the keys that differ from the defaults (short, and still meaningful if a later version changes a default).
 #include <QString>
 
-#include "passes/options.h"
+#include "options/options.h"
 
 namespace kiln::views {
 

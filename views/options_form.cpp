@@ -20,7 +20,7 @@
 #include <climits>
 #include <map>
 
-#include "io/load_error.h"
+#include "util/load_error.h"
 #include "options_file.h"
 #include "util/units.h"
 #include "view_colors.h"

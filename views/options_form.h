@@ -6,7 +6,7 @@
 #include <QWidget>
 #include <vector>
 
-#include "passes/options.h"
+#include "options/options.h"
 
 class QGridLayout;
 class QLabel;

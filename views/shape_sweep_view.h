@@ -9,7 +9,7 @@
 #include <atomic>
 #include <memory>
 
-#include "passes/options.h"
+#include "options/options.h"
 #include "report/sweep_chart.h"
 
 class QComboBox;

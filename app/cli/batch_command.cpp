@@ -1,5 +1,5 @@
 // kiln batch --models DIR|FILE... --options A.json [--options B.json]... --out DIR [--history DB] [--jobs N]
-//            [--baseline OLD/summary.json] [--fail-on EXPR]... [--shard I/N] [--timing-only] [--sweep SYMBOL=V1,...] [--quiet]
+//            [--baseline OLD/summary.json] [--fail-on EXPR]... [--shard I/N] [--timing-only] [--sweep SYMBOL=V1,...] [--overlay METRIC] [--quiet]
 // kiln batch --merge-reports DIR... --out DIR
 // Every model × option set compiled, simulated and emulated (engine/batch), one progress line per case on stderr,
 // the reports in --out. Exit 1 when a case failed or a gate held, 2 for bad arguments or an unreadable
@@ -12,6 +12,7 @@
 #include "batch/report_merge.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "layout/node_overlay.h"
 #include "util/units.h"
 
 namespace kiln::cli {
@@ -20,7 +21,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: kiln batch --models DIR|FILE... --options A.json [--options B.json]... --out DIR [--history DB] "
-    "[--jobs N] [--baseline OLD/summary.json] [--fail-on EXPR]... [--shard I/N] [--timing-only] [--sweep SYMBOL=V1,V2,...] [--quiet]\n"
+    "[--jobs N] [--baseline OLD/summary.json] [--fail-on EXPR]... [--shard I/N] [--timing-only] [--sweep SYMBOL=V1,V2,...] [--overlay METRIC] [--quiet]\n"
     "       kiln batch --merge-reports DIR... --out DIR";
 
 std::vector<std::string> valuesOf(const Args& args, const std::string& key) {
@@ -65,7 +66,7 @@ int mergeCommand(const Args& args, const std::string& out) {
 int runBatch(const Argv& argv) {
   const Args args = parseArgs(argv, {{"--quiet", "--timing-only"},
                                      {"--models", "--options", "--out", "--history", "--jobs", "--baseline",
-                                      "--fail-on", "--shard", "--merge-reports", "--sweep"}});
+                                      "--fail-on", "--shard", "--merge-reports", "--sweep", "--overlay"}});
   const auto out = args.value("--out");
   if (!out) throw UsageError(std::string("--out DIR is required\n") + kUsage);
   if (args.values.count("--merge-reports")) return mergeCommand(args, *out);
@@ -94,6 +95,11 @@ int runBatch(const Argv& argv) {
     } catch (const OptionError& e) {
       throw UsageError(e.what());
     }
+  }
+  if (auto overlay = args.value("--overlay")) {
+    settings.overlay = layout::overlayMetricName(*overlay);
+    if (settings.overlay.empty())
+      throw UsageError("--overlay '" + *overlay + "': not a metric (" + layout::overlayMetricHelp() + ")");
   }
   BatchSummary baseline;
   if (auto b = args.value("--baseline")) {

@@ -14,6 +14,7 @@
 #include "io/om/om_writer.h"
 #include "history/history_recorder.h"
 #include "passes/pass_manager.h"
+#include "pipeline/standard_pipeline.h"
 #include "plugin/plugin_loader.h"
 #include "report/compile_summary.h"
 

@@ -2,7 +2,7 @@
 // kiln compile over several shape variants: gears (dynamic_batch_size, dynamic_image_size, dynamic_dims) and
 // --sweep SYMBOL=V1,V2,... (see compile_variants.cpp).
 #include "cli/args.h"
-#include "passes/options.h"
+#include "options/options.h"
 
 namespace kiln::cli {
 

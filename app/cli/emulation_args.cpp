@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "io/load_error.h"
+#include "util/load_error.h"
 
 namespace kiln::cli {
 

@@ -14,7 +14,7 @@
 #include "history/history_merge.h"
 #include "history/history_reader.h"
 #include "history/history_report.h"
-#include "io/gedump/ge_dump_import.h"
+#include "history/ge_dump_import.h"
 
 namespace kiln::cli {
 namespace {

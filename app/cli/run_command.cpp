@@ -25,6 +25,7 @@
 #include "history/history_emulation.h"
 #include "history/history_recorder.h"
 #include "passes/pass_manager.h"
+#include "pipeline/standard_pipeline.h"
 #include "report/chrome_trace.h"
 #include "util/json.h"
 #include "util/units.h"

@@ -1,4 +1,5 @@
-// kiln sample NAME -o FILE [--layers N] [--no-weights] [--seed S] [--quantize dynamic|qdq]: writes one of Kiln's
+// kiln sample NAME -o FILE [--layers N] [--no-weights] [--seed S] [--quantize dynamic|qdq]
+//             [--names scoped|numbered|none]: writes one of Kiln's
 // generated sample models, optionally in the int8 form ONNX Runtime's quantization tool writes.
 #include <iostream>
 
@@ -11,9 +12,11 @@
 namespace kiln::cli {
 
 int runSample(const Argv& argv) {
-  const Args args = parseArgs(argv, {{"--no-weights", "--list"}, {"-o", "--output", "--layers", "--seed", "--quantize"}});
+  const Args args = parseArgs(argv, {{"--no-weights", "--list"}, {"-o", "--output", "--layers", "--seed", "--quantize", "--names"}});
   if (args.has("--list") || args.positional.empty()) {
-    std::cout << "usage: kiln sample NAME -o FILE [--layers N] [--no-weights] [--seed S] [--quantize dynamic|qdq]\n\nsamples:\n";
+    std::cout << "usage: kiln sample NAME -o FILE [--layers N] [--no-weights] [--seed S] [--quantize dynamic|qdq] [--names scoped|numbered|none]\n\n"
+                 "--names: node names as torch.onnx writes them (scoped, the default), numbered as older exporters\n"
+                 "and graph rewriters do (MatMul_123), or none at all\n\nsamples:\n";
     for (const auto& s : sampleCatalog())
       std::cout << "  " << s.name << std::string(s.name.size() < 13 ? 13 - s.name.size() : 1, ' ') << s.description
                 << " (default " << s.defaultLayers << " layers)\n";
@@ -28,6 +31,7 @@ int runSample(const Argv& argv) {
   options.weights = !args.has("--no-weights");
   options.seed = static_cast<uint64_t>(args.intValue("--seed", 0, 1LL << 62).value_or(1));
   options.quantize = args.value("--quantize").value_or("");
+  options.names = args.value("--names").value_or("scoped");
   std::unique_ptr<Model> model;
   try {
     model = buildSample(args.positional[0], options);

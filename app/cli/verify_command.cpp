@@ -16,6 +16,7 @@
 #include "history/history_recorder.h"
 #include "io/model_loader.h"
 #include "passes/pass_manager.h"
+#include "pipeline/standard_pipeline.h"
 #include "util/json.h"
 
 namespace kiln::cli {

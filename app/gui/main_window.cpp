@@ -44,6 +44,7 @@
 #include "pass_navigator.h"
 #include "ir/model.h"
 #include "shape_sweep_view.h"
+#include "highlight_rules_dialog.h"
 #include "report/run_charts.h"
 #include "util/units.h"
 
@@ -207,6 +208,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(compareWith_, &QComboBox::currentIndexChanged, this, [this] { loadCompareView(); });
 
   QSettings settings;
+  try {
+    highlightRules_ = layout::rulesFromJson(Json::parse(settings.value("canvas/highlightRules").toString().toStdString(), 8));
+  } catch (const std::exception&) {
+    highlightRules_.clear();  // none saved, or a settings file edited by hand: no rules
+  }
+  canvas_->setHighlightRules(highlightRules_);
   restoreGeometry(settings.value("window/geometry").toByteArray());
   restoreState(settings.value("window/state").toByteArray());
   if (!settings.contains("window/geometry")) resize(1400, 900);
@@ -224,7 +231,7 @@ void MainWindow::buildDocks() {
     return d;
   };
   navigator_ = new views::PassNavigator(this);
-  dock("Passes", "passesDock", navigator_, Qt::LeftDockWidgetArea);
+  auto* navigatorDock = dock("Passes", "passesDock", navigator_, Qt::LeftDockWidgetArea);
   runs_ = new QListWidget(this);
   dock("Runs", "runsDock", runs_, Qt::LeftDockWidgetArea);
   inspector_ = new views::Inspector(this);
@@ -251,7 +258,9 @@ void MainWindow::buildDocks() {
   sweepDock_ = dock("Shapes", "shapesDock", sweepView_, Qt::BottomDockWidgetArea);
   tabifyDockWidget(fusedDock_, sweepDock_);
   memoryDock->raise();
-  resizeDocks({memoryDock}, {340}, Qt::Vertical);
+  // The graph gets the room: the side and bottom docks start narrow (the user's own sizes are restored later).
+  resizeDocks({memoryDock}, {220}, Qt::Vertical);  // the graph pane keeps most of the height
+  resizeDocks({navigatorDock, inspectorDock}, {230, 280}, Qt::Horizontal);
 }
 
 void MainWindow::buildActions() {
@@ -275,6 +284,20 @@ void MainWindow::buildActions() {
 
   QMenu* view = menuBar()->addMenu("&View");
   view->addAction("Zoom to &Fit", QKeySequence("F"), canvas_, &views::GraphCanvas::zoomToFit);
+  view->addAction("&Highlight Rules…", this, [this] {
+    views::HighlightRulesDialog dialog(highlightRules_, this);
+    if (dialog.exec() != QDialog::Accepted) return;
+    setHighlightRules(dialog.rules());
+  });
+  QAction* flat = view->addAction("F&lat Layout (Whole Graph)");
+  flat->setCheckable(true);
+  flat->setToolTip("Lay out every node at once instead of by group (long on big graphs; Esc cancels)");
+  connect(flat, &QAction::toggled, canvas_, &views::GraphCanvas::setFlat);
+  connect(canvas_, &views::GraphCanvas::layoutCancelled, this, [this, flat] {
+    const QSignalBlocker block(flat);
+    flat->setChecked(canvas_->flat());
+    log("layout cancelled");
+  });
   QAction* compare = view->addAction("&Compare Passes Side by Side");
   compare->setCheckable(true);
   compare->setShortcut(QKeySequence("Ctrl+D"));
@@ -284,7 +307,10 @@ void MainWindow::buildActions() {
 
   QMenu* run = menuBar()->addMenu("&Run");
   QAction* rerunAct = run->addAction("&Rerun with Current Options", QKeySequence("Ctrl+R"), this, &MainWindow::rerun);
-  QAction* cancelAct = run->addAction("&Cancel", QKeySequence(Qt::Key_Escape), session_, &views::CompileSession::cancel);
+  QAction* cancelAct = run->addAction("&Cancel", QKeySequence(Qt::Key_Escape), this, [this] {
+    session_->cancel();
+    canvas_->cancelLayout();  // a long (flat) layout too
+  });
   verifyAct_ = run->addAction("&Verify Numerics on Each Rerun");
   verifyAct_->setCheckable(true);
   verifyAct_->setToolTip("Run the graph after every pass on seeded random inputs and record its error against the "
@@ -322,6 +348,30 @@ void MainWindow::buildActions() {
   tb->addWidget(search_);
   searchCount_ = new QLabel(this);
   tb->addWidget(searchCount_);
+  tb->addSeparator();
+  // Overlays: what the nodes' colour says.
+  tb->addWidget(new QLabel(" Colour by ", this));
+  colourBy_ = new QComboBox(this);
+  colourBy_->setObjectName("colourBy");
+  colourBy_->setToolTip("Colour the nodes by a number (a ramp, legend in the corner) or keep the compute unit");
+  colourBy_->addItem("default", QString());
+  tb->addWidget(colourBy_);
+  connect(colourBy_, &QComboBox::currentIndexChanged, this, [this] {
+    const QString metric = colourBy_->currentData().toString();
+    canvas_->setOverlay(metric);
+    QSettings().setValue("canvas/overlay", metric);
+  });
+  connect(canvas_, &views::GraphCanvas::overlayMetricsChanged, this, [this] {
+    // Offer what this graph has data for; keep the user's choice when it is still there (or comes back).
+    const QString wanted = QSettings().value("canvas/overlay").toString();
+    const QSignalBlocker block(colourBy_);
+    colourBy_->clear();
+    colourBy_->addItem("default", QString());
+    for (const QString& m : canvas_->overlayMetrics()) colourBy_->addItem(m, m);
+    const int at = colourBy_->findData(wanted);
+    colourBy_->setCurrentIndex(at < 0 ? 0 : at);
+    canvas_->setOverlay(colourBy_->currentData().toString());
+  });
   auto* focusSearch = new QAction(this);
   focusSearch->setShortcut(QKeySequence::Find);
   connect(focusSearch, &QAction::triggered, this, [this] {
@@ -517,15 +567,16 @@ void MainWindow::showPass(int seq) {
         if (x.seq == p) return p == 0 ? QString("the imported graph") : QString::fromStdString(x.stage + " / " + x.name);
       return QString("pass %1").arg(p);
     };
+    // Body nodes are counted apart: "nodes" stays the main graph's count, as the CLI prints it.
+    const QString nodes = QString("%L1 nodes").arg(v.ops) +
+                          (v.bodyOps ? QString(" + %L1 in control-flow bodies").arg(v.bodyOps) : QString());
     graphLabel_->setText(v.fromPass >= 0
-                             ? QString("After %1  ·  %L2 nodes  ·  vs %3: +%4 added, −%5 removed, ~%6 changed")
-                                   .arg(passName(seq))
-                                   .arg(v.ops)
-                                   .arg(passName(v.fromPass))
+                             ? QString("After %1  ·  %2  ·  vs %3: +%4 added, −%5 removed, ~%6 changed")
+                                   .arg(passName(seq), nodes, passName(v.fromPass))
                                    .arg(v.added)
                                    .arg(v.removed)
                                    .arg(v.changed)
-                             : QString("%1  ·  %L2 nodes").arg(passName(seq)).arg(v.ops));
+                             : QString("%1  ·  %2").arg(passName(seq), nodes));
     canvas_->setPassView(d.view);
     if (canvas_->selectedNode()) inspector_->showNode(v, canvas_->selectedNode());
     if (const qint64 id = std::exchange(revealAfterPass_, 0); id && v.node(id)) {
@@ -614,6 +665,7 @@ void MainWindow::loadCharts(qint64 runId) {
   const uint64_t request = ++chartRequest_;
   ++pendingReads_;
   chartsPending_ = true;
+  canvas_->setNodeTiming({});  // the run's own timing comes with its charts
   memoryView_->showMessage("Reading the memory plan of run " + QString::number(runId) + "…");
   ganttView_->showMessage("Simulating the timeline of run " + QString::number(runId) + "…");
   auto* watcher = new QFutureWatcher<RunCharts>(this);
@@ -641,6 +693,8 @@ void MainWindow::loadCharts(qint64 runId) {
     if (!shapes.empty()) outcome_ += " · shapes " + QString::fromStdString(shapes);
     if (c.memory && c.memory->planned) outcome_ += " · arena " + QString::fromStdString(formatBytes(double(c.memory->arenaBytes)));
     if (c.timeline) outcome_ += QString(" · latency %1 µs simulated").arg(c.timeline->latencyUs, 0, 'f', 1);
+    // The simulated time and bytes of every node, for the canvas' overlays.
+    canvas_->setNodeTiming(c.timeline ? nodeTimingOf(*c.timeline) : std::unordered_map<int64_t, layout::NodeTiming>{});
     if (const qint64 id = canvas_->selectedNode()) {
       memoryView_->selectNode(id);
       ganttView_->selectNode(id);
@@ -650,6 +704,12 @@ void MainWindow::loadCharts(qint64 runId) {
   // The model the session just compiled when this is its run (no second compile), else loadRunCharts compiles again.
   watcher->setFuture(QtConcurrent::run(loadRunCharts, historyPath_.toStdString(), static_cast<int64_t>(runId),
                                        session_->compiledModel(runId)));
+}
+
+void MainWindow::setHighlightRules(std::vector<layout::HighlightRule> rules) {
+  highlightRules_ = std::move(rules);
+  canvas_->setHighlightRules(highlightRules_);
+  QSettings().setValue("canvas/highlightRules", QString::fromStdString(layout::rulesToJson(highlightRules_).dump()));
 }
 
 void MainWindow::selectChartNode(qint64 nodeId) {

@@ -9,8 +9,9 @@
 #include <memory>
 
 #include "history/history_reader.h"
+#include "layout/node_overlay.h"
 #include "layout/pass_view.h"
-#include "passes/options.h"
+#include "options/options.h"
 
 class QLabel;
 class QLineEdit;
@@ -64,6 +65,10 @@ class MainWindow : public QMainWindow {
   views::MemoryView* memoryView() const { return memoryView_; }
   views::GanttView* ganttView() const { return ganttView_; }
   views::ShapeSweepView* shapeSweepView() const { return sweepView_; }
+  QComboBox* colourByBox() const { return colourBy_; }
+  // The canvas' highlight rules, saved with the window's settings.
+  void setHighlightRules(std::vector<layout::HighlightRule> rules);
+  const std::vector<layout::HighlightRule>& highlightRules() const { return highlightRules_; }
   views::FusedSubgraphView* fusedView() const { return fusedView_; }
   // Shows what fused node `fusedNode` replaced in the Fused panel (selecting `original` there when given); false
   // when the run shown recorded no such fusion.
@@ -132,6 +137,8 @@ class MainWindow : public QMainWindow {
   views::FusedSubgraphView* fusedView_ = nullptr;
   QDockWidget* fusedDock_ = nullptr;
   views::ShapeSweepView* sweepView_ = nullptr;
+  QComboBox* colourBy_ = nullptr;
+  std::vector<layout::HighlightRule> highlightRules_;
   QDockWidget* sweepDock_ = nullptr;
   std::shared_ptr<const layout::FusionIndex> fusions_;  // of the run shown
   uint64_t fusionRequest_ = 0;  // drops stale subgraph reads

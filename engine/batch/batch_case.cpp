@@ -6,7 +6,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "io/load_error.h"
+#include "util/load_error.h"
 #include "io/model_path.h"
 #include "io/om/om_reader.h"
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "passes/options.h"
+#include "options/options.h"
 
 namespace kiln {
 

@@ -54,6 +54,7 @@ BatchSummary runBatch(const BatchSettings& settings) {
     ctx.baseline = settings.baseline;
     ctx.gates = &settings.gates;
     ctx.sweep = settings.sweep ? &*settings.sweep : nullptr;
+    ctx.overlay = settings.overlay;
     for (size_t i = next++; i < settings.cases.size(); i = next++) {
       CaseRecord rec = runCase(settings.cases[i], ctx);
       std::lock_guard lock(progressLock);

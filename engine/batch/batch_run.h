@@ -26,6 +26,7 @@ struct BatchSettings {
   const BatchSummary* baseline = nullptr;
   std::vector<GateExpr> gates;
   std::optional<SweepSpec> sweep;  // --sweep: every case also compiled at each extent (timing only)
+  std::string overlay;             // --overlay: case pages colour the graph by this metric (layout/node_overlay)
   // Called as each case finishes (from its worker, one call at a time): `done` of `total`.
   std::function<void(const CaseRecord&, size_t done, size_t total)> progress;
 };

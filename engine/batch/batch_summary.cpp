@@ -6,7 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "io/load_error.h"
+#include "util/load_error.h"
 #include "util/json_fields.h"
 
 namespace kiln {

@@ -1,5 +1,6 @@
 #include "batch/case_runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -20,7 +21,10 @@
 #include "history/history_emulation.h"
 #include "history/history_recorder.h"
 #include "io/model_loader.h"
+#include "layout/node_overlay.h"
+#include "layout/pass_view.h"
 #include "passes/pass_manager.h"
+#include "pipeline/standard_pipeline.h"
 #include "report/chrome_trace.h"
 #include "report/chart_svg.h"
 #include "report/graph_svg.h"
@@ -168,7 +172,8 @@ void sweepCase(const BatchCase& c, const SweepSpec& sweep, CaseRecord& rec) {
   }
 }
 
-CasePageParts pageParts(const CaseWork& w, const CaseRecord* baseline, const CaseRecord& rec) {
+CasePageParts pageParts(const CaseWork& w, const CaseRecord* baseline, const CaseRecord& rec,
+                        const std::string& overlayMetric) {
   CasePageParts p;
   p.baseline = baseline;
   if (rec.sweep) p.sweepSvg = sweepChartSvg(*rec.sweep);
@@ -177,18 +182,35 @@ CasePageParts pageParts(const CaseWork& w, const CaseRecord* baseline, const Cas
     return p;
   }
   const Graph& g = *w.compiled.model->graph;
+  std::optional<TimelineChart> timeline;
+  if (w.timeline && w.soc) timeline = timelineChartFromSimulation(*w.timeline, *w.soc);
   try {
-    p.graphSvg = compiledGraphSvg(g);
-    if (g.numNodes() > 250)
-      p.graphNote = std::to_string(g.numNodes()) + " nodes: drawn by name scope, groups closed (open the run in the "
-                    "workbench to expand them).";
+    std::optional<layout::Overlay> overlay;
+    std::string overlayNote;
+    if (!overlayMetric.empty()) {
+      const layout::PassView view = layout::passViewOf(g);
+      const auto timing = timeline ? nodeTimingOf(*timeline) : std::unordered_map<int64_t, layout::NodeTiming>{};
+      const std::vector<std::string> offered = layout::overlayMetrics(view, timing);
+      if (std::find(offered.begin(), offered.end(), overlayMetric) != offered.end()) {
+        overlay = layout::computeOverlay(view, timing, overlayMetric);
+      } else {
+        std::string list;
+        for (const std::string& m : offered) list += (list.empty() ? "" : ", ") + m;
+        overlayNote = "No '" + overlayMetric + "' overlay for this case (it has: " + list + "). ";
+      }
+    }
+    p.graphSvg = compiledGraphSvg(g, 250, overlay ? &*overlay : nullptr);
+    p.graphNote = overlayNote;
+    if (g.numNodesRecursive() > 250)
+      p.graphNote += std::to_string(g.numNodesRecursive()) + " nodes: drawn by groups (name scopes, repeated blocks, "
+                     "bodies), closed (open the run in the workbench to expand them).";
   } catch (const std::exception& e) {
     p.graphNote = std::string("No graph drawing: ") + e.what();
   }
   const MemoryChart memory = buildMemoryChart(g);
   if (memory.planned) p.memorySvg = memoryChartSvg(memory);
   else p.memoryNote = "The compile stopped before MemoryAssignment: no memory plan.";
-  if (w.timeline && w.soc) p.timelineSvg = timelineChartSvg(timelineChartFromSimulation(*w.timeline, *w.soc));
+  if (timeline) p.timelineSvg = timelineChartSvg(*timeline);
   else p.timelineNote = "No simulated timeline (the compile did not finish, or the task list could not be simulated).";
   return p;
 }
@@ -242,7 +264,7 @@ CaseRecord runCase(const BatchCase& c, const CaseContext& ctx) {
         rec.hasTrace = true;
       }
       rec.hasPage = true;  // the page links its trace; set before rendering so the page shows what exists
-      writeTextFile((dir / (c.id + ".html")).string(), casePageHtml(rec, pageParts(w, baseline, rec)));
+      writeTextFile((dir / (c.id + ".html")).string(), casePageHtml(rec, pageParts(w, baseline, rec, ctx.overlay)));
     } catch (const std::exception& e) {
       rec.hasPage = false;
       if (rec.metrics.ok()) {

@@ -27,6 +27,7 @@ struct CaseContext {
   const BatchSummary* baseline = nullptr;
   const std::vector<GateExpr>* gates = nullptr;
   const SweepSpec* sweep = nullptr;  // --sweep
+  std::string overlay;               // --overlay: the case page's graph coloured by this metric (layout/node_overlay)
 };
 
 CaseRecord runCase(const BatchCase& c, const CaseContext& ctx);

@@ -6,7 +6,7 @@
 #include <set>
 #include <tuple>
 
-#include "io/load_error.h"
+#include "util/load_error.h"
 
 namespace kiln {
 

@@ -9,8 +9,8 @@
 #include "emulator/model_inputs.h"
 #include "emulator/reference_executor.h"
 #include "emulator/tensor_compare.h"
-#include "io/load_error.h"
-#include "io/onnx/function_expander.h"
+#include "util/load_error.h"
+#include "emulator/function_expander.h"
 #include "io/onnx/onnx_reader.h"
 #include "io/tensor_file.h"
 

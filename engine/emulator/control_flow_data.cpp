@@ -3,7 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "emulator/kernels/kernel.h"
+#include "kernels/kernel.h"
 #include "ir/graph.h"
 
 namespace kiln::flowdata {

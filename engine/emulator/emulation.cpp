@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "emulator/model_inputs.h"
-#include "io/onnx/function_expander.h"
+#include "emulator/function_expander.h"
 
 namespace kiln {
 

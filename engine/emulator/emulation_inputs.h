@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "passes/options.h"
+#include "options/options.h"
 
 namespace kiln {
 

@@ -4,9 +4,9 @@
 #include <random>
 #include <stdexcept>
 
-#include "io/load_error.h"
+#include "util/load_error.h"
 #include "io/tensor_file.h"
-#include "passes/options.h"
+#include "options/options.h"
 #include "util/units.h"
 
 namespace kiln {

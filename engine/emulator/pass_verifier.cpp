@@ -6,7 +6,7 @@
 #include "emulator/arena_executor.h"
 #include "emulator/precision_gate.h"
 #include "emulator/tensor_compare.h"
-#include "io/onnx/function_expander.h"
+#include "emulator/function_expander.h"
 
 namespace kiln {
 

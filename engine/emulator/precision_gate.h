@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "emulator/emulation.h"
-#include "passes/options.h"
+#include "options/options.h"
 
 namespace kiln {
 

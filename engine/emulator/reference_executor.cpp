@@ -8,7 +8,7 @@
 #include "emulator/control_flow_data.h"
 #include "emulator/stored_layout.h"
 #include "ir/dtype.h"
-#include "passes/options.h"
+#include "options/options.h"
 
 namespace kiln {
 

@@ -2,8 +2,8 @@
 
 #include <stdexcept>
 
-#include "emulator/kernels/kernel_util.h"
-#include "emulator/kernels/transdata.h"
+#include "kernels/kernel_util.h"
+#include "kernels/transdata.h"
 #include "ir/graph.h"
 
 namespace kiln {

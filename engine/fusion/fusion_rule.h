@@ -1,7 +1,7 @@
 #pragma once
 // A fusion rule: one pattern and its rewrite, with a stable name users know ("ConvBatchNormFusion"). The name is
 // the key of ATC's fusion_switch, so a user can turn any rule off. Rules are written one per file; the GraphFusion
-// pass (passes/optimize/graph_fusion.h) offers every node to the rules anchored at its op type until nothing
+// pass (fusion/graph_fusion_pass.h) offers every node to the rules anchored at its op type until nothing
 // matches any more. Plugins add rules through the plugin API (plugins/kiln_plugin.h, version 2).
 #include <memory>
 #include <string>

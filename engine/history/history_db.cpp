@@ -12,7 +12,7 @@
 #include <fstream>
 #include <vector>
 
-#include "io/load_error.h"
+#include "util/load_error.h"
 
 namespace kiln {
 

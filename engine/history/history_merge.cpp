@@ -5,7 +5,7 @@
 #include <set>
 
 #include "history/history_db.h"
-#include "io/load_error.h"
+#include "util/load_error.h"
 
 namespace kiln {
 

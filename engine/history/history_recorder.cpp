@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "ir/model.h"
-#include "passes/options.h"
+#include "options/options.h"
 
 #ifndef KILN_VERSION
 #define KILN_VERSION "unknown"

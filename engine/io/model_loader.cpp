@@ -10,7 +10,7 @@
 #include "io/onnx/onnx_reader.h"
 #include "ir/attribute_ranges.h"
 #include "ir/verifier.h"
-#include "passes/options.h"
+#include "options/options.h"
 
 namespace kiln {
 

@@ -1,13 +1,13 @@
 #pragma once
-// Opens any model file Kiln reads (ONNX, Ascend .om — found by its "IMOD" magic whatever the extension; GE dumps
-// as their reader lands), runs type/shape inference
-// and the verifier. The single entry point the CLI, the GUI and batch mode use.
+// Opens any model file Kiln reads (ONNX, Ascend .om — found by its "IMOD" magic whatever the extension), runs
+// type/shape inference and the verifier. The single entry point the CLI, the GUI and batch mode use. (A folder of
+// GE graph dumps is not a model but a recorded compile: history/ge_dump_import.h reads it into the history.)
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "io/load_error.h"
+#include "util/load_error.h"
 #include "ir/model.h"
 #include "ir/opdefs/shape_inference.h"
 

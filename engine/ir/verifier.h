@@ -3,7 +3,8 @@
 // consistent with outputs, subgraph captures valid, and (when the op registry knows the op) input/output counts and
 // type constraints respected. An input of unknown element type is not checked, except next to an fp16/bf16 operand
 // of the same type variable: a precision change narrowed what it could see and left that input in the file's type.
-// Passes run it after every change in debug and test builds.
+// The loader runs it on every import (findings are warnings), the PassManager after every pass while option
+// verify_each_pass is on (the default).
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -5,7 +5,7 @@
 #include <tuple>
 #include <set>
 
-#include "fusion/fused_node.h"
+#include "ir/fused_node.h"
 #include "util/json.h"
 
 namespace kiln::layout {

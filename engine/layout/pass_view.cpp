@@ -1,12 +1,15 @@
 #include "layout/pass_view.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <queue>
 #include <unordered_map>
 #include <set>
 #include <tuple>
 
+#include "history/history_rows.h"
+#include "ir/graph.h"
 #include "util/json.h"
 
 namespace kiln::layout {
@@ -62,17 +65,38 @@ std::vector<size_t> topoOrder(const std::vector<PassViewNode>& nodes, const std:
 
 void addGraph(const GraphSnapshot& s, std::map<int64_t, PassViewNode>& nodes, std::vector<NodeEdge>& edges,
               std::set<std::tuple<int64_t, int64_t, int64_t>>& seenEdges) {
+  // Drawn: the main graph's nodes, and those of bodies of drawn control-flow nodes (not a fused kernel's originals).
+  // A body whose owner is not in this snapshot (a damaged history) is left out, as is an ownership cycle.
+  std::unordered_map<int64_t, const NodeRow*> rows;
+  for (const NodeRow& n : s.nodes) rows[n.id] = &n;
+  std::unordered_map<int64_t, bool> drawnMemo;
+  std::function<bool(int64_t, int)> drawn = [&](int64_t graphOwner, int depth) -> bool {
+    if (graphOwner == 0) return true;
+    if (depth > 64) return false;
+    if (auto m = drawnMemo.find(graphOwner); m != drawnMemo.end()) return m->second;
+    auto o = rows.find(graphOwner);
+    const bool yes = o != rows.end() && isControlFlowOp(o->second->domain.empty() ? o->second->opType : o->second->domain + ":" + o->second->opType) &&
+                     drawn(o->second->graphOwner, depth + 1);
+    return drawnMemo[graphOwner] = yes;
+  };
   std::unordered_map<int64_t, const ValueRow*> values;
   for (const ValueRow& v : s.values)
-    if (v.graphOwner == 0) values[v.id] = &v;
+    if (drawn(v.graphOwner, 0)) values[v.id] = &v;
+  std::unordered_map<int64_t, bool> isNode;
+  for (const NodeRow& n : s.nodes)
+    if (drawn(n.graphOwner, 0)) isNode[n.id] = true;
   for (const NodeRow& n : s.nodes) {
-    if (n.graphOwner != 0 || nodes.count(n.id)) continue;
+    if (nodes.count(n.id) || !isNode.count(n.id)) continue;
     PassViewNode p;
     p.id = n.id;
     p.name = n.name;
     p.opType = n.opType;
     p.domain = n.domain;
     p.unit = unitOf(n);
+    if (n.graphOwner != 0) {
+      p.owner = n.graphOwner;
+      p.body = n.graphAttr;
+    }
     nodes.emplace(n.id, std::move(p));
   }
   auto addEdge = [&](int64_t from, int64_t to, int64_t valueId) {
@@ -80,30 +104,38 @@ void addGraph(const GraphSnapshot& s, std::map<int64_t, PassViewNode>& nodes, st
     if (!seenEdges.insert({from, to, valueId}).second) return;
     edges.push_back({from, to, valueId});
   };
-  auto addTerminal = [&](int64_t t, PassViewNode::Kind kind, const std::string& name) {
+  auto addTerminal = [&](int64_t t, PassViewNode::Kind kind, const ValueRow& v) {
     if (nodes.count(t)) return;
     PassViewNode p;
     p.id = t;
     p.kind = kind;
-    p.name = name;
+    p.name = v.name;
     p.opType = kind == PassViewNode::Kind::Input ? "input" : "output";
+    if (v.graphOwner != 0) {
+      p.owner = v.graphOwner;
+      p.body = v.graphAttr;
+    }
     nodes.emplace(t, std::move(p));
   };
+  // Where a value comes from on the canvas: its producer, the terminal of a graph (or body) input, or nothing
+  // (a constant).
+  auto source = [&](const ValueRow& v) -> int64_t {
+    if (v.producerNode) return *v.producerNode;
+    if (v.isInput && !v.isConstant) return inputTerminal(v.id);
+    return 0;
+  };
   for (const auto& [id, v] : values) {
-    if (v->isInput && !v->isConstant) addTerminal(inputTerminal(id), PassViewNode::Kind::Input, v->name);
+    if (v->isInput && !v->isConstant) addTerminal(inputTerminal(id), PassViewNode::Kind::Input, *v);
     if (v->isOutput) {
-      addTerminal(outputTerminal(id), PassViewNode::Kind::Output, v->name);
-      const int64_t from = v->producerNode ? *v->producerNode : (v->isInput ? inputTerminal(id) : 0);
-      if (from) addEdge(from, outputTerminal(id), id);
+      addTerminal(outputTerminal(id), PassViewNode::Kind::Output, *v);
+      if (const int64_t from = source(*v)) addEdge(from, outputTerminal(id), id);
+      if (v->graphOwner != 0) addEdge(outputTerminal(id), v->graphOwner, id);
     }
   }
   for (const EdgeRow& e : s.edges) {
     auto v = values.find(e.valueId);
-    if (v == values.end()) continue;  // a value of a subgraph scope
-    const ValueRow& val = *v->second;
-    int64_t from = 0;
-    if (val.producerNode) from = *val.producerNode;
-    else if (val.isInput && !val.isConstant) from = inputTerminal(val.id);
+    if (v == values.end()) continue;
+    const int64_t from = source(*v->second);
     if (from && nodes.count(e.consumerNode)) addEdge(from, e.consumerNode, e.valueId);
   }
 }
@@ -117,6 +149,46 @@ int64_t terminalValue(int64_t terminalId) { return (-terminalId - 1) / 2; }
 const PassViewNode* PassView::node(int64_t id) const {
   auto it = index.find(id);
   return it == index.end() ? nullptr : &nodes[it->second];
+}
+
+namespace {
+
+// The nodes in view order, the counters and the index, once `nodes` and `edges` hold the union.
+void finish(PassView& view, std::map<int64_t, PassViewNode>& nodes, std::vector<NodeEdge>& edges) {
+  std::vector<PassViewNode> flat;
+  flat.reserve(nodes.size());
+  for (auto& [id, n] : nodes) flat.push_back(std::move(n));
+  // Terminals sort before ops by id (negative): inputs come first in the tie-break, as users expect.
+  for (size_t i : topoOrder(flat, edges)) view.nodes.push_back(flat[i]);
+  for (const auto& n : view.nodes) {
+    if (n.kind != PassViewNode::Kind::Op) continue;  // a re-pointed graph output is drawn, but it is not a node
+    if (n.state != NodeState::Removed) ++(n.owner ? view.bodyOps : view.ops);
+    if (n.state == NodeState::Added) ++view.added;
+    if (n.state == NodeState::Removed) ++view.removed;
+    if (n.state == NodeState::Changed) ++view.changed;
+  }
+  for (size_t i = 0; i < view.nodes.size(); ++i) view.index[view.nodes[i].id] = i;
+  view.edges = std::move(edges);
+}
+
+}  // namespace
+
+PassView passViewOf(const Graph& g) {
+  PassView view;
+  g.forEachGraph([&](const Graph& sub) {
+    for (const Node* n : sub.nodes()) {
+      view.after.nodes.push_back(nodeRowOf(*n));
+      for (size_t i = 0; i < n->numInputs(); ++i)
+        if (const Value* v = n->input(i)) view.after.edges.push_back({v->id(), n->id(), int64_t(i), {}});
+    }
+    for (const Value* v : sub.values()) view.after.values.push_back(valueRowOf(*v));
+  });
+  std::map<int64_t, PassViewNode> nodes;
+  std::vector<NodeEdge> edges;
+  std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
+  addGraph(view.after, nodes, edges, seen);
+  finish(view, nodes, edges);
+  return view;
 }
 
 PassView buildPassView(const HistoryReader& reader, int64_t runId, int toPass, int fromPass) {
@@ -160,20 +232,7 @@ PassView buildPassView(const HistoryReader& reader, int64_t runId, int toPass, i
         if (f == "dtype" || f == "shape" || f == "format") it->second.changes.push_back("output " + f);
     }
   }
-  std::vector<PassViewNode> flat;
-  flat.reserve(nodes.size());
-  for (auto& [id, n] : nodes) flat.push_back(std::move(n));
-  // Terminals sort before ops by id (negative): inputs come first in the tie-break, as users expect.
-  for (size_t i : topoOrder(flat, edges)) view.nodes.push_back(flat[i]);
-  for (const auto& n : view.nodes) {
-    if (n.kind != PassViewNode::Kind::Op) continue;  // a re-pointed graph output is drawn, but it is not a node
-    if (n.state != NodeState::Removed) ++view.ops;
-    if (n.state == NodeState::Added) ++view.added;
-    if (n.state == NodeState::Removed) ++view.removed;
-    if (n.state == NodeState::Changed) ++view.changed;
-  }
-  for (size_t i = 0; i < view.nodes.size(); ++i) view.index[view.nodes[i].id] = i;
-  view.edges = std::move(edges);
+  finish(view, nodes, edges);
   return view;
 }
 
@@ -182,7 +241,7 @@ std::vector<ScopeTree::NodeName> scopeNames(const PassView& view) {
   out.reserve(view.nodes.size());
   for (const auto& n : view.nodes)
     out.push_back({n.id, n.kind == PassViewNode::Kind::Op ? n.name : std::string(),
-                   n.kind == PassViewNode::Kind::Op ? n.opType : std::string(), {}});
+                   n.kind == PassViewNode::Kind::Op ? n.opType : std::string(), {}, n.owner, n.body});
   for (const NodeEdge& e : view.edges)
     if (auto it = view.index.find(e.to); it != view.index.end()) out[it->second].inputs.push_back(e.from);
   return out;

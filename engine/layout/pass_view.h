@@ -2,7 +2,10 @@
 // The graph a user sees for "after pass k, compared with pass j": every node of the main graph present at either
 // pass (nodes the pass removed stay as ghosts), each with its diff state and what changed, the edges between them,
 // and the graph's inputs and outputs as small terminal nodes. Nodes come in a topological order of that union, so
-// chunked groups follow the data flow. Subgraph bodies (If/Loop) are not drawn; the inspector lists them.
+// chunked groups follow the data flow. Control-flow bodies (If's branches, Loop's and Scan's body) are part of it:
+// their nodes carry their owner, a body's inputs and outputs are terminals inside it, each body output feeds its
+// owner node (the body computes what the owner yields), and a value a body captures from outside is an edge from its
+// producer into the body.
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -10,6 +13,10 @@
 
 #include "history/history_reader.h"
 #include "layout/view_graph.h"
+
+namespace kiln {
+class Graph;
+}
 
 namespace kiln::layout {
 
@@ -20,6 +27,8 @@ struct PassViewNode {
   enum class Kind { Op, Input, Output } kind = Kind::Op;
   std::string name, opType, domain;
   std::string unit;  // annotation "unit" (cube/vector/aicpu/host) when the validity check has run
+  int64_t owner = 0;  // in a control-flow body: the node holding it (0 in the main graph)
+  std::string body;   // that node's attribute holding the body
   NodeState state = NodeState::Unchanged;
   std::vector<std::string> changes;  // "attr:axis", "inputs", "output shape", ... (Changed only)
 };
@@ -32,8 +41,9 @@ struct PassView {
   GraphSnapshot after, before;      // the full rows, for the inspector
   const PassViewNode* node(int64_t id) const;
   std::unordered_map<int64_t, size_t> index;  // node id -> position in nodes
-  int64_t ops = 0;  // op nodes of the graph after the pass (ghosts and terminals excluded)
-  int64_t added = 0, removed = 0, changed = 0;  // op nodes only (terminals are drawn but not counted)
+  int64_t ops = 0;  // op nodes of the main graph after the pass (ghosts, terminals and body nodes excluded)
+  int64_t bodyOps = 0;  // op nodes inside control-flow bodies after the pass
+  int64_t added = 0, removed = 0, changed = 0;  // op nodes, bodies included (terminals are drawn but not counted)
 };
 
 // Terminal node ids: the graph input (or a value entering a drawn part from outside) and the graph output (or a
@@ -44,6 +54,8 @@ int64_t terminalValue(int64_t terminalId);
 
 // `fromPass` < 0: no comparison (everything Unchanged). Reads through `reader`; throws HistoryError.
 PassView buildPassView(const HistoryReader& reader, int64_t runId, int toPass, int fromPass);
+// The same view of a live graph, as it is now (no comparison): for reports drawn without a history.
+PassView passViewOf(const Graph& g);
 
 // Names for the scope tree, in view order (terminals go to the root).
 std::vector<ScopeTree::NodeName> scopeNames(const PassView& view);

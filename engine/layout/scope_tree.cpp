@@ -20,11 +20,16 @@ std::vector<std::string> scopeOf(const std::string& nodeName) {
   return parts;
 }
 
+bool isControlFlowOp(const std::string& qualifiedType) {
+  return qualifiedType == "If" || qualifiedType == "Loop" || qualifiedType == "Scan" || qualifiedType == "SequenceMap";
+}
+
 const char* groupKindName(ScopeGroup::Kind k) {
   switch (k) {
     case ScopeGroup::Kind::Scope: return "scope";
     case ScopeGroup::Kind::Repeat: return "repeat";
     case ScopeGroup::Kind::Chunk: return "chunk";
+    case ScopeGroup::Kind::Body: return "body";
   }
   return "scope";
 }
@@ -295,12 +300,83 @@ void tidy(std::vector<ScopeGroup>& gs, int g, size_t maxItems, const NodeIndex& 
   gs[g].items = std::move(out);
 }
 
+// Body groups: every (owner, attribute) pair gets a group right after its owner's item, in the group holding the
+// owner; body nodes go into it loose, in the order given. Owners are placed before their bodies' nodes, whatever
+// the input order (nested bodies: the owner is itself a body node). Nodes whose owner is unknown, or that sit on an
+// ownership cycle of a damaged history, go to the root.
+void placeBodies(std::vector<ScopeGroup>& gs, std::unordered_map<int64_t, int>& groupOfNode,
+                 const std::vector<const ScopeTree::NodeName*>& bodyNodes,
+                 const std::unordered_map<int64_t, const ScopeTree::NodeName*>& byId) {
+  std::map<std::pair<int64_t, std::string>, int> bodyGroup;
+  std::vector<const ScopeTree::NodeName*> pending = bodyNodes;
+  while (!pending.empty()) {
+    std::vector<const ScopeTree::NodeName*> later;
+    for (const ScopeTree::NodeName* n : pending) {
+      auto ownerGroup = groupOfNode.find(n->owner);
+      if (ownerGroup == groupOfNode.end()) {
+        later.push_back(n);
+        continue;
+      }
+      const auto key = std::make_pair(n->owner, n->body);
+      auto b = bodyGroup.find(key);
+      if (b == bodyGroup.end()) {
+        const int parent = ownerGroup->second;
+        ScopeGroup body;
+        body.kind = ScopeGroup::Kind::Body;
+        body.parent = parent;
+        body.owner = n->owner;
+        body.description = n->body;
+        auto o = byId.find(n->owner);
+        const std::string ownerName =
+            o == byId.end() ? "#" + std::to_string(n->owner)
+                            : o->second->opType + (o->second->name.empty() ? "" : " '" + o->second->name + "'");
+        body.label = (n->body.empty() ? std::string("body") : n->body) + " of " + ownerName;
+        body.path = gs[size_t(parent)].path + (gs[size_t(parent)].path.empty() ? "" : "/") + "@" +
+                    std::to_string(n->owner) + "." + n->body;
+        gs.push_back(std::move(body));
+        const int idx = int(gs.size() - 1);
+        // After the owner and after bodies of the same owner already placed.
+        auto& items = gs[size_t(parent)].items;
+        auto at = std::find_if(items.begin(), items.end(),
+                               [&](const ScopeGroup::Item& it) { return !it.isGroup && it.id == n->owner; });
+        // If's then_branch reads first whatever order the file stores the attributes in (onnx.helper sorts them).
+        if (at != items.end()) {
+          ++at;
+          while (at != items.end() && at->isGroup && gs[size_t(at->id)].kind == ScopeGroup::Kind::Body &&
+                 gs[size_t(at->id)].owner == n->owner && n->body != "then_branch")
+            ++at;
+        }
+        items.insert(at, {true, idx});
+        b = bodyGroup.emplace(key, idx).first;
+      }
+      gs[size_t(b->second)].items.push_back({false, n->id});
+      groupOfNode[n->id] = b->second;
+      for (int a = b->second; a >= 0; a = gs[size_t(a)].parent) ++gs[size_t(a)].totalNodes;
+    }
+    if (later.size() == pending.size()) {  // owners that never appear: keep the nodes, at the root
+      for (const ScopeTree::NodeName* n : later) {
+        gs[0].items.push_back({false, n->id});
+        groupOfNode[n->id] = 0;
+        ++gs[0].totalNodes;
+      }
+      break;
+    }
+    pending = std::move(later);
+  }
+}
+
 }  // namespace
 
 ScopeTree ScopeTree::build(const std::vector<NodeName>& nodes, size_t maxItems) {
   std::vector<ScopeGroup> gs(1);
   std::vector<std::map<std::string, int>> childByName(1);
+  std::unordered_map<int64_t, int> groupOfNode;
+  std::vector<const NodeName*> bodyNodes;
   for (const auto& n : nodes) {
+    if (n.owner != 0) {
+      bodyNodes.push_back(&n);
+      continue;
+    }
     int g = 0;
     for (const std::string& part : scopeOf(n.name)) {
       auto it = childByName[g].find(part);
@@ -318,10 +394,12 @@ ScopeTree ScopeTree::build(const std::vector<NodeName>& nodes, size_t maxItems) 
       g = it->second;
     }
     gs[g].items.push_back({false, n.id});
+    groupOfNode[n.id] = g;
     for (int a = g; a >= 0; a = gs[a].parent) ++gs[a].totalNodes;
   }
   NodeIndex index;
   for (const auto& n : nodes) index[n.id] = &n;
+  placeBodies(gs, groupOfNode, bodyNodes, index);
   Structurer structurer(gs, index);
   findStructure(gs, 0, maxItems, structurer);
   tidy(gs, 0, maxItems, index);

@@ -7,7 +7,10 @@
 //    exports — or a flat scope) has its runs of loose nodes searched for repeated blocks (layout/repeat_blocks):
 //    numbered groups named after what they hold ("layer 3 · Attention + MLP, 187 nodes"), and inside a block the
 //    sub-blocks that repeat;
-//  - what is left too long is wrapped into chunk groups ("nodes 1–60") in graph order, the last resort.
+//  - what is left too long is wrapped into chunk groups ("nodes 1–60") in graph order, the last resort;
+//  - the nodes of a control-flow body (If's branches, Loop's and Scan's body) form a body group placed right after
+//    the node that owns it ("then_branch of If 'check'"), nested bodies inside theirs; a body is grouped like any
+//    other group when it is large.
 // Scopes, when present, win.
 #include <cstdint>
 #include <string>
@@ -20,10 +23,11 @@ struct ScopeGroup {
   std::string path;   // "encoder/layer.3" (merged chains joined with '/'); "" for the root
   std::string label;  // what the view shows: the last scope component(s), or "nodes 1–100" for a chunk
   int parent = -1;
-  enum class Kind { Scope, Repeat, Chunk } kind = Kind::Scope;
+  enum class Kind { Scope, Repeat, Chunk, Body } kind = Kind::Scope;
   bool chunk = false;      // kind == Chunk
   int instances = 0;       // Repeat: how many blocks this one is an instance of (1-based number in `label`)
-  std::string description;  // Repeat: what the block holds ("Attention + MLP")
+  std::string description;  // Repeat: what the block holds ("Attention + MLP"); Body: the attribute ("then_branch")
+  int64_t owner = 0;         // Body: the id of the node whose subgraph this is
   // Direct items in graph order: child groups (index into groups) and nodes (ids), interleaved as they appear.
   struct Item {
     bool isGroup;
@@ -40,8 +44,10 @@ class ScopeTree {
     std::string name;
     std::string opType = "";           // for finding repeated blocks when there are no scopes
     std::vector<int64_t> inputs = {};  // producer node ids; -1 for a graph input (data, not a constant)
+    int64_t owner = 0;                 // in a control-flow body: the node holding it (0 in the main graph)
+    std::string body = "";             // that node's attribute holding the body ("then_branch", "body")
   };
-  // `nodes` in graph (topological) order.
+  // `nodes` in graph (topological) order; a body's nodes in their body's order, anywhere after their owner.
   static ScopeTree build(const std::vector<NodeName>& nodes, size_t maxItems = 120);
 
   const std::vector<ScopeGroup>& groups() const { return groups_; }
@@ -58,8 +64,13 @@ class ScopeTree {
   std::unordered_map<int64_t, int> nodeGroup_;
 };
 
-// "scope", "repeat", "chunk"
+// "scope", "repeat", "chunk", "body"
 const char* groupKindName(ScopeGroup::Kind k);
+
+// Control-flow ops, whose bodies the views draw (If, Loop, Scan, SequenceMap of the default domain; `qualifiedType`
+// as Node::qualifiedType gives it). Other graph-valued attributes — the original nodes a fused kernel holds — are
+// not drawn as bodies: the fused-subgraph view expands those.
+bool isControlFlowOp(const std::string& qualifiedType);
 
 // The scope components of a node name: "/a/b/MatMul" -> {"a","b"}; names without '/' have none.
 std::vector<std::string> scopeOf(const std::string& nodeName);

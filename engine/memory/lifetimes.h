@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ir/aliasing_ops.h"
 #include "memory/memory_plan.h"
 
 namespace kiln {
@@ -29,10 +30,6 @@ namespace kiln::memory {
 
 constexpr int64_t kArenaAlignment = 512;  // offsets in the arena
 constexpr int64_t kZeroCopyAlignment = 32;
-
-// Reshape, Flatten, Squeeze, Unsqueeze, Identity (and GE's ExpandDims, in an .om's ge domain): the output is the
-// input's bytes under another shape.
-bool aliasesInput(const Node& n);
 
 // GE's tensor size rule: round the byte size up to 32, then add 32.
 int64_t geTensorBytes(int64_t bytes);

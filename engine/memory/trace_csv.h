@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "io/load_error.h"
+#include "util/load_error.h"
 #include "memory/memory_plan.h"
 
 namespace kiln::memory {

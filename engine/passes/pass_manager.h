@@ -2,6 +2,9 @@
 // Runs the stages prepare -> optimize -> compile. Instrumentation is separate from the passes: observers see the
 // run start, each pass before and after (with the graph), failures, and the end. The timing table, the SQLite
 // history recorder and the per-pass ONNX dumps are all observers.
+// With verify_each_pass (on by default) the IR verifier runs after every pass, and a pass that leaves a problem the
+// imported model did not have fails the run, named with the problem; what the import already had is one warning.
+// A precompiled model (an .om) runs no pass at all: its own plan is what gets shown.
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -9,8 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "fusion/fusion_rule.h"
-#include "passes/options.h"
+#include "options/options.h"
 #include "passes/pass.h"
 
 namespace kiln {
@@ -82,10 +84,6 @@ Json countersToJson(const std::map<std::string, int64_t>& counters);
 Json passRecordToJson(const PassRecord& record);
 // {"passes": [...], "nodes_before", "nodes_after", "ms", "status", "error"?, "warnings"}
 Json runSummaryToJson(const RunSummary& summary);
-
-// The standard pipeline for an option set (which passes, in which order, per the oo_* switches).
-// `extraFusionRules` (from plugins) are tried after the built-in rules; plugins' passes are appended by the loader.
-void addStandardPasses(PassManager& pm, const Options& options, const FusionRuleList& extraFusionRules = {});
 
 // Prints the per-pass table (stage, pass, ms, nodes before -> after, counters) while the run goes.
 class TimingTableObserver final : public PassObserver {

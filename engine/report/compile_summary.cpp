@@ -18,7 +18,7 @@
 namespace kiln {
 
 namespace {
-// The fusion drivers (passes/optimize/graph_fusion.h): their counters are rule names, plus the bytes saved.
+// The fusion drivers (fusion/graph_fusion_pass.h): their counters are rule names, plus the bytes saved.
 bool isFusionPass(const std::string& name) { return name == "GraphFusion" || name == "UBFusion"; }
 
 // A compiled file (.om) ran no pass to count for it: the arena and lower bound are those of the plan it carries (the

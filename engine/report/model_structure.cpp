@@ -4,23 +4,45 @@
 
 namespace kiln {
 
-layout::ScopeTree modelStructure(const Graph& g) {
-  std::vector<layout::ScopeTree::NodeName> names;
+namespace {
+
+void addNames(const Graph& g, int64_t owner, const std::string& body, std::vector<layout::ScopeTree::NodeName>& out,
+              int depth) {
   const auto order = g.topologicalOrder();
   std::vector<const Node*> nodes;
   if (order) nodes.assign(order->begin(), order->end());
   else
     for (const Node* n : g.nodes()) nodes.push_back(n);
-  names.reserve(nodes.size());
   for (const Node* n : nodes) {
     std::vector<int64_t> producers;
     for (const Value* v : n->inputs())
       if (v && v->producer()) producers.push_back(v->producer()->id());
       else if (v && !v->constant()) producers.push_back(-1);  // a graph input: data, not a constant
-    names.push_back({n->id(), n->name(), n->qualifiedType(), std::move(producers)});
+    out.push_back({n->id(), n->name(), n->qualifiedType(), std::move(producers), owner, body});
   }
-  return layout::ScopeTree::build(names);
+  // The loaders bound nesting; this bound only keeps a hand-built graph from recursing without end.
+  if (depth >= 64) return;
+  for (const Node* n : nodes) {
+    if (!layout::isControlFlowOp(n->qualifiedType())) continue;  // a fused kernel's originals are not a body
+    for (const NamedAttribute& a : n->attributes()) {
+      if (const auto* one = a.value.get<Attribute::GraphPtr>(); one && *one) addNames(**one, n->id(), a.name, out, depth + 1);
+      if (const auto* many = a.value.get<std::vector<Attribute::GraphPtr>>())
+        for (const auto& sub : *many)
+          if (sub) addNames(*sub, n->id(), a.name, out, depth + 1);
+    }
+  }
 }
+
+}  // namespace
+
+std::vector<layout::ScopeTree::NodeName> structureNames(const Graph& g) {
+  std::vector<layout::ScopeTree::NodeName> names;
+  names.reserve(g.numNodes());
+  addNames(g, 0, "", names, 0);
+  return names;
+}
+
+layout::ScopeTree modelStructure(const Graph& g) { return layout::ScopeTree::build(structureNames(g)); }
 
 namespace {
 
@@ -33,6 +55,10 @@ Json groupJson(const layout::ScopeTree& tree, int g) {
   if (group.kind == layout::ScopeGroup::Kind::Repeat) {
     j.set("instances", group.instances);
     j.set("contains", group.description);
+  }
+  if (group.kind == layout::ScopeGroup::Kind::Body) {
+    j.set("owner_node", group.owner);
+    j.set("attribute", group.description);
   }
   Json children = Json::array();
   int64_t loose = 0;

@@ -1,8 +1,9 @@
 #pragma once
 // The structure `kiln inspect` reports and scripts read: the groups the workbench draws (layout/scope_tree — name
-// scopes, repeated blocks found in the graph, chunks in graph order), as JSON (`groups`: name, kind
-// scope|repeat|chunk, nodes, instances, children) and as an indented outline.
+// scopes, repeated blocks found in the graph, chunks in graph order, control-flow bodies), as JSON (`groups`: name,
+// kind scope|repeat|chunk|body, nodes, instances, children) and as an indented outline.
 #include <string>
+#include <vector>
 
 #include "layout/scope_tree.h"
 #include "util/json.h"
@@ -11,7 +12,10 @@ namespace kiln {
 
 class Graph;
 
-// The main graph's nodes in topological order (file order when it has a cycle), grouped.
+// Every node for the scope tree: the main graph's in topological order (file order when it has a cycle), then each
+// control-flow body's, recursively, with its owner and attribute.
+std::vector<layout::ScopeTree::NodeName> structureNames(const Graph& g);
+// Those nodes, grouped.
 layout::ScopeTree modelStructure(const Graph& g);
 // The root's groups, nested; loose nodes are counted, not listed.
 Json structureToJson(const layout::ScopeTree& tree);

@@ -52,6 +52,16 @@ bool runsWork(const TimelineChartTask& t) { return t.type != "EVENT_WAIT" && t.t
 
 }  // namespace
 
+std::unordered_map<int64_t, layout::NodeTiming> nodeTimingOf(const TimelineChart& chart) {
+  std::unordered_map<int64_t, layout::NodeTiming> timing;
+  for (const TimelineChartTask& t : chart.tasks)
+    if (t.nodeId > 0) {
+      timing[t.nodeId].us += t.endUs - t.startUs;
+      timing[t.nodeId].bytes += t.bytes;
+    }
+  return timing;
+}
+
 TimelineChart timelineChartFromSimulation(const Timeline& timeline, const SocProfile& profile) {
   TimelineChart chart;
   chart.source = "simulated on " + profile.name;

@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "history/history_emulation.h"
+#include "layout/node_overlay.h"
 
 namespace kiln {
 
@@ -62,6 +64,8 @@ struct TimelineChart {
 
 // From a simulation of the same graph's task list (entries point at its nodes).
 TimelineChart timelineChartFromSimulation(const Timeline& timeline, const SocProfile& profile);
+// Every node's kernels summed: simulated time and bytes moved, for the graph overlays.
+std::unordered_map<int64_t, layout::NodeTiming> nodeTimingOf(const TimelineChart& chart);
 // From history rows; node facts looked up in `g` (the compiled graph of the same run) by node id.
 TimelineChart timelineChartFromRows(const std::vector<TimelineRow>& rows, const Graph& g, const SocProfile& profile);
 

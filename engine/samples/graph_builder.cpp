@@ -153,11 +153,20 @@ void GraphBuilder::output(Value* v, const std::string& name) {
 Value* GraphBuilder::op(const std::string& opType, const std::vector<Value*>& inputs,
                         std::vector<NamedAttribute> attrs) {
   if (!g_) return placeholder_;
-  // torch.onnx names a node after its module scope and op, numbering repeats within the scope.
-  const std::string base = scopePath() + "/" + opType;
-  const int n = nodeNameCount_[base]++;
-  const std::string name = n ? base + "_" + std::to_string(n) : base;
-  Node* node = g_->addNode(opType, inputs, std::vector<std::string>{name + "_output_0"}, name);
+  std::string name, output;
+  if (options_.names == "scoped") {
+    // torch.onnx names a node after its module scope and op, numbering repeats within the scope.
+    const std::string base = scopePath() + "/" + opType;
+    const int n = nodeNameCount_[base]++;
+    name = n ? base + "_" + std::to_string(n) : base;
+    output = name + "_output_0";
+  } else {
+    // Older exporters number nodes and tensors graph-wide; without names only the tensors are numbered.
+    const std::string number = std::to_string(++nodeNumber_);
+    if (options_.names == "numbered") name = opType + "_" + number;
+    output = number;
+  }
+  Node* node = g_->addNode(opType, inputs, std::vector<std::string>{output}, name);
   for (auto& a : attrs) node->setAttr(std::move(a.name), std::move(a.value));
   return node->output(0);
 }

@@ -116,6 +116,7 @@ class GraphBuilder {
   uint64_t weightBytes_ = 0;
   std::vector<std::string> nodeScopes_, weightScopes_;
   std::map<std::string, int> nodeNameCount_;
+  int64_t nodeNumber_ = 0;  // names other than "scoped"
   std::map<std::string, Value*> constants_;
   // Counting mode hands out this value for everything.
   std::unique_ptr<Graph> scratch_;

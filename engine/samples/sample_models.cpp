@@ -74,6 +74,8 @@ std::unique_ptr<Model> buildSample(const std::string& name, const SampleOptions&
                                 std::to_string(options.layers));
   const int layers = options.layers ? options.layers : entry->info.defaultLayers;
   const samples::Quantization quantization = samples::parseQuantization(options.quantize);
+  if (options.names != "scoped" && options.names != "numbered" && options.names != "none")
+    throw std::invalid_argument("--names must be scoped, numbered or none, got '" + options.names + "'");
 
   if (options.weights) {
     // A counting pass sizes the weights before anything is allocated.

@@ -15,6 +15,9 @@ struct SampleOptions {
   bool weights = true;   // false: weights become graph inputs with shapes only (100k-node graphs stay small)
   uint64_t seed = 1;     // weights are a deterministic function of (seed, tensor name)
   std::string quantize = "";  // "", "dynamic" or "qdq": the int8 form ONNX Runtime's quantization tool writes
+  // Node names: "scoped" as torch.onnx writes them ("/model/layers.3/self_attn/MatMul"), "numbered" as older
+  // exporters and graph rewriters leave them ("MatMul_123", tensors "123"), "none" (no node names at all).
+  std::string names = "scoped";
 };
 
 struct SampleInfo {

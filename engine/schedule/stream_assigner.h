@@ -43,10 +43,6 @@ struct StreamPlan {
 };
 
 // `order` is the execution order of one graph's nodes (every producer before its consumers).
-// "AIcoreEngine:8,DNN_VM_AICPU:1" (ATC's --stream_max_parallel_num; also CubeEngine, VectorEngine) -> limits by
-// engine class. Throws std::invalid_argument naming the bad item.
-std::map<std::string, int> parseStreamMaxParallelNum(const std::string& text);
-
 StreamPlan assignStreams(const std::vector<Node*>& order, const StreamPolicy& policy);
 
 }  // namespace kiln

@@ -4,7 +4,7 @@
 #include <unordered_map>
 
 #include "ir/graph.h"
-#include "memory/lifetimes.h"
+#include "ir/aliasing_ops.h"
 #include "schedule/sync_events.h"
 
 namespace kiln {
@@ -69,7 +69,7 @@ std::vector<Task> buildTaskList(const Graph& g, int aiCores) {
     if (auto w = waits.find(n); w != waits.end())
       for (int id : w->second) emit(TaskType::EventWait, stream, n, id);
     const std::string engine = n->annotation("engine");
-    if (memory::aliasesInput(*n)) {
+    if (aliasesInput(*n)) {
       // Nothing to compute, but a graph output is the caller's own buffer: the bytes must be copied there.
       if (n->output(0)->isGraphOutput()) emit(TaskType::MemcpyAsync, stream, n);
     } else if (n->opType() == "Constant" && n->domain().empty()) {

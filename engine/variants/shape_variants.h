@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "passes/options.h"
+#include "options/options.h"
 
 namespace kiln {
 

@@ -8,6 +8,7 @@
 #include "history/history_recorder.h"
 #include "io/model_loader.h"
 #include "passes/pass_manager.h"
+#include "pipeline/standard_pipeline.h"
 #include "schedule/task_list.h"
 
 namespace kiln {

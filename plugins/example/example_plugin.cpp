@@ -6,7 +6,7 @@
 //    as exporters of older opsets do — becomes one example:HardSwishX.
 #include <cmath>
 
-#include "fusion/fused_node.h"
+#include "ir/fused_node.h"
 #include "fusion/match_helpers.h"
 #include "ir/model.h"
 #include "kiln_plugin.h"

@@ -203,7 +203,36 @@ class BatchCliTest : public QObject {
     QCOMPARE(batch({"--models", model, "--out", out}).code, 2);
     QCOMPARE(batch({"--models", path("nowhere"), "--options", kOptions + "o1.json", "--out", out}).code, 2);
     QCOMPARE(batch({"--models", model, "--options", model, "--out", out}).code, 2);  // not an option set
+    const KilnRun badOverlay = batch({"--models", model, "--options", kOptions + "o1.json", "--out", out, "--overlay", "speed"});
+    QCOMPARE(badOverlay.code, 2);
+    QVERIFY2(badOverlay.err.contains("--overlay 'speed': not a metric (simulated time"), qPrintable(badOverlay.err));
     QVERIFY(!QFile::exists(out + "/summary.json"));
+  }
+
+  // --overlay: the case page's graph coloured by the workbench's overlay, with its legend; a metric this case has no
+  // data for is said on the page, not drawn as if it had.
+  void overlayColoursTheCaseGraph() {
+    const QString model = models_ + "/mobilenetv2.onnx";
+    for (const QString& metric : {QString("simulated-time"), QString("compute unit"), QString("annotation:no.such")}) {
+      const QString out = path("overlay_" + QString(metric).replace(' ', '_').replace(':', '_'));
+      const KilnRun r = batch({"--models", model, "--options", kOptions + "default.json", "--out", out, "--overlay", metric});
+      QCOMPARE(r.code, 0);
+      const QJsonArray cases = summary(out)["cases"].toArray();
+      QCOMPARE(cases.size(), 1);
+      const QByteArray page = readAll(out + "/" + cases[0].toObject()["page"].toString());
+      if (metric == "simulated-time") {
+        QVERIFY(page.contains("colour: simulated time"));
+        QVERIFY2(page.contains("simulated time (sum of its nodes): ") || page.contains("\nsimulated time: ") ||
+                     page.contains("simulated time: "), "a node's or group's tooltip carries its value");
+      } else if (metric == "compute unit") {
+        QVERIFY(page.contains("colour: compute unit"));
+        QVERIFY(page.contains(">cube<") || page.contains(">vector<"));
+      } else {
+        QVERIFY(!page.contains("colour: annotation"));
+        QVERIFY2(page.contains("No &#39;annotation:no.such&#39; overlay") || page.contains("No 'annotation:no.such' overlay"),
+                 "the page says the overlay is missing");
+      }
+    }
   }
 
   void shardsMergeBackToTheWhole() {

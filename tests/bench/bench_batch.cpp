@@ -17,7 +17,7 @@ using namespace kiln;
 namespace fs = std::filesystem;
 
 int main(int argc, char** argv) {
-  const std::string jsonPath = argc > 1 ? argv[1] : "bench_batch.json";
+  const std::string jsonPath = argc > 1 ? argv[1] : KILN_BENCH_OUT_DIR "/bench_batch.json";
   const fs::path corpus = (fs::path(KILN_SHARED_DIR) / "models").lexically_normal();
   std::vector<std::string> models;
   if (fs::is_directory(corpus))

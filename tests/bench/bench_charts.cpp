@@ -18,8 +18,9 @@
 #include "ir/model.h"
 #include "memory_plot.h"
 #include "memory_view.h"
-#include "passes/options.h"
+#include "options/options.h"
 #include "passes/pass_manager.h"
+#include "pipeline/standard_pipeline.h"
 #include "report/memory_chart.h"
 #include "report/timeline_chart.h"
 #include "samples/sample_models.h"
@@ -62,7 +63,7 @@ double msSince(const QElapsedTimer& t) { return double(t.nsecsElapsed()) / 1e6; 
 int main(int argc, char** argv) {
   qputenv("QT_QPA_PLATFORM", "offscreen");
   QApplication qapp(argc, argv);
-  const std::string jsonPath = argc > 1 ? argv[1] : "bench_charts.json";
+  const std::string jsonPath = argc > 1 ? argv[1] : KILN_BENCH_OUT_DIR "/bench_charts.json";
   std::printf("%-18s %-7s %8s %12s %9s %14s %14s %14s %14s\n", "model", "view", "items", "data ms", "open ms",
               "pan mean ms", "pan max ms", "zoomed mean", "zoomed max");
   Json rows = Json::array();

@@ -16,8 +16,9 @@
 #include "emulator/reference_executor.h"
 #include "emulator/timing/timeline_sim.h"
 #include "io/model_loader.h"
-#include "io/onnx/function_expander.h"
+#include "emulator/function_expander.h"
 #include "passes/pass_manager.h"
+#include "pipeline/standard_pipeline.h"
 #include "samples/sample_models.h"
 
 using namespace kiln;
@@ -64,7 +65,7 @@ struct Comparison {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string jsonPath = argc > 1 ? argv[1] : "bench_emulator.json";
+  const std::string jsonPath = argc > 1 ? argv[1] : KILN_BENCH_OUT_DIR "/bench_emulator.json";
   Json rows = Json::array();
   auto sample = [](const char* name) { return [name] { return buildSample(name); }; };
   std::vector<Comparison> comparisons = {

@@ -37,7 +37,7 @@ std::vector<Buffer> synthetic(size_t n, uint32_t seed) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string jsonPath = argc > 1 ? argv[1] : "bench_memory.json";
+  const std::string jsonPath = argc > 1 ? argv[1] : KILN_BENCH_OUT_DIR "/bench_memory.json";
   std::vector<std::pair<std::string, std::vector<Buffer>>> instances;
   const fs::path dir = fs::path(KILN_SHARED_DIR) / "traces";
   std::error_code ec;

@@ -14,8 +14,9 @@
 #include "io/model_loader.h"
 #include "io/onnx/onnx_writer.h"
 #include "ir/shape_binding.h"
-#include "passes/options.h"
+#include "options/options.h"
 #include "passes/pass_manager.h"
+#include "pipeline/standard_pipeline.h"
 #include "report/compile_summary.h"
 #include "samples/sample_models.h"
 
@@ -58,7 +59,7 @@ Row compile(const std::string& label, const std::string& path, const Options& op
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string out = argc > 1 ? argv[1] : "bench_shapes.json";
+  const std::string out = argc > 1 ? argv[1] : KILN_BENCH_OUT_DIR "/bench_shapes.json";
   std::vector<Row> rows;
   const Options defaults;
   for (const auto& p : benchCorpusModels(std::filesystem::path(KILN_SHARED_DIR) / "models")) {

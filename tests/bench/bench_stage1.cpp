@@ -20,6 +20,7 @@
 #include "io/onnx/onnx_reader.h"
 #include "io/onnx/onnx_writer.h"
 #include "passes/pass_manager.h"
+#include "pipeline/standard_pipeline.h"
 #include "samples/sample_models.h"
 #include "util/json.h"
 
@@ -101,7 +102,7 @@ double medianMs(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string jsonPath = argc > 1 ? argv[1] : "bench_stage1.json";
+  const std::string jsonPath = argc > 1 ? argv[1] : KILN_BENCH_OUT_DIR "/bench_stage1.json";
   const fs::path models = fs::path(KILN_SHARED_DIR) / "models";
   Json out = Json::object();
 

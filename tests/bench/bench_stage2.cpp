@@ -18,6 +18,7 @@
 #include "emulator/emulation_inputs.h"
 #include "io/model_loader.h"
 #include "passes/pass_manager.h"
+#include "pipeline/standard_pipeline.h"
 #include "report/compile_summary.h"
 #include "samples/sample_models.h"
 
@@ -96,7 +97,7 @@ std::string fusedText(const CompileSummary& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string jsonPath = argc > 1 ? argv[1] : "bench_stage2.json";
+  const std::string jsonPath = argc > 1 ? argv[1] : KILN_BENCH_OUT_DIR "/bench_stage2.json";
   const fs::path models = fs::path(KILN_SHARED_DIR) / "models";
   std::vector<Row> rows;
   for (const auto& f : benchCorpusModels(models))

@@ -59,7 +59,7 @@ std::string readFile(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string jsonPath = argc > 1 ? argv[1] : "kiln_bench.json";
+  const std::string jsonPath = argc > 1 ? argv[1] : KILN_BENCH_OUT_DIR "/kiln_bench.json";
   std::vector<Result> results;
 
   const std::string gpt2 = std::string(KILN_SHARED_DIR) + "/models/transformer/gpt2_past.onnx";

@@ -8,6 +8,7 @@
 #include "ir/verifier.h"
 #include "memory/reuse_handoffs.h"
 #include "passes/pass_manager.h"
+#include "pipeline/standard_pipeline.h"
 #include "report/model_summary.h"
 
 using namespace kiln;

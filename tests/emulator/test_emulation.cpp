@@ -14,6 +14,7 @@
 #include "history/history_emulation.h"
 #include "io/onnx/onnx_writer.h"
 #include "passes/pass_manager.h"
+#include "pipeline/standard_pipeline.h"
 #include "samples/graph_builder.h"
 #include "support/kiln_process.h"
 #include "util/json.h"

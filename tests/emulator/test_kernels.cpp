@@ -10,7 +10,7 @@
 #include <map>
 
 #include "support/kernel_op.h"
-#include "emulator/kernels/kernel.h"
+#include "kernels/kernel.h"
 #include "io/onnx/onnx_reader.h"
 #include "io/tensor_file.h"
 #include "ir/graph.h"

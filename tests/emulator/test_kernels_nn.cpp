@@ -9,7 +9,7 @@
 #include <random>
 
 #include "support/kernel_op.h"
-#include "emulator/kernels/kernel.h"
+#include "kernels/kernel.h"
 #include "ir/graph.h"
 
 using namespace kiln;

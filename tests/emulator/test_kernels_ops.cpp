@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "support/kernel_op.h"
-#include "emulator/kernels/kernel.h"
+#include "kernels/kernel.h"
 #include "ir/graph.h"
 
 using namespace kiln;

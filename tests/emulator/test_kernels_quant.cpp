@@ -6,7 +6,7 @@
 #include <cstring>
 #include <limits>
 
-#include "emulator/kernels/kernel.h"
+#include "kernels/kernel.h"
 #include "support/kernel_op.h"
 #include "ir/graph.h"
 

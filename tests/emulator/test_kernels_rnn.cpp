@@ -11,7 +11,7 @@
 
 #include "io/numpy/npz_reader.h"
 #include "support/kernel_op.h"
-#include "emulator/kernels/kernel.h"
+#include "kernels/kernel.h"
 #include "io/onnx/onnx_reader.h"
 #include "ir/graph.h"
 #include "ir/model.h"

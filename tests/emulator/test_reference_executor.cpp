@@ -11,9 +11,9 @@
 #include "emulator/conformance.h"
 #include "emulator/reference_executor.h"
 #include "emulator/tensor_compare.h"
-#include "io/onnx/function_expander.h"
+#include "emulator/function_expander.h"
 #include "io/onnx/onnx_writer.h"
-#include "io/onnx/proto_convert.h"
+#include "ir/opdefs/proto_convert.h"
 #include "ir/model.h"
 
 using namespace kiln;

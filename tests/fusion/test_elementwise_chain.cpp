@@ -5,8 +5,8 @@
 #include <QtTest>
 #include <filesystem>
 
-#include "emulator/kernels/kernel.h"
-#include "fusion/fused_node.h"
+#include "kernels/kernel.h"
+#include "ir/fused_node.h"
 #include "fusion/rules/builtin_rules.h"
 #include "history/history_db.h"
 #include "history/history_reader.h"
@@ -16,7 +16,7 @@
 #include "ir/graph.h"
 #include "ir/model.h"
 #include "ir/opdefs/shape_inference.h"
-#include "passes/optimize/graph_fusion.h"
+#include "fusion/graph_fusion_pass.h"
 #include "passes/pass_manager.h"
 #include "samples/sample_models.h"
 #include "support/graph_eval.h"

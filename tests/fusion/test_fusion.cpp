@@ -5,15 +5,15 @@
 #include <QtTest>
 #include <cmath>
 
-#include "emulator/kernels/kernel.h"
-#include "fusion/fused_node.h"
+#include "kernels/kernel.h"
+#include "ir/fused_node.h"
 #include "fusion/rules/builtin_rules.h"
 #include "ir/graph.h"
 #include "ir/model.h"
 #include "ir/opdefs/shape_inference.h"
 #include "ir/verifier.h"
-#include "passes/optimize/graph_fusion.h"
-#include "passes/options.h"
+#include "fusion/graph_fusion_pass.h"
+#include "options/options.h"
 #include "samples/sample_models.h"
 #include "support/fusion_test_support.h"
 

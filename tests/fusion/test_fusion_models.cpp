@@ -7,8 +7,9 @@
 #include "io/model_loader.h"
 #include "ir/graph.h"
 #include "ir/model.h"
-#include "passes/options.h"
+#include "options/options.h"
 #include "passes/pass_manager.h"
+#include "pipeline/standard_pipeline.h"
 #include "samples/sample_models.h"
 #include "support/pass_test_support.h"
 

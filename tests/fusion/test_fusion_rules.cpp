@@ -8,14 +8,14 @@
 #include <cmath>
 #include <numbers>
 
-#include "fusion/fused_node.h"
+#include "ir/fused_node.h"
 #include "fusion/pattern.h"
 #include "fusion/rules/builtin_rules.h"
 #include "ir/graph.h"
 #include "ir/model.h"
 #include "ir/opdefs/shape_inference.h"
-#include "passes/optimize/graph_fusion.h"
-#include "passes/options.h"
+#include "fusion/graph_fusion_pass.h"
+#include "options/options.h"
 #include "support/evaluate_graph.h"
 #include "support/fusion_test_support.h"
 

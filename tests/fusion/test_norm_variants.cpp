@@ -6,7 +6,7 @@
 #include "ir/graph.h"
 #include "ir/model.h"
 #include "ir/opdefs/shape_inference.h"
-#include "passes/optimize/graph_fusion.h"
+#include "fusion/graph_fusion_pass.h"
 #include "support/graph_eval.h"
 #include "support/pass_test_support.h"
 

@@ -17,8 +17,9 @@
 #include "fusion/rules/builtin_rules.h"
 #include "io/model_loader.h"
 #include "ir/graph.h"
-#include "passes/optimize/graph_fusion.h"
+#include "fusion/graph_fusion_pass.h"
 #include "passes/pass_manager.h"
+#include "pipeline/standard_pipeline.h"
 
 using namespace kiln;
 

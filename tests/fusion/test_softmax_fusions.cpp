@@ -4,13 +4,13 @@
 #include <QtTest>
 #include <cmath>
 
-#include "emulator/kernels/kernel.h"
-#include "fusion/fused_node.h"
+#include "kernels/kernel.h"
+#include "ir/fused_node.h"
 #include "fusion/rules/builtin_rules.h"
 #include "ir/graph.h"
 #include "ir/model.h"
 #include "ir/opdefs/shape_inference.h"
-#include "passes/optimize/graph_fusion.h"
+#include "fusion/graph_fusion_pass.h"
 #include "samples/sample_models.h"
 #include "support/graph_eval.h"
 #include "support/pass_test_support.h"

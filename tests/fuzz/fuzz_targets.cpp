@@ -16,7 +16,7 @@
 #include "ir/tensor.h"
 #include "ir/verifier.h"
 #include "memory/trace_csv.h"
-#include "passes/options.h"
+#include "options/options.h"
 
 namespace kiln::fuzz {
 namespace {

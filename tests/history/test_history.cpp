@@ -19,9 +19,9 @@
 #include "history/history_reader.h"
 #include "history/history_recorder.h"
 #include "history/history_report.h"
-#include "io/load_error.h"
+#include "util/load_error.h"
 #include "ir/model.h"
-#include "passes/options.h"
+#include "options/options.h"
 #include "samples/sample_models.h"
 
 

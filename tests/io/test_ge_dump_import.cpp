@@ -9,12 +9,13 @@
 
 #include "history/history_db.h"
 #include "history/history_reader.h"
-#include "io/gedump/ge_dump_import.h"
-#include "io/load_error.h"
+#include "history/ge_dump_import.h"
+#include "util/load_error.h"
 #include "ir/graph.h"
 #include "ir/model.h"
-#include "passes/options.h"
+#include "options/options.h"
 #include "passes/pass_manager.h"
+#include "pipeline/standard_pipeline.h"
 #include "samples/sample_models.h"
 
 using namespace kiln;

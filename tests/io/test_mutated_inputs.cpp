@@ -13,6 +13,7 @@
 #include "ir/opdefs/shape_inference.h"
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
+#include "pipeline/standard_pipeline.h"
 #include "samples/sample_models.h"
 
 using namespace kiln;

@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "io/load_error.h"
+#include "util/load_error.h"
 #include "io/numpy/npz_reader.h"
 #include "support/npz_files.h"
 

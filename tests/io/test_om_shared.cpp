@@ -14,6 +14,7 @@
 #include "report/model_summary.h"
 #include "report/memory_chart.h"
 #include "passes/pass_manager.h"
+#include "pipeline/standard_pipeline.h"
 
 using namespace kiln;
 using namespace kiln::om;

@@ -8,7 +8,7 @@
 
 #include <fstream>
 
-#include "io/load_error.h"
+#include "util/load_error.h"
 #include "io/onnx/onnx_reader.h"
 #include "io/onnx/onnx_writer.h"
 #include "io/tensor_file.h"

@@ -2,7 +2,7 @@
 // verifier.
 #include <QtTest>
 
-#include "emulator/kernels/kernel.h"
+#include "kernels/kernel.h"
 #include "ir/format.h"
 #include "ir/graph.h"
 #include "ir/model.h"

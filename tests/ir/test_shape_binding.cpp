@@ -5,7 +5,7 @@
 
 #include "ir/model.h"
 #include "ir/shape_binding.h"
-#include "passes/options.h"
+#include "options/options.h"
 
 using namespace kiln;
 

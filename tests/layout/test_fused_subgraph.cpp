@@ -8,6 +8,7 @@
 #include "history/history_recorder.h"
 #include "layout/fused_subgraph.h"
 #include "passes/pass_manager.h"
+#include "pipeline/standard_pipeline.h"
 #include "report/compile_summary.h"
 #include "samples/sample_models.h"
 

@@ -9,10 +9,12 @@
 
 #include "io/model_loader.h"
 #include "ir/model.h"
+#include "layout/pass_view.h"
 #include "layout/repeat_blocks.h"
 #include "layout/scope_tree.h"
 #include "report/model_structure.h"
 #include "samples/sample_models.h"
+#include "support/control_flow_model.h"
 
 using namespace kiln;
 using namespace kiln::layout;
@@ -184,6 +186,54 @@ class StructureTest : public QObject {
         QVERIFY(g.find("children")->isArray());
       }
     QCOMPARE(repeats, 4);
+  }
+
+  // If's branches and a Loop nested in one of them: body groups after their owner, nested inside theirs, in the
+  // structure (kind "body") and in the view a report draws (owners, body terminals, the body feeding its owner).
+  void controlFlowBodiesAreGroups() {
+    const auto cf = testing::makeControlFlowModel();
+    const Graph& g = *cf->model.graph;
+    const Node *relu = cf->relu, *thenNeg = cf->thenNeg, *ifNode = cf->ifNode, *loop = cf->loop, *twice = cf->twice;
+    const Value* carried = twice->input(0);  // the Loop's carried value, a body input
+    const ScopeTree t = modelStructure(g);
+    QCOMPARE(t.group(0).totalNodes, int64_t(8));
+    // Root: relu, check, then_branch, else_branch, out (bodies right after their owner).
+    std::vector<std::string> root;
+    for (const auto& it : t.group(0).items) root.push_back(it.isGroup ? t.group(int(it.id)).label : "#" + std::to_string(it.id));
+    QCOMPARE(root.size(), size_t(5));
+    QCOMPARE(root[1], "#" + std::to_string(ifNode->id()));
+    QCOMPARE(QString::fromStdString(root[2]), QString("then_branch of If 'check'"));
+    QCOMPARE(QString::fromStdString(root[3]), QString("else_branch of If 'check'"));
+    const int elseGroup = t.groupOf(loop->id());
+    QCOMPARE(t.group(elseGroup).kind, ScopeGroup::Kind::Body);
+    QCOMPARE(t.group(elseGroup).owner, ifNode->id());
+    QCOMPARE(t.group(elseGroup).totalNodes, int64_t(3));  // the Loop and its body's two nodes
+    const int loopBody = t.groupOf(twice->id());
+    QCOMPARE(QString::fromStdString(t.group(loopBody).label), QString("body of Loop 'repeat'"));
+    QCOMPARE(t.group(loopBody).parent, elseGroup);
+    const std::string json = structureToJson(t).dump();
+    QVERIFY2(json.find("\"kind\":\"body\"") != std::string::npos, json.c_str());
+
+    // Bodies listed in any order still land in their owner's group; an unknown owner falls back to the root.
+    std::vector<ScopeTree::NodeName> names = structureNames(g);
+    std::reverse(names.begin(), names.end());
+    names.push_back({999, "orphan", "Relu", {}, 12345, "body"});
+    const ScopeTree shuffled = ScopeTree::build(names);
+    QCOMPARE(shuffled.group(shuffled.groupOf(twice->id())).parent, shuffled.groupOf(loop->id()));
+    QCOMPARE(shuffled.groupOf(999), 0);
+
+    const PassView v = passViewOf(g);
+    QCOMPARE(v.ops, int64_t(3));      // relu, check, out
+    QCOMPARE(v.bodyOps, int64_t(5));  // then: 2; else: the Loop and its body's 2
+    QCOMPARE(v.node(twice->id())->owner, loop->id());
+    QCOMPARE(QString::fromStdString(v.node(twice->id())->body), QString("body"));
+    auto hasEdge = [&](int64_t from, int64_t to) {
+      return std::any_of(v.edges.begin(), v.edges.end(), [&](const NodeEdge& e) { return e.from == from && e.to == to; });
+    };
+    QVERIFY(hasEdge(relu->id(), thenNeg->id()));                       // a captured value enters the body
+    QVERIFY(hasEdge(inputTerminal(carried->id()), twice->id()));       // a body input is a terminal in it
+    QVERIFY(hasEdge(outputTerminal(twice->output(0)->id()), loop->id()));  // the body yields to its owner
+    QCOMPARE(v.node(inputTerminal(carried->id()))->owner, loop->id());
   }
 
   void gpt2PastShowsTwelveLayers() {

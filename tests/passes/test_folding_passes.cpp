@@ -8,15 +8,15 @@
 #include <cmath>
 #include <map>
 
-#include "emulator/kernels/kernel.h"
+#include "kernels/kernel.h"
 #include "fusion/rules/builtin_rules.h"
 #include "io/model_loader.h"
 #include "ir/graph.h"
 #include "ir/model.h"
 #include "ir/opdefs/shape_inference.h"
 #include "ir/verifier.h"
-#include "passes/optimize/graph_fusion.h"
-#include "passes/options.h"
+#include "fusion/graph_fusion_pass.h"
+#include "options/options.h"
 #include "passes/prepare/batchnorm_fold.h"
 #include "passes/prepare/constant_folding.h"
 #include "passes/prepare/dimension_compute.h"

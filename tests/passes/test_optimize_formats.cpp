@@ -7,8 +7,8 @@
 
 #include <random>
 
-#include "emulator/kernels/kernel.h"
-#include "emulator/kernels/transdata.h"
+#include "kernels/kernel.h"
+#include "kernels/transdata.h"
 #include "emulator/reference_executor.h"
 #include "ir/graph.h"
 #include "ir/model.h"
@@ -17,6 +17,7 @@
 #include "passes/optimize/op_traits.h"
 #include "passes/optimize/optimize_passes.h"
 #include "passes/pass_manager.h"
+#include "pipeline/standard_pipeline.h"
 #include "samples/sample_models.h"
 #include "support/pass_test_support.h"
 #include "support/transdata_checks.h"

@@ -9,6 +9,7 @@
 #include "io/model_loader.h"
 #include "passes/optimize/optimize_passes.h"
 #include "passes/pass_manager.h"
+#include "pipeline/standard_pipeline.h"
 #include "support/pass_test_support.h"
 #include "support/transdata_checks.h"
 

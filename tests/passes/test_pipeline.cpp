@@ -5,11 +5,12 @@
 
 #include <fstream>
 
-#include "io/load_error.h"
+#include "util/load_error.h"
 #include "ir/model.h"
 #include "ir/opdefs/shape_inference.h"
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
+#include "pipeline/standard_pipeline.h"
 #include "passes/prepare/prepare_passes.h"
 
 using namespace kiln;

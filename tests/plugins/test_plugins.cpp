@@ -9,7 +9,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "emulator/kernels/kernel.h"
+#include "kernels/kernel.h"
 #include "io/onnx/onnx_writer.h"
 #include "ir/graph.h"
 #include "ir/model.h"

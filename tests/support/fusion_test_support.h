@@ -3,9 +3,9 @@
 // as GraphFusion runs them.
 #include <vector>
 
-#include "emulator/kernels/kernel.h"
+#include "kernels/kernel.h"
 #include "fusion/rules/builtin_rules.h"
-#include "passes/optimize/graph_fusion.h"
+#include "fusion/graph_fusion_pass.h"
 #include "support/pass_test_support.h"
 
 namespace kiln::testing {

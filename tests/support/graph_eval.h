@@ -9,7 +9,7 @@
 #include <cmath>
 #include <unordered_map>
 
-#include "emulator/kernels/kernel.h"
+#include "kernels/kernel.h"
 #include "ir/graph.h"
 #include "passes/constant_value.h"
 

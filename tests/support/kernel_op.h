@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "emulator/kernels/kernel.h"
+#include "kernels/kernel.h"
 #include "ir/graph.h"
 
 namespace kiln::testing {

@@ -6,7 +6,7 @@
 
 #include "ir/model.h"
 #include "ir/verifier.h"
-#include "passes/options.h"
+#include "options/options.h"
 #include "passes/pass.h"
 
 namespace kiln::testing {

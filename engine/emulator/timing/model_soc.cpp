@@ -6,7 +6,7 @@
 #include "emulator/timing/soc_profile.h"
 #include "ir/model.h"
 #include "ir/model_metadata.h"
-#include "passes/options.h"
+#include "options/options.h"
 
 namespace kiln {
 

@@ -1,6 +1,6 @@
 #include "fusion/rules/add_norm_match.h"
 
-#include "fusion/fused_node.h"
+#include "ir/fused_node.h"
 #include "fusion/pattern.h"
 #include "ir/graph.h"
 #include "ir/opdefs/op_registry.h"

@@ -15,7 +15,7 @@
 #include <optional>
 
 #include "fusion/erase_dead_inputs.h"
-#include "fusion/fused_node.h"
+#include "ir/fused_node.h"
 #include "fusion/match_helpers.h"
 #include "fusion/rules/builtin_rules.h"
 #include "fusion/rules/softmax_match.h"

@@ -7,7 +7,7 @@
 // it; the bias may broadcast over leading dims (an attention mask [B,1,1,S] over heads and queries) but must match
 // the sum on every axis of the block: a bias that broadcasts inside a row (ONNX Runtime's "badaxis" case) is
 // refused, since the kernel adds one bias row per softmax row.
-#include "fusion/fused_node.h"
+#include "ir/fused_node.h"
 #include "fusion/match_helpers.h"
 #include "fusion/rules/builtin_rules.h"
 #include "fusion/rules/softmax_match.h"

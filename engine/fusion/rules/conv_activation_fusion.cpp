@@ -11,7 +11,7 @@
 #include <limits>
 #include <optional>
 
-#include "fusion/fused_node.h"
+#include "ir/fused_node.h"
 #include "fusion/pattern.h"
 #include "fusion/rules/builtin_rules.h"
 #include "ir/graph.h"

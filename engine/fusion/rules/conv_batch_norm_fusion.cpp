@@ -2,7 +2,7 @@
 // weights and bias (GE's Conv+BN graph fusion): the BN's whole pass over the activation in HBM disappears and the
 // Cube produces normalised values directly. Needs constant weights, bias (if any) and BN parameters; the arithmetic
 // is shared with Stage 1's BatchNormFold (passes/prepare/batchnorm_math.h). Switched off, the BN stays.
-#include "fusion/fused_node.h"
+#include "ir/fused_node.h"
 #include "fusion/pattern.h"
 #include "fusion/rules/builtin_rules.h"
 #include "ir/graph.h"

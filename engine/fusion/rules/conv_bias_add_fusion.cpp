@@ -5,8 +5,8 @@
 // ([C,1,1], [1,C,1,1]); a [C] constant would broadcast along the LAST axis and is not a bias.
 #include <optional>
 
-#include "emulator/kernels/kernel.h"
-#include "fusion/fused_node.h"
+#include "kernels/kernel.h"
+#include "ir/fused_node.h"
 #include "fusion/match_helpers.h"
 #include "fusion/rules/builtin_rules.h"
 #include "ir/graph.h"

@@ -26,7 +26,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "fusion/fused_node.h"
+#include "ir/fused_node.h"
 #include "fusion/match_helpers.h"
 #include "fusion/rules/builtin_rules.h"
 #include "ir/graph.h"

@@ -6,7 +6,7 @@
 // Runs after MatMulAddGeluFusion, which takes the GELUs it can fold into the Cube.
 #include <algorithm>
 
-#include "fusion/fused_node.h"
+#include "ir/fused_node.h"
 #include "fusion/rules/builtin_rules.h"
 #include "fusion/rules/gelu_match.h"
 #include "ir/graph.h"

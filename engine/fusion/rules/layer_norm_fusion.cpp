@@ -4,7 +4,7 @@
 //   y = Div(d, Sqrt(Add(v, eps) | v))  [ * gamma ]  [ + beta ]   (no Add: eps 0, simplified away)
 // The axes must be the trailing dims (LayerNormalization's `axis` form); gamma and beta must be constants shaped
 // like the normalised dims (or broadcast over them as a scalar) so the fused op means the same thing.
-#include "fusion/fused_node.h"
+#include "ir/fused_node.h"
 #include "fusion/match_helpers.h"
 #include "fusion/rules/builtin_rules.h"
 #include "fusion/rules/norm_match.h"

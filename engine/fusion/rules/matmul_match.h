@@ -4,7 +4,7 @@
 // all produce (contract in ir/opdefs/kiln_fused_ops.cpp).
 #include <string>
 
-#include "fusion/fused_node.h"
+#include "ir/fused_node.h"
 #include "fusion/pattern.h"
 
 namespace kiln {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "fusion/fused_node.h"
+#include "ir/fused_node.h"
 #include "ir/graph.h"
 #include "ir/opdefs/op_registry.h"
 #include "ir/tensor.h"

@@ -2,7 +2,7 @@
 //   r = Sqrt(Add(ReduceMean(Pow(x, 2) | Mul(x, x), axes), eps))   (or without the Add: eps 0)
 //   y = Mul(x, Reciprocal(r)) | Div(x, r)   [ * gamma ]
 // Anchored at the Sqrt. A centred x (x = Sub(a, ReduceMean(a))) is a LayerNorm and is left to LayerNormFusion.
-#include "fusion/fused_node.h"
+#include "ir/fused_node.h"
 #include "fusion/match_helpers.h"
 #include "fusion/rules/builtin_rules.h"
 #include "fusion/rules/norm_match.h"

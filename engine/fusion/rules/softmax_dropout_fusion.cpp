@@ -6,7 +6,7 @@
 //   (seed; ratio before opset 12).
 // An inference Dropout (training_mode absent or constant false, mask unused) is NoOpRemoval's: it is left alone,
 // so the rule fires only where a real dropout happens.
-#include "fusion/fused_node.h"
+#include "ir/fused_node.h"
 #include "fusion/match_helpers.h"
 #include "fusion/rules/builtin_rules.h"
 #include "fusion/rules/softmax_match.h"

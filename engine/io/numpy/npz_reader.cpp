@@ -5,7 +5,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "io/load_error.h"
+#include "util/load_error.h"
 #include "ir/shape.h"
 
 namespace kiln {

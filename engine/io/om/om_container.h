@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "io/load_error.h"
+#include "util/load_error.h"
 
 namespace kiln::om {
 

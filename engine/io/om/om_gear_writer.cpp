@@ -14,7 +14,7 @@
 #include "ir/graph.h"
 #include "ir/model.h"
 #include "memory/lifetimes.h"
-#include "passes/options.h"
+#include "options/options.h"
 
 namespace kiln::om {
 namespace {

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "io/load_error.h"
+#include "util/load_error.h"
 #include "io/om/om_container.h"
 #include "ir/model.h"
 #include "ir/tensor.h"

@@ -19,7 +19,7 @@
 #include "ir/graph.h"
 #include "ir/model.h"
 #include "memory/lifetimes.h"
-#include "passes/options.h"
+#include "options/options.h"
 #include "schedule/task_list.h"
 
 namespace kiln::om {

@@ -16,7 +16,7 @@
 #include <unordered_set>
 
 #include "ir/attribute_ranges.h"
-#include "io/onnx/proto_convert.h"
+#include "ir/opdefs/proto_convert.h"
 #include "io/onnx/tensor_proto_reader.h"
 #include "ir/verifier.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "io/load_error.h"
+#include "util/load_error.h"
 #include "ir/model.h"
 
 namespace kiln {

@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "io/onnx/proto_convert.h"
+#include "ir/opdefs/proto_convert.h"
 
 namespace kiln {
 namespace {

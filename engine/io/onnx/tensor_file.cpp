@@ -8,7 +8,7 @@
 #include <climits>
 #include <fstream>
 
-#include "io/load_error.h"
+#include "util/load_error.h"
 #include "io/onnx/tensor_proto_reader.h"
 
 namespace kiln {

@@ -5,7 +5,7 @@
 
 #include <unordered_map>
 
-#include "io/onnx/proto_convert.h"
+#include "ir/opdefs/proto_convert.h"
 #include "ir/graph.h"
 
 namespace kiln {

@@ -9,7 +9,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "io/onnx/proto_convert.h"
+#include "ir/opdefs/proto_convert.h"
 #include "ir/attribute_ranges.h"
 #include "ir/graph.h"
 #include "ir/model.h"

@@ -22,7 +22,7 @@ struct InferenceOptions {
   size_t maxWarnings = 200;
   // For ops no schema or OpDef infers (ONNX Runtime's com.microsoft ops, the old experimental ops): sets the
   // node's output types and returns true when it can. The InferShape pass hands in the emulator's kernels run on
-  // placeholder inputs (emulator/kernels/kernel_shape_probe.h); without one such ops keep their declared types.
+  // placeholder inputs (kernels/kernel_shape_probe.h); without one such ops keep their declared types.
   std::function<bool(Node&)> probe;
 };
 

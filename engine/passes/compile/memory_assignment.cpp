@@ -23,7 +23,7 @@
 #include "memory/reuse_handoffs.h"
 #include "memory/stretch_within_bound.h"
 #include "passes/compile/compile_passes.h"
-#include "passes/options.h"
+#include "options/options.h"
 #include "schedule/happens_before.h"
 
 namespace kiln {

@@ -13,7 +13,7 @@
 #include "ir/graph.h"
 #include "ir/model.h"
 #include "passes/compile/compile_passes.h"
-#include "passes/options.h"
+#include "options/options.h"
 #include "schedule/task_list.h"
 
 namespace kiln {

@@ -9,7 +9,7 @@
 //    Inception block's branches are joined without leaving 5HD.
 //  - Where producer and consumer disagree a kiln:TransData is inserted (one per value and target layout), also back to
 //    the logical layout before graph outputs, subgraph captures and every op that needs it (Reshape, Concat...).
-//    Constants are converted offline instead: the initializer itself is re-laid-out (emulator/kernels/transdata.h),
+//    Constants are converted offline instead: the initializer itself is re-laid-out (kernels/transdata.h),
 //    padding included.
 // A blocked value's shape is its physical shape, so byte sizes include the C0 / 16 padding. InferShape must not run
 // after this pass (ONNX inference knows nothing of physical shapes).
@@ -17,7 +17,7 @@
 #include <map>
 #include <unordered_map>
 
-#include "emulator/kernels/transdata.h"
+#include "kernels/transdata.h"
 #include "ir/graph.h"
 #include "ir/model.h"
 #include "passes/optimize/conversion_support.h"

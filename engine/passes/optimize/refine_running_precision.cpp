@@ -21,14 +21,14 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "emulator/kernels/kernel.h"
+#include "kernels/kernel.h"
 #include "ir/graph.h"
 #include "ir/model.h"
 #include "ir/opdefs/op_registry.h"
 #include "passes/optimize/conversion_support.h"
 #include "passes/optimize/op_traits.h"
 #include "passes/optimize/optimize_passes.h"
-#include "passes/options.h"
+#include "options/options.h"
 
 namespace kiln {
 namespace {

@@ -6,7 +6,7 @@
 #include "ir/graph.h"
 #include "ir/model.h"
 #include "passes/optimize/schedule_passes.h"
-#include "passes/options.h"
+#include "options/options.h"
 #include "schedule/stream_assigner.h"
 
 namespace kiln {

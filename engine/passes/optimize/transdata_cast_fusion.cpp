@@ -3,7 +3,7 @@
 // tensor crosses HBM once instead of twice (graph inputs cast to fp16 then laid out in 5HD, outputs laid back out and
 // cast to fp32). Made with fuseNodes, so the node records fusion.rule, fusion.replaced and the bytes saved.
 // Counter: TransDataCastFusion (fusions made).
-#include "fusion/fused_node.h"
+#include "ir/fused_node.h"
 #include "ir/model.h"
 #include "passes/optimize/optimize_passes.h"
 #include "passes/optimize/transdata_support.h"

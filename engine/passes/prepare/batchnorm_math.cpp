@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "emulator/kernels/kernel.h"
+#include "kernels/kernel.h"
 #include "ir/graph.h"
 #include "passes/prepare/fold_support.h"
 

@@ -3,7 +3,7 @@
 #include <set>
 #include <unordered_set>
 
-#include "emulator/kernels/kernel.h"
+#include "kernels/kernel.h"
 #include "ir/graph.h"
 #include "ir/model.h"
 #include "passes/prepare/fold_support.h"

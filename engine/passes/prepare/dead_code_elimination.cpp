@@ -4,7 +4,7 @@
 #include <unordered_set>
 
 #include "ir/model.h"
-#include "passes/options.h"
+#include "options/options.h"
 #include "passes/prepare/prepare_passes.h"
 
 namespace kiln {

@@ -1,7 +1,7 @@
 #include "passes/prepare/fold_support.h"
 
 #include "ir/graph.h"
-#include "passes/options.h"
+#include "options/options.h"
 #include "passes/pass.h"
 
 namespace kiln {

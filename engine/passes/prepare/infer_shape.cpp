@@ -2,7 +2,7 @@
 // Kiln's, the emulator's kernels for the contrib and experimental ops nothing else infers). Run again after passes that create values, as GE interleaves InferShape with folding.
 #include <algorithm>
 
-#include "emulator/kernels/kernel_shape_probe.h"
+#include "kernels/kernel_shape_probe.h"
 #include "ir/model.h"
 #include "ir/opdefs/shape_inference.h"
 #include "passes/prepare/prepare_passes.h"

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "ir/model.h"
-#include "passes/options.h"
+#include "options/options.h"
 #include "passes/prepare/prepare_passes.h"
 
 namespace kiln {

@@ -1,0 +1,165 @@
+// Cast and CastLike between every numeric type and bool. Rounding is real (to nearest even) for every narrowing float
+// conversion, including double or int64 to fp16/bf16: those go through float with round-to-odd so that rounding
+// twice cannot land on the wrong neighbour. Float to integer truncates; NaN and out-of-range values (undefined in
+// C++) become 0 and the saturated bound. Integer to integer wraps (two's complement), as numpy does. To and from
+// string: numbers print as the shortest text that reads back to the same value (numpy's str), bools as True/False;
+// text parses as a number ("NaN", "INF", "+INF", "-INF" in any case), integers without a detour through double.
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include "kernels/kernel_util.h"
+#include "ir/graph.h"
+#include "ir/shape.h"
+
+namespace kiln::kernels {
+namespace {
+
+// double -> float rounding to odd: an inexact result keeps a sticky last bit, so the later rounding to fp16/bf16
+// (which drop at least 13 bits) sees exactly which side of a tie the value was on.
+float toFloatRoundToOdd(double d) {
+  const float f = static_cast<float>(d);
+  if (std::isnan(d) || static_cast<double>(f) == d) return f;
+  float truncated = std::fabs(static_cast<double>(f)) > std::fabs(d) ? std::nextafter(f, 0.0f) : f;
+  uint32_t bits;
+  std::memcpy(&bits, &truncated, sizeof bits);
+  bits |= 1u;
+  std::memcpy(&truncated, &bits, sizeof bits);
+  return truncated;
+}
+
+// The value as the output's compute type, with the conversion rules above.
+template <typename SOut, typename CIn>
+void store(uint8_t* out, int64_t i, CIn v) {
+  using COut = ComputeOf<SOut>;
+  if constexpr (std::is_same_v<SOut, bool>) {
+    Elem<bool>::store(out, i, v != CIn(0));  // NaN is non-zero: true, as numpy
+  } else if constexpr (std::is_same_v<SOut, Half> || std::is_same_v<SOut, BFloat>) {
+    const float f = std::is_same_v<CIn, float> ? static_cast<float>(v) : toFloatRoundToOdd(static_cast<double>(v));
+    const uint16_t bits = std::is_same_v<SOut, Half> ? floatToHalf(f) : floatToBfloat16(f);
+    Elem<uint16_t>::store(out, i, bits);
+  } else if constexpr (kIsInt<SOut> && std::is_floating_point_v<CIn>) {
+    Elem<SOut>::store(out, i, floatToInt<COut>(static_cast<double>(v)));
+  } else {
+    Elem<SOut>::store(out, i, static_cast<COut>(v));
+  }
+}
+
+}  // namespace
+}  // namespace kiln::kernels
+
+namespace kiln {
+
+namespace {
+
+template <typename T>
+std::string shortest(T v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+Tensor toStrings(const Tensor& x) {
+  std::vector<std::string> out(static_cast<size_t>(x.numel()));
+  using namespace kernels;
+  const bool supported = dispatch<kAll>(x.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const auto v = Elem<S>::load(x.data(), i);
+      std::string& s = out[size_t(i)];
+      if constexpr (std::is_same_v<S, bool>) s = v ? "True" : "False";
+      else if constexpr (std::is_same_v<decltype(v), double>) s = shortest(v);
+      else if constexpr (std::is_floating_point_v<decltype(v)>) s = shortest(static_cast<float>(v));
+      else s = std::to_string(v);
+    }
+  });
+  return supported ? Tensor(x.dims(), std::move(out)) : Tensor();
+}
+
+// Text as a number: integers exactly (int64), the rest through double. Throws for text that is not a number.
+Tensor fromStrings(const Tensor& x, DType to, int64_t maxOutputBytes) {
+  const bool integral = to != DType::Float && to != DType::Double && to != DType::Float16 && to != DType::BFloat16 &&
+                        to != DType::Bool;
+  std::vector<double> reals;
+  std::vector<int64_t> ints;
+  for (const std::string& text : x.strings()) {
+    const char* begin = text.c_str();
+    char* end = nullptr;
+    std::string lower;
+    for (char c : text) lower += char(std::tolower(static_cast<unsigned char>(c)));
+    if (integral) {
+      ints.push_back(std::strtoll(begin, &end, 10));
+    } else if (lower == "nan" || lower == "+nan" || lower == "-nan") {
+      reals.push_back(std::nan(""));
+      continue;
+    } else if (lower == "inf" || lower == "+inf" || lower == "infinity" || lower == "-inf" || lower == "-infinity") {
+      reals.push_back(lower[0] == '-' ? -INFINITY : INFINITY);
+      continue;
+    } else {
+      reals.push_back(std::strtod(begin, &end));
+    }
+    if (text.empty() || !end || *end != '\0') throw std::runtime_error("Cast: '" + text + "' is not a number");
+  }
+  const Tensor wide = integral ? Tensor::fromVector(DType::Int64, x.dims(), ints)
+                               : Tensor::fromVector(DType::Double, x.dims(), reals);
+  return convertTensor(wide, to, maxOutputBytes);
+}
+
+}  // namespace
+
+Tensor convertTensor(const Tensor& x, DType to, int64_t maxOutputBytes) {
+  if (to == x.dtype()) return x;
+  if (to == DType::String) return toStrings(x);
+  if (x.dtype() == DType::String) return fromStrings(x, to, maxOutputBytes);
+  const std::optional<int64_t> bytes = checkedMul(x.numel(), dtypeSize(to));
+  if (!bytes || *bytes > maxOutputBytes)
+    throw KernelOutputTooLarge(
+        "Cast: output of " + (bytes ? std::to_string(*bytes) : std::string("overflowing")) + " bytes exceeds the limit",
+        bytes.value_or(INT64_MAX));
+  std::string buffer(static_cast<size_t>(*bytes), '\0');
+  uint8_t* out = reinterpret_cast<uint8_t*>(buffer.data());
+  bool supported = false;
+  using namespace kernels;
+  dispatch<kAll>(x.dtype(), [&](auto inTag) {
+    using SIn = typename decltype(inTag)::type;
+    supported = dispatch<kAll>(to, [&](auto outTag) {
+      using SOut = typename decltype(outTag)::type;
+      for (int64_t i = 0; i < x.numel(); ++i) kernels::store<SOut>(out, i, Elem<SIn>::load(x.data(), i));
+    });
+  });
+  if (!supported) return Tensor();
+  return Tensor::fromBytes(to, x.dims(), std::move(buffer));
+}
+
+}  // namespace kiln
+
+namespace kiln::kernels {
+namespace {
+
+std::vector<Tensor> castOrDecline(const KernelContext& ctx, const Tensor& x, DType to) {
+  Tensor t = convertTensor(x, to, ctx.limits().maxOutputBytes);
+  if (!t.valid()) return {};
+  return {t};
+}
+
+std::vector<Tensor> cast(const KernelContext& ctx) {
+  const auto to = dtypeFromOnnx(static_cast<int>(ctx.node().attrInt("to", 0)));
+  if (!to) ctx.fail("attribute 'to' is not a known element type");
+  return castOrDecline(ctx, ctx.required(0), *to);
+}
+
+// CastLike(x, like): the target type is like's element type.
+std::vector<Tensor> castLike(const KernelContext& ctx) {
+  return castOrDecline(ctx, ctx.required(0), ctx.required(1).dtype());
+}
+
+}  // namespace
+
+void registerCastKernels(KernelRegistry& r) {
+  r.addStringAware("Cast", cast);
+  r.addStringAware("CastLike", castLike);
+}
+
+}  // namespace kiln::kernels

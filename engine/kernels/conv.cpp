@@ -1,0 +1,411 @@
+// Conv and ConvTranspose (1-D/2-D/3-D and beyond, group, dilations, strides, pads, auto_pad) as im2col / col2im
+// around one GEMM per image and group, so the arithmetic is OpenBLAS's. Also the sliding-window geometry the pools
+// share (nn_kernels.h).
+#include <algorithm>
+
+#include "kernels/nn_kernels.h"
+#include "ir/graph.h"
+#include "ir/shape.h"
+
+namespace kiln::kernels {
+namespace nn {
+namespace {
+
+int64_t add(const KernelContext& ctx, int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) ctx.fail("window arithmetic overflows");
+  return r;
+}
+int64_t mul(const KernelContext& ctx, int64_t a, int64_t b) {
+  const std::optional<int64_t> r = checkedMul(a, b);
+  if (!r) ctx.fail("window arithmetic overflows");
+  return *r;
+}
+int64_t floorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0); }
+int64_t ceilDiv(int64_t a, int64_t b) { return -floorDiv(-a, b); }
+
+// An ints attribute of `count` values each >= minValue, or `count` copies of `fallback` when absent.
+std::vector<int64_t> perAxis(const KernelContext& ctx, const char* name, size_t count, int64_t fallback,
+                             int64_t minValue) {
+  if (!hasAttr(ctx.node(), name)) return std::vector<int64_t>(count, fallback);
+  std::vector<int64_t> v = ctx.node().attrInts(name);
+  if (v.size() != count)
+    ctx.fail(std::string(name) + " has " + std::to_string(v.size()) + " values for " + std::to_string(count));
+  for (int64_t e : v)
+    if (e < minValue) ctx.fail(std::string(name) + " value " + std::to_string(e) + " is out of range");
+  return v;
+}
+
+// The extent one window covers: (k - 1) · dilation + 1.
+int64_t effectiveKernel(const KernelContext& ctx, int64_t k, int64_t d) { return add(ctx, mul(ctx, k - 1, d), 1); }
+
+void checkKernelShape(const KernelContext& ctx, const std::vector<int64_t>& kernel) {
+  if (hasAttr(ctx.node(), "kernel_shape") && ctx.node().attrInts("kernel_shape") != kernel)
+    ctx.fail("kernel_shape does not match the weights");
+}
+
+}  // namespace
+
+Window slidingWindow(const KernelContext& ctx, const std::vector<int64_t>& in, const std::vector<int64_t>& kernel,
+                     bool ceilMode) {
+  Window w;
+  const size_t r = in.size();
+  w.in = in;
+  w.kernel = kernel;
+  for (int64_t k : kernel)
+    if (k < 1) ctx.fail("kernel extent " + std::to_string(k) + " is not positive");
+  w.stride = perAxis(ctx, "strides", r, 1, 1);
+  w.dilation = perAxis(ctx, "dilations", r, 1, 1);
+  const std::vector<int64_t> pads = perAxis(ctx, "pads", 2 * r, 0, 0);
+  w.padBegin.assign(pads.begin(), pads.begin() + static_cast<ptrdiff_t>(r));
+  w.padEnd.assign(pads.begin() + static_cast<ptrdiff_t>(r), pads.end());
+  const std::string autoPad = ctx.node().attrString("auto_pad", "NOTSET");
+  const bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+  if (!same && autoPad != "VALID" && autoPad != "NOTSET") ctx.fail("unknown auto_pad '" + autoPad + "'");
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t ek = effectiveKernel(ctx, kernel[i], w.dilation[i]);
+    const int64_t s = w.stride[i];
+    if (same) {
+      // Output ceil(in / stride); the padding that takes goes mostly after (UPPER) or before (LOWER).
+      const int64_t out = ceilDiv(in[i], s);
+      const int64_t total =
+          std::max<int64_t>(0, add(ctx, add(ctx, mul(ctx, std::max<int64_t>(out - 1, 0), s), ek), -in[i]));
+      w.padBegin[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      w.padEnd[i] = total - w.padBegin[i];
+      w.out.push_back(out);
+      continue;
+    }
+    if (autoPad == "VALID") w.padBegin[i] = w.padEnd[i] = 0;
+    const int64_t span = add(ctx, add(ctx, add(ctx, in[i], w.padBegin[i]), w.padEnd[i]), -ek);
+    if (span < 0) ctx.fail("kernel is larger than the padded input on spatial axis " + std::to_string(i));
+    int64_t out = (ceilMode ? ceilDiv(span, s) : span / s) + 1;
+    // A ceil-mode window must still start inside the input or its begin padding.
+    if (ceilMode && mul(ctx, out - 1, s) >= in[i] + w.padBegin[i]) --out;
+    w.out.push_back(out);
+  }
+  return w;
+}
+
+ConvShape convShape(const KernelContext& ctx, const std::vector<int64_t>& x, const std::vector<int64_t>& w,
+                    const Tensor* bias) {
+  if (x.size() < 3) ctx.fail("X must have rank 3 or more ([N, C, spatial...])");
+  if (w.size() != x.size()) ctx.fail("W's rank differs from X's");
+  ConvShape s;
+  s.batch = x[0];
+  s.inChannels = x[1];
+  s.outChannels = w[0];
+  s.group = ctx.node().attrInt("group", 1);
+  if (s.group < 1) ctx.fail("group must be positive");
+  if (s.inChannels % s.group != 0 || s.outChannels % s.group != 0)
+    ctx.fail("channels do not divide into " + std::to_string(s.group) + " groups");
+  if (w[1] != s.inChannels / s.group) ctx.fail("W's input channels do not match X's channels per group");
+  const std::vector<int64_t> kernel(w.begin() + 2, w.end());
+  checkKernelShape(ctx, kernel);
+  if (bias && (bias->dims().size() != 1 || bias->dims()[0] != s.outChannels))
+    ctx.fail("B must be a vector of the output channel count");
+  s.window = slidingWindow(ctx, std::vector<int64_t>(x.begin() + 2, x.end()), kernel, false);
+  s.outDims = {s.batch, s.outChannels};
+  s.outDims.insert(s.outDims.end(), s.window.out.begin(), s.window.out.end());
+  return s;
+}
+
+namespace {
+
+// For each spatial axis: input coordinate of kernel tap k at output position o (table[k * out + o]), -1 in padding.
+std::vector<std::vector<int64_t>> tapCoordinates(const Window& w) {
+  std::vector<std::vector<int64_t>> t(w.rank());
+  for (size_t d = 0; d < w.rank(); ++d) {
+    t[d].resize(static_cast<size_t>(w.kernel[d] * w.out[d]));
+    for (int64_t k = 0; k < w.kernel[d]; ++k)
+      for (int64_t o = 0; o < w.out[d]; ++o) {
+        const int64_t c = o * w.stride[d] - w.padBegin[d] + k * w.dilation[d];
+        t[d][static_cast<size_t>(k * w.out[d] + o)] = c >= 0 && c < w.in[d] ? c : -1;
+      }
+  }
+  return t;
+}
+
+// Advances a row-major multi-index over the first `count` extents.
+void advance(std::vector<int64_t>& idx, const std::vector<int64_t>& extents, size_t count) {
+  for (size_t d = count; d-- > 0;) {
+    if (++idx[d] < extents[d]) return;
+    idx[d] = 0;
+  }
+}
+
+// col[row, o] for rows (channel, kernel tap) over `channels` channels of x and the output positions of output lines
+// [line0, line1) (a line = the last spatial axis): the input element each position reads through that tap, 0 in the
+// padding.
+template <typename W>
+void im2col(const Window& w, const std::vector<std::vector<int64_t>>& taps, const W* x, int64_t channels,
+            int64_t line0, int64_t line1, W* col) {
+  const size_t r = w.rank();
+  const int64_t kSize = *checkedProduct(w.kernel), inSize = *checkedProduct(w.in);
+  const int64_t lastOut = w.out[r - 1];
+  if (line1 <= line0 || lastOut == 0) return;
+  const std::vector<int64_t> inStride = stridesOf(w.in);
+  std::vector<int64_t> k(r, 0), first(r, 0), o(r, 0);
+  for (size_t d = r - 1, rest = static_cast<size_t>(line0); d-- > 0;) {  // line0 as an index over the outer axes
+    first[d] = static_cast<int64_t>(rest % static_cast<size_t>(w.out[d]));
+    rest /= static_cast<size_t>(w.out[d]);
+  }
+  W* dst = col;
+  for (int64_t row = 0; row < channels * kSize; ++row, advance(k, w.kernel, r)) {
+    const W* xc = x + (row / kSize) * inSize;
+    o = first;
+    for (int64_t q = line0; q < line1; ++q, advance(o, w.out, r - 1)) {
+      int64_t base = 0;
+      bool inside = true;
+      for (size_t d = 0; d + 1 < r; ++d) {
+        const int64_t c = taps[d][static_cast<size_t>(k[d] * w.out[d] + o[d])];
+        inside = inside && c >= 0;
+        base += c * inStride[d];
+      }
+      const int64_t* last = &taps[r - 1][static_cast<size_t>(k[r - 1] * lastOut)];
+      for (int64_t i = 0; i < lastOut; ++i) *dst++ = inside && last[i] >= 0 ? xc[base + last[i]] : W(0);
+    }
+  }
+}
+
+bool isPointwise(const Window& w) {
+  for (size_t d = 0; d < w.rank(); ++d)
+    if (w.kernel[d] != 1 || w.stride[d] != 1 || w.padBegin[d] != 0 || w.in[d] != w.out[d]) return false;
+  return true;
+}
+
+template <typename W>
+void addBias(const W* bias, int64_t batch, int64_t channels, int64_t size, W* y) {
+  if (!bias) return;
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c) {
+      W* p = y + (n * channels + c) * size;
+      for (int64_t i = 0; i < size; ++i) p[i] += bias[c];
+    }
+}
+
+// The im2col buffer is built for a band of output lines at a time, at most this many bytes (but one line at least):
+// memory stays bounded for large images (fns-candy's 9×9 convolutions would need gigabytes at once) and the band
+// stays in cache while the GEMM reads it.
+constexpr int64_t kColumnBandBytes = int64_t(32) << 20;
+
+template <typename W>
+void convolveImpl(const KernelContext& ctx, const ConvShape& s, const W* x, const W* w, const W* bias, W* y) {
+  const Window& win = s.window;
+  const int64_t kSize = *checkedProduct(win.kernel), inSize = *checkedProduct(win.in);
+  const int64_t outSize = *checkedProduct(win.out);
+  const int64_t cg = s.inChannels / s.group, mg = s.outChannels / s.group;
+  const int64_t rows = mul(ctx, cg, kSize);
+  const bool pointwise = isPointwise(win);  // a 1×1 stride-1 conv multiplies X itself: no im2col copy
+  const int64_t lastOut = win.out.back();
+  const int64_t lines = lastOut ? outSize / lastOut : 0;
+  const int64_t lineBytes = std::max<int64_t>(1, mul(ctx, mul(ctx, rows, lastOut), int64_t(sizeof(W))));
+  const int64_t band = std::clamp<int64_t>(kColumnBandBytes / lineBytes, 1, std::max<int64_t>(lines, 1));
+  std::vector<W> col, part;
+  std::vector<std::vector<int64_t>> taps;
+  if (!pointwise && rows > 0 && outSize > 0) {
+    checkScratch(ctx, mul(ctx, rows, band * lastOut), sizeof(W));
+    col.resize(static_cast<size_t>(rows * band * lastOut));
+    if (band < lines) part.resize(static_cast<size_t>(mg * band * lastOut));
+    taps = tapCoordinates(win);
+  }
+  for (int64_t n = 0; n < s.batch; ++n)
+    for (int64_t g = 0; g < s.group; ++g) {
+      const W* xg = x + (n * s.inChannels + g * cg) * inSize;
+      W* yg = y + (n * s.outChannels + g * mg) * outSize;
+      const W* wg = w + g * mg * rows;
+      if (pointwise || col.empty()) {
+        gemm(false, false, mg, outSize, rows, W(1), wg, xg, W(0), yg);
+        continue;
+      }
+      for (int64_t line0 = 0; line0 < lines; line0 += band) {
+        const int64_t line1 = std::min(lines, line0 + band), width = (line1 - line0) * lastOut;
+        im2col(win, taps, xg, cg, line0, line1, col.data());
+        if (band >= lines) {
+          gemm(false, false, mg, outSize, rows, W(1), wg, col.data(), W(0), yg);
+          continue;
+        }
+        gemm(false, false, mg, width, rows, W(1), wg, col.data(), W(0), part.data());
+        for (int64_t m = 0; m < mg; ++m)
+          std::copy_n(part.data() + m * width, width, yg + m * outSize + line0 * lastOut);
+      }
+    }
+  addBias(bias, s.batch, s.outChannels, outSize, y);
+}
+
+}  // namespace
+
+void convolve(const KernelContext& ctx, const ConvShape& s, const float* x, const float* w, const float* bias,
+              float* y) {
+  convolveImpl(ctx, s, x, w, bias, y);
+}
+void convolve(const KernelContext& ctx, const ConvShape& s, const double* x, const double* w, const double* bias,
+              double* y) {
+  convolveImpl(ctx, s, x, w, bias, y);
+}
+
+}  // namespace nn
+
+namespace {
+
+template <typename S>
+Tensor convTyped(const KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* b) {
+  using W = nn::ConvWork<S>;
+  const nn::ConvShape s = nn::convShape(ctx, x.dims(), w.dims(), b);
+  OutBuffer probe(ctx, x.dtype(), s.outDims);  // size check before any work
+  const std::vector<W> xv = nn::loadAll<S, W>(ctx, x), wv = nn::loadAll<S, W>(ctx, w);
+  const std::vector<W> bv = b ? nn::loadAll<S, W>(ctx, *b) : std::vector<W>{};
+  checkScratch(ctx, probe.numel(), sizeof(W));
+  std::vector<W> y(static_cast<size_t>(probe.numel()));
+  nn::convolve(ctx, s, xv.data(), wv.data(), b ? bv.data() : nullptr, y.data());
+  return nn::storeAll<S>(ctx, s.outDims, y);
+}
+
+void requireSameType(const KernelContext& ctx, size_t count) {
+  for (size_t i = 1; i < count; ++i)
+    if (ctx.input(i) && ctx.input(i)->dtype() != ctx.required(0).dtype())
+      ctx.fail("input " + std::to_string(i) + " has another element type than X");
+}
+
+std::vector<Tensor> convKernel(const KernelContext& ctx) {
+  const Tensor& x = ctx.required(0);
+  const Tensor& w = ctx.required(1);
+  requireSameType(ctx, 3);
+  std::vector<Tensor> out;
+  dispatch<kFloats>(x.dtype(),
+                    [&](auto tag) { out.push_back(convTyped<typename decltype(tag)::type>(ctx, x, w, ctx.input(2))); });
+  return out;
+}
+
+// ConvTranspose geometry: X [N, C, in...], W [C, M/group, k...] -> Y [N, M, out...].
+struct TransposedShape {
+  int64_t batch = 0, inChannels = 0, outChannels = 0, group = 1;
+  nn::Window window;  // in = X's spatial extents, out = Y's; padBegin may be negative (output_shape beyond)
+  std::vector<int64_t> outDims;
+};
+
+TransposedShape transposedShape(const KernelContext& ctx, const std::vector<int64_t>& x, const std::vector<int64_t>& w,
+                                const Tensor* bias) {
+  const Node& node = ctx.node();
+  if (x.size() < 3) ctx.fail("X must have rank 3 or more ([N, C, spatial...])");
+  if (w.size() != x.size()) ctx.fail("W's rank differs from X's");
+  TransposedShape s;
+  const size_t r = x.size() - 2;
+  s.batch = x[0];
+  s.inChannels = x[1];
+  s.group = node.attrInt("group", 1);
+  if (s.group < 1 || s.inChannels % s.group != 0) ctx.fail("group does not divide the input channels");
+  if (w[0] != s.inChannels) ctx.fail("W's first dim must be X's channel count");
+  s.outChannels = nn::mul(ctx, w[1], s.group);
+  if (bias && (bias->dims().size() != 1 || bias->dims()[0] != s.outChannels))
+    ctx.fail("B must be a vector of the output channel count");
+  nn::Window& win = s.window;
+  win.in.assign(x.begin() + 2, x.end());
+  win.kernel.assign(w.begin() + 2, w.end());
+  nn::checkKernelShape(ctx, win.kernel);
+  win.stride = nn::perAxis(ctx, "strides", r, 1, 1);
+  win.dilation = nn::perAxis(ctx, "dilations", r, 1, 1);
+  const std::vector<int64_t> pads = nn::perAxis(ctx, "pads", 2 * r, 0, 0);
+  const std::vector<int64_t> outputPadding = nn::perAxis(ctx, "output_padding", r, 0, 0);
+  std::vector<int64_t> outputShape =
+      hasAttr(node, "output_shape") ? node.attrInts("output_shape") : std::vector<int64_t>{};
+  if (outputShape.size() == r + 2) outputShape.erase(outputShape.begin(), outputShape.begin() + 2);  // [N, C, ...]
+  if (!outputShape.empty() && outputShape.size() != r) ctx.fail("output_shape does not match the spatial rank");
+  const std::string autoPad = node.attrString("auto_pad", "NOTSET");
+  const bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+  if (!same && autoPad != "VALID" && autoPad != "NOTSET") ctx.fail("unknown auto_pad '" + autoPad + "'");
+  for (size_t i = 0; i < r; ++i) {
+    if (win.kernel[i] < 1) ctx.fail("kernel extent is not positive");
+    // Full (unpadded) extent of the scattered output: stride · (in - 1) + output_padding + effective kernel.
+    const int64_t full =
+        nn::add(ctx, nn::add(ctx, nn::mul(ctx, win.stride[i], std::max<int64_t>(win.in[i] - 1, 0)), outputPadding[i]),
+                nn::effectiveKernel(ctx, win.kernel[i], win.dilation[i]));
+    if (!outputShape.empty() || same) {
+      // The output extent is given (or in · stride); the difference is padding, split as ONNX specifies (with
+      // floor division, so a negative total extends the output at its end).
+      const int64_t out = !outputShape.empty() ? outputShape[i] : nn::mul(ctx, win.in[i], win.stride[i]);
+      const int64_t total = nn::add(ctx, full, -out);
+      win.padBegin.push_back(autoPad == "SAME_UPPER" ? nn::floorDiv(total, 2) : total - nn::floorDiv(total, 2));
+      win.out.push_back(out);
+    } else {
+      const int64_t pb = autoPad == "VALID" ? 0 : pads[i], pe = autoPad == "VALID" ? 0 : pads[i + r];
+      win.padBegin.push_back(pb);
+      win.out.push_back(nn::add(ctx, full, -nn::add(ctx, pb, pe)));
+    }
+    if (win.out.back() < 0) ctx.fail("output extent is negative");
+  }
+  s.outDims = {s.batch, s.outChannels};
+  s.outDims.insert(s.outDims.end(), win.out.begin(), win.out.end());
+  return s;
+}
+
+// Adds col[row, i] (rows = output channel × kernel tap, i = input position) into y at the output position input i
+// reaches through that tap. (Not inlined: GCC 12 reports a false -Wfree-nonheap-object on its vectors when it is.)
+template <typename W>
+[[gnu::noinline]] void col2im(const nn::Window& w, const W* col, int64_t channels, W* y) {
+  const size_t r = w.rank();
+  const int64_t kSize = *checkedProduct(w.kernel), inSize = *checkedProduct(w.in), outSize = *checkedProduct(w.out);
+  const std::vector<int64_t> outStride = stridesOf(w.out);
+  std::vector<int64_t> k(r, 0);
+  for (int64_t row = 0; row < channels * kSize; ++row, nn::advance(k, w.kernel, r)) {
+    W* yc = y + (row / kSize) * outSize;
+    std::vector<int64_t> i(r, 0);
+    for (int64_t p = 0; p < inSize; ++p, nn::advance(i, w.in, r)) {
+      int64_t at = 0;
+      bool inside = true;
+      for (size_t d = 0; d < r && inside; ++d) {
+        const int64_t c = i[d] * w.stride[d] - w.padBegin[d] + k[d] * w.dilation[d];
+        inside = c >= 0 && c < w.out[d];
+        at += c * outStride[d];
+      }
+      if (inside) yc[at] += col[row * inSize + p];
+    }
+  }
+}
+
+template <typename S>
+Tensor convTransposeTyped(const KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* b) {
+  using W = nn::Work<S>;
+  const TransposedShape s = transposedShape(ctx, x.dims(), w.dims(), b);
+  OutBuffer probe(ctx, x.dtype(), s.outDims);
+  const nn::Window& win = s.window;
+  const int64_t kSize = *checkedProduct(win.kernel), inSize = *checkedProduct(win.in);
+  const int64_t outSize = *checkedProduct(win.out);
+  const int64_t cg = s.inChannels / s.group, mg = s.outChannels / s.group;
+  const int64_t rows = nn::mul(ctx, mg, kSize);
+  const std::vector<W> xv = nn::loadAll<S, W>(ctx, x), wv = nn::loadAll<S, W>(ctx, w);
+  checkScratch(ctx, probe.numel(), sizeof(W));
+  checkScratch(ctx, nn::mul(ctx, rows, inSize), sizeof(W));
+  std::vector<W> y(static_cast<size_t>(probe.numel())), col(static_cast<size_t>(rows * inSize));
+  for (int64_t n = 0; n < s.batch; ++n)
+    for (int64_t g = 0; g < s.group; ++g) {
+      // col = W[g]ᵀ · X[n, g]: W[g] is stored [C/group, M/group · taps].
+      nn::gemm(true, false, rows, inSize, cg, W(1), wv.data() + g * cg * rows,
+               xv.data() + (n * s.inChannels + g * cg) * inSize, W(0), col.data());
+      if (outSize > 0) col2im(win, col.data(), mg, y.data() + (n * s.outChannels + g * mg) * outSize);
+    }
+  if (b) {
+    const std::vector<W> bv = nn::loadAll<S>(ctx, *b);
+    nn::addBias(bv.data(), s.batch, s.outChannels, outSize, y.data());
+  }
+  return nn::storeAll<S>(ctx, s.outDims, y);
+}
+
+std::vector<Tensor> convTransposeKernel(const KernelContext& ctx) {
+  const Tensor& x = ctx.required(0);
+  const Tensor& w = ctx.required(1);
+  requireSameType(ctx, 3);
+  std::vector<Tensor> out;
+  dispatch<kFloats>(x.dtype(), [&](auto tag) {
+    out.push_back(convTransposeTyped<typename decltype(tag)::type>(ctx, x, w, ctx.input(2)));
+  });
+  return out;
+}
+
+}  // namespace
+
+void registerConvKernels(KernelRegistry& r) {
+  r.add("Conv", convKernel);
+  r.add("ConvTranspose", convTransposeKernel);
+}
+
+}  // namespace kiln::kernels

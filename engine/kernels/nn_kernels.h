@@ -1,0 +1,147 @@
+#pragma once
+// Internal to kernels/: the numeric cores of the NN families (convolution, matrix product, softmax) and the
+// sliding-window geometry Conv and the pools share, so Kiln's fused NN ops (fused_nn_ops.cpp) evaluate exactly the
+// arithmetic of the ONNX ops they replaced. Floating types compute in a working precision W: double for fp64, float
+// for fp32/fp16/bf16 (16-bit results round once, on store).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/kernel_util.h"
+
+namespace kiln::kernels::nn {
+
+template <typename S>
+using Work = std::conditional_t<std::is_same_v<S, double>, double, float>;
+
+// Convolutions (Conv and kiln:FusedConv) accumulate fp32 in double, rounding once on store. A float GEMM's summation
+// order depends on where a row lands in the BLAS micro-kernel, so identical filters could give outputs an ulp apart;
+// a model whose logits tie (equal filters) would then break the tie at random. In double every row rounds alike.
+template <typename S>
+using ConvWork = std::conditional_t<std::is_same_v<S, double> || std::is_same_v<S, float>, double, float>;
+
+// The elements of `t` (stored as S) in working precision W; the copy is checked like any scratch buffer.
+template <typename S, typename W = Work<S>>
+std::vector<W> loadAll(const KernelContext& ctx, const Tensor& t) {
+  checkScratch(ctx, t.numel(), sizeof(W));
+  std::vector<W> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = static_cast<W>(Elem<S>::load(t.data(), i));
+  return v;
+}
+
+// A tensor of S with `dims` holding v (one rounding per element for the 16-bit types).
+template <typename S, typename W>
+Tensor storeAll(const KernelContext& ctx, std::vector<int64_t> dims, const std::vector<W>& v) {
+  OutBuffer out(ctx, dtypeOf<S>(), std::move(dims));
+  for (int64_t i = 0; i < out.numel(); ++i)
+    Elem<S>::store(out.data(), i, static_cast<ComputeOf<S>>(v[static_cast<size_t>(i)]));
+  return out.finish();
+}
+
+// v as an op that stores S would leave it: a fused op rounds where the unfused sequence stored an intermediate.
+template <typename S, typename W>
+W roundAs(W v) {
+  if constexpr (std::is_same_v<S, Half> || std::is_same_v<S, BFloat>) {
+    uint8_t bits[2];
+    Elem<S>::store(bits, 0, static_cast<float>(v));
+    return static_cast<W>(Elem<S>::load(bits, 0));
+  } else if constexpr (std::is_same_v<S, float> && std::is_same_v<W, double>) {
+    return static_cast<double>(static_cast<float>(v));  // fp32 computed in double (ConvWork)
+  } else {
+    return v;
+  }
+}
+
+// Row-major C[m,n] = alpha * op(A) @ op(B) + beta * C with dense rows (op(A) is m×k, op(B) k×n).
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float* a, const float* b,
+          float beta, float* c);
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const double* a, const double* b,
+          double beta, double* c);
+
+// Sliding-window geometry per spatial axis (Conv, pools): strides, dilations, pads and auto_pad read from the node
+// and validated; out is the output extent.
+struct Window {
+  std::vector<int64_t> in, kernel, stride, dilation, padBegin, padEnd, out;
+  size_t rank() const { return in.size(); }
+};
+// ceilMode: the pools' ceil_mode (a last window starting inside the input or its begin padding counts).
+Window slidingWindow(const KernelContext& ctx, const std::vector<int64_t>& in, const std::vector<int64_t>& kernel,
+                     bool ceilMode);
+
+// Conv(X, W[, B]) with ONNX semantics: shapes, attributes and group validated from the node.
+struct ConvShape {
+  int64_t batch = 0, inChannels = 0, outChannels = 0, group = 1;
+  Window window;
+  std::vector<int64_t> outDims;  // [N, M, out...]
+};
+ConvShape convShape(const KernelContext& ctx, const std::vector<int64_t>& x, const std::vector<int64_t>& w,
+                    const Tensor* bias);
+// y (outDims, zero-filled or not) = conv(x, w) + bias (null: none).
+void convolve(const KernelContext& ctx, const ConvShape& s, const float* x, const float* w, const float* bias,
+              float* y);
+void convolve(const KernelContext& ctx, const ConvShape& s, const double* x, const double* w, const double* bias,
+              double* y);
+
+// numpy matmul of A and B (1-D operands promoted and the added axis dropped), op = transpose of the last two axes.
+struct MatMulPlan {
+  std::vector<int64_t> outDims;
+  int64_t m = 0, n = 0, k = 0;
+  bool transA = false, transB = false;
+  std::vector<int64_t> aOffsets, bOffsets;  // per output matrix: element offset of its A and B matrices
+};
+MatMulPlan matMulPlan(const KernelContext& ctx, const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                      bool transA, bool transB);
+// y (outDims) = alpha * op(A) @ op(B) for every batch.
+void matMul(const MatMulPlan& p, float alpha, const float* a, const float* b, float* y);
+void matMul(const MatMulPlan& p, double alpha, const double* a, const double* b, double* y);
+// Integer products without BLAS: acc += a * b wrapping in T (as the device's integer units do), for every batch.
+// loadA(i) / loadB(i) read flat element i; store(i, acc) writes flat output element i.
+template <typename T, typename LoadA, typename LoadB, typename Store>
+void wrappingMatMul(const MatMulPlan& p, LoadA loadA, LoadB loadB, Store store) {
+  for (size_t bi = 0; bi < p.aOffsets.size(); ++bi) {
+    const int64_t base = static_cast<int64_t>(bi) * p.m * p.n;
+    for (int64_t i = 0; i < p.m; ++i)
+      for (int64_t j = 0; j < p.n; ++j) {
+        T acc = 0;
+        for (int64_t q = 0; q < p.k; ++q)
+          acc = wrapAdd(acc, wrapMul(loadA(p.aOffsets[bi] + i * p.k + q), loadB(p.bOffsets[bi] + q * p.n + j)));
+        store(base + i * p.n + j, acc);
+      }
+  }
+}
+
+enum class SoftmaxKind { Softmax, LogSoftmax, Hardmax };
+
+// Normalises in place each of outer × inner rows of n elements lying `inner` apart (one softmax axis of extent n
+// with `inner` elements after it; inner = 1 for a flattened trailing block).
+template <typename W>
+void softmaxRows(W* data, int64_t outer, int64_t n, int64_t inner, SoftmaxKind kind) {
+  if (outer == 0 || n == 0 || inner == 0) return;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < inner; ++j) {
+      W* row = data + o * n * inner + j;
+      const auto at = [&](int64_t i) -> W& { return row[i * inner]; };
+      if (kind == SoftmaxKind::Hardmax) {
+        int64_t best = 0;  // the first maximum wins, as in ONNX's reference
+        for (int64_t i = 1; i < n; ++i)
+          if (at(i) > at(best)) best = i;
+        for (int64_t i = 0; i < n; ++i) at(i) = i == best ? W(1) : W(0);
+        continue;
+      }
+      // Subtracting the maximum keeps exp finite for large inputs; the sum accumulates in double.
+      W mx = -std::numeric_limits<W>::infinity();
+      for (int64_t i = 0; i < n; ++i) mx = std::max(mx, at(i));
+      double sum = 0;
+      for (int64_t i = 0; i < n; ++i) sum += std::exp(static_cast<double>(at(i) - mx));
+      if (kind == SoftmaxKind::LogSoftmax) {
+        const double logSum = std::log(sum);
+        for (int64_t i = 0; i < n; ++i) at(i) = static_cast<W>(static_cast<double>(at(i) - mx) - logSum);
+      } else {
+        for (int64_t i = 0; i < n; ++i) at(i) = static_cast<W>(std::exp(static_cast<double>(at(i) - mx)) / sum);
+      }
+    }
+}
+
+}  // namespace kiln::kernels::nn

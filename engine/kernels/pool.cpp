@@ -1,0 +1,195 @@
+// Pools: MaxPool (with the optional Indices output and storage_order), AveragePool (count_include_pad), LpPool,
+// each with strides, dilations, pads, auto_pad and ceil_mode (the window geometry of nn_kernels.h), and their
+// Global forms over all spatial axes. Windows only read elements inside the input: padding is -inf for MaxPool,
+// 0 for LpPool, and for AveragePool counts in the divisor only with count_include_pad (a ceil-mode window's part
+// beyond the end padding never counts).
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+#include <utility>
+
+#include "kernels/nn_kernels.h"
+#include "ir/graph.h"
+#include "ir/shape.h"
+
+namespace kiln::kernels {
+namespace {
+
+enum class Pool { Max, Average, Lp };
+
+struct Planes {
+  int64_t count = 0;  // N · C
+  std::vector<int64_t> spatial;
+};
+
+Planes planesOf(const KernelContext& ctx, const Tensor& x, size_t minRank) {
+  if (x.dims().size() < minRank) ctx.fail("X must have rank " + std::to_string(minRank) + " or more");
+  Planes p;
+  const std::optional<int64_t> count = checkedMul(x.dims()[0], x.dims()[1]);
+  if (!count) ctx.fail("N · C overflows");
+  p.count = *count;
+  p.spatial.assign(x.dims().begin() + 2, x.dims().end());
+  return p;
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return a / b + ((a % b != 0) && ((a < 0) == (b < 0)) ? 1 : 0); }
+
+void advance(std::vector<int64_t>& idx, const std::vector<int64_t>& extents) {
+  for (size_t d = extents.size(); d-- > 0;) {
+    if (++idx[d] < extents[d]) return;
+    idx[d] = 0;
+  }
+}
+
+double lpNorm(const KernelContext& ctx) {
+  const int64_t p = ctx.node().attrInt("p", 2);
+  if (p < 1) ctx.fail("p must be positive");
+  return static_cast<double>(p);
+}
+
+// Slides the window over every plane; Y (and Indices for MaxPool) in S.
+template <Pool K, typename S>
+std::vector<Tensor> poolTyped(const KernelContext& ctx, const Tensor& x, const Planes& planes, const nn::Window& w) {
+  using C = ComputeOf<S>;
+  std::vector<int64_t> outDims{x.dims()[0], x.dims()[1]};
+  outDims.insert(outDims.end(), w.out.begin(), w.out.end());
+  OutBuffer y(ctx, x.dtype(), outDims);
+  const bool wantIndices = K == Pool::Max && ctx.node().numOutputs() > 1 && ctx.node().output(1);
+  OutBuffer indices(ctx, DType::Int64, wantIndices ? outDims : std::vector<int64_t>{0});
+  const int64_t storageOrder = ctx.node().attrInt("storage_order", 0);
+  if (storageOrder != 0 && storageOrder != 1) ctx.fail("storage_order must be 0 or 1");
+  const bool includePad = ctx.node().attrInt("count_include_pad", 0) != 0;
+  const double p = K == Pool::Lp ? lpNorm(ctx) : 2.0;
+  const size_t r = w.rank();
+  const int64_t inSize = *checkedProduct(w.in), outSize = *checkedProduct(w.out);
+  const std::vector<int64_t> rowMajor = stridesOf(w.in);
+  std::vector<int64_t> colMajor(r, 1);  // storage_order 1: the first spatial axis varies fastest
+  for (size_t d = 1; d < r; ++d) colMajor[d] = colMajor[d - 1] * w.in[d - 1];
+  std::vector<int64_t> o(r, 0), k(r, 0), kLo(r), kHi(r);
+  int64_t at = 0;
+  // With no output positions there is nothing to do (and N · C, unchecked by an empty output, may be huge).
+  for (int64_t plane = 0; outSize > 0 && plane < planes.count; ++plane) {
+    std::fill(o.begin(), o.end(), 0);
+    for (int64_t q = 0; q < outSize; ++q, ++at, advance(o, w.out)) {
+      double acc = K == Pool::Max ? -std::numeric_limits<double>::infinity() : 0.0;
+      int64_t best = -1;
+      // Per axis, only the taps that land inside the input are visited (so a huge kernel_shape over padding costs
+      // nothing); the divisor counts taps inside the input, or inside input + pads with count_include_pad.
+      double counted = 1;
+      bool empty = false;
+      for (size_t d = 0; d < r; ++d) {
+        const int64_t start = o[d] * w.stride[d] - w.padBegin[d], dil = w.dilation[d];
+        const auto tapsIn = [&](int64_t lo, int64_t hi) {  // taps k with start + k·dil in [lo, hi)
+          return std::pair{std::max<int64_t>(0, ceilDiv(lo - start, dil)),
+                           std::min<int64_t>(w.kernel[d], hi - start <= 0 ? 0 : (hi - start - 1) / dil + 1)};
+        };
+        std::tie(kLo[d], kHi[d]) = tapsIn(0, w.in[d]);
+        const auto [pLo, pHi] = tapsIn(-w.padBegin[d], w.in[d] + w.padEnd[d]);
+        empty = empty || kHi[d] <= kLo[d];
+        counted *= static_cast<double>(std::max<int64_t>(0, includePad ? pHi - pLo : kHi[d] - kLo[d]));
+      }
+      k = kLo;
+      for (bool more = !empty; more;) {
+        int64_t flat = 0, column = 0;
+        for (size_t d = 0; d < r; ++d) {
+          const int64_t c = o[d] * w.stride[d] - w.padBegin[d] + k[d] * w.dilation[d];
+          flat += c * rowMajor[d];
+          column += c * colMajor[d];
+        }
+        const double v = static_cast<double>(Elem<S>::load(x.data(), plane * inSize + flat));
+        if constexpr (K == Pool::Max) {
+          if (best < 0 || v > acc) {
+            acc = v;
+            best = storageOrder ? column : flat;
+          }
+        } else if constexpr (K == Pool::Average) {
+          acc += v;
+        } else {
+          acc += std::pow(std::fabs(v), p);
+        }
+        // Next inside tap; done after the last.
+        more = false;
+        for (size_t d = r; d-- > 0;) {
+          if (++k[d] < kHi[d]) {
+            more = true;
+            break;
+          }
+          k[d] = kLo[d];
+        }
+      }
+      if constexpr (K == Pool::Average) acc = counted > 0 ? acc / counted : 0.0;
+      if constexpr (K == Pool::Lp) acc = std::pow(acc, 1.0 / p);
+      if constexpr (kIsFloat<S>) {
+        Elem<S>::store(y.data(), at, static_cast<C>(acc));
+      } else {
+        Elem<S>::store(y.data(), at, static_cast<C>(best < 0 ? 0 : acc));  // integer MaxPool: the max is exact
+      }
+      if (wantIndices) Elem<int64_t>::store(indices.data(), at, best < 0 ? -1 : plane * inSize + best);
+    }
+  }
+  std::vector<Tensor> out{y.finish()};
+  if (K == Pool::Max && ctx.node().numOutputs() > 1) out.push_back(indices.finish());
+  return out;
+}
+
+template <Pool K>
+std::vector<Tensor> pool(const KernelContext& ctx) {
+  const Tensor& x = ctx.required(0);
+  const Planes planes = planesOf(ctx, x, 3);
+  if (!hasAttr(ctx.node(), "kernel_shape")) ctx.fail("kernel_shape is required");
+  const std::vector<int64_t> kernel = ctx.node().attrInts("kernel_shape");
+  if (kernel.size() != planes.spatial.size()) ctx.fail("kernel_shape does not match X's spatial rank");
+  const nn::Window w = nn::slidingWindow(ctx, planes.spatial, kernel, ctx.node().attrInt("ceil_mode", 0) != 0);
+  std::vector<Tensor> out;
+  // MaxPool also takes 8-bit integers (opset 12); the averaging pools are float-only.
+  if constexpr (K == Pool::Max)
+    if (x.dtype() == DType::Int8 || x.dtype() == DType::UInt8)
+      dispatch<kInts>(x.dtype(),
+                      [&](auto tag) { out = poolTyped<K, typename decltype(tag)::type>(ctx, x, planes, w); });
+  dispatch<kFloats>(x.dtype(), [&](auto tag) { out = poolTyped<K, typename decltype(tag)::type>(ctx, x, planes, w); });
+  return out;
+}
+
+// Global pools: one window covering every spatial axis, output [N, C, 1, ...].
+template <Pool K>
+std::vector<Tensor> globalPool(const KernelContext& ctx) {
+  const Tensor& x = ctx.required(0);
+  const Planes planes = planesOf(ctx, x, 2);
+  std::vector<Tensor> out;
+  dispatch<kFloats>(x.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    std::vector<int64_t> outDims(x.dims().size(), 1);
+    outDims[0] = x.dims()[0];
+    outDims[1] = x.dims()[1];
+    OutBuffer y(ctx, x.dtype(), outDims);
+    const int64_t n = *checkedProduct(planes.spatial);
+    const double p = K == Pool::Lp ? lpNorm(ctx) : 2.0;
+    for (int64_t plane = 0; plane < planes.count; ++plane) {
+      double acc = K == Pool::Max ? -std::numeric_limits<double>::infinity() : 0.0;
+      for (int64_t i = 0; i < n; ++i) {
+        const double v = static_cast<double>(Elem<S>::load(x.data(), plane * n + i));
+        if constexpr (K == Pool::Max) acc = std::max(acc, v);
+        if constexpr (K == Pool::Average) acc += v;
+        if constexpr (K == Pool::Lp) acc += std::pow(std::fabs(v), p);
+      }
+      if constexpr (K == Pool::Average) acc /= static_cast<double>(n);  // NaN for no spatial elements
+      if constexpr (K == Pool::Lp) acc = std::pow(acc, 1.0 / p);
+      Elem<S>::store(y.data(), plane, static_cast<ComputeOf<S>>(acc));
+    }
+    out.push_back(y.finish());
+  });
+  return out;
+}
+
+}  // namespace
+
+void registerPoolKernels(KernelRegistry& r) {
+  r.add("MaxPool", pool<Pool::Max>);
+  r.add("AveragePool", pool<Pool::Average>);
+  r.add("LpPool", pool<Pool::Lp>);
+  r.add("GlobalMaxPool", globalPool<Pool::Max>);
+  r.add("GlobalAveragePool", globalPool<Pool::Average>);
+  r.add("GlobalLpPool", globalPool<Pool::Lp>);
+}
+
+}  // namespace kiln::kernels

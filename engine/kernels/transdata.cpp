@@ -1,0 +1,148 @@
+// kiln:TransData and kiln:TransDataCast: element positions of the NPU layouts (format.h gives their extents).
+//   NC1HWC0    x[n][c][h][w]  -> y[n][c / C0][h][w][c % C0]
+//   FRACTAL_Z  w[n][c][h][w]  -> y[(c / C0 · H + h) · W + w][n / 16][n % 16][c % C0]
+//   FRACTAL_NZ x[...][h][w]   -> y[...][w / 16][h / 16][h % 16][w % 16]
+// Every logical element is copied to its physical place; the rest of a block (C0 / 16 padding) stays zero, so the
+// padded bytes are real and deterministic.
+#include <cstring>
+
+#include "kernels/kernel_util.h"
+#include "kernels/transdata.h"
+#include "ir/graph.h"
+#include "ir/shape.h"
+
+namespace kiln {
+namespace {
+
+int64_t rowMajor(const std::vector<int64_t>& idx, const std::vector<int64_t>& dims) {
+  int64_t off = 0;
+  for (size_t i = 0; i < dims.size(); ++i) off = off * dims[i] + idx[i];
+  return off;
+}
+
+// Physical index of the logical element `i` (logical extents `l`) in layout `f` with physical extents `p`.
+int64_t physicalOffset(Format f, const std::vector<int64_t>& i, const std::vector<int64_t>& l,
+                       const std::vector<int64_t>& p, int64_t c0) {
+  switch (f) {
+    case Format::NHWC: return rowMajor({i[0], i[2], i[3], i[1]}, p);
+    case Format::HWCN: return rowMajor({i[2], i[3], i[1], i[0]}, p);
+    case Format::NDHWC: return rowMajor({i[0], i[2], i[3], i[4], i[1]}, p);
+    case Format::NC1HWC0: return rowMajor({i[0], i[1] / c0, i[2], i[3], i[1] % c0}, p);
+    case Format::FRACTAL_Z:
+      return rowMajor({(i[1] / c0 * l[2] + i[2]) * l[3] + i[3], i[0] / 16, i[0] % 16, i[1] % c0}, p);
+    case Format::FRACTAL_NZ: {
+      std::vector<int64_t> q(i.begin(), i.end() - 2);
+      const int64_t h = i[i.size() - 2], w = i.back();
+      q.insert(q.end(), {w / 16, h / 16, h % 16, w % 16});
+      return rowMajor(q, p);
+    }
+    default: return rowMajor(i, l);  // ND, NCHW, NCDHW: physical == logical
+  }
+}
+
+}  // namespace
+
+Tensor transDataTensor(const Tensor& x, Format src, Format dst, const std::vector<int64_t>& origin,
+                       int64_t maxOutputBytes) {
+  const int elem = dtypeSize(x.dtype());
+  if (!x.valid() || elem == 0) return Tensor();
+  // The logical extents: x's own for a plain layout, else the origin (checked against x's physical extents).
+  std::vector<int64_t> logical = x.dims();
+  if (src != Format::ND && src != Format::NCHW && src != Format::NCDHW) {
+    const auto l = logicalShape(Shape::ofStatic(x.dims()), src, origin);
+    if (!l || !l->staticExtents()) return Tensor();
+    logical = *l->staticExtents();
+    if (physicalExtents(logical, src, elem) != x.dims()) return Tensor();
+  }
+  const auto inPhys = physicalExtents(logical, src, elem);
+  const auto outPhys = physicalExtents(logical, dst, elem);
+  if (!inPhys || !outPhys) return Tensor();
+  const auto bytes = checkedMul(*checkedProduct(*outPhys), elem);
+  if (!bytes || *bytes > maxOutputBytes) return Tensor();
+  std::string out(static_cast<size_t>(*bytes), '\0');
+  if (logical.empty()) std::memcpy(out.data(), x.data(), static_cast<size_t>(elem));  // a scalar
+  if (logical.empty() || checkedProduct(logical).value_or(0) == 0)
+    return Tensor::fromBytes(x.dtype(), *outPhys, std::move(out));
+  // Every layout's offset is a sum of one term per logical axis (offset(0) = 0), so each axis gets a table of its
+  // terms and the copy walks rows of the last axis adding table entries: no per-element index arithmetic.
+  const int64_t c0 = blockC0(elem);
+  const size_t rank = logical.size();
+  auto axisTerms = [&](Format f, const std::vector<int64_t>& phys) {
+    std::vector<std::vector<int64_t>> terms(rank);
+    std::vector<int64_t> unit(rank, 0);
+    for (size_t a = 0; a < rank; ++a) {
+      for (int64_t k = 0; k < logical[a]; ++k) {
+        unit[a] = k;
+        terms[a].push_back(physicalOffset(f, unit, logical, phys, c0));
+      }
+      unit[a] = 0;
+    }
+    return terms;
+  };
+  const auto from = axisTerms(src, *inPhys);
+  const auto to = axisTerms(dst, *outPhys);
+  const int64_t inner = logical.back();
+  const std::vector<int64_t>& fromLast = from.back();
+  const std::vector<int64_t>& toLast = to.back();
+  std::vector<int64_t> idx(rank, 0);
+  const size_t e = static_cast<size_t>(elem);
+  while (true) {
+    int64_t fromBase = 0, toBase = 0;
+    for (size_t a = 0; a + 1 < rank; ++a) {
+      fromBase += from[a][static_cast<size_t>(idx[a])];
+      toBase += to[a][static_cast<size_t>(idx[a])];
+    }
+    for (int64_t k = 0; k < inner; ++k)
+      std::memcpy(out.data() + static_cast<size_t>(toBase + toLast[static_cast<size_t>(k)]) * e,
+                  x.data() + static_cast<size_t>(fromBase + fromLast[static_cast<size_t>(k)]) * e, e);
+    size_t d = rank - 1;  // next row: odometer over every axis but the last
+    while (d > 0) {
+      --d;
+      if (++idx[d] < logical[d]) break;
+      idx[d] = 0;
+      if (d == 0) return Tensor::fromBytes(x.dtype(), *outPhys, std::move(out));
+    }
+    if (rank == 1) break;
+  }
+  return Tensor::fromBytes(x.dtype(), *outPhys, std::move(out));
+}
+
+}  // namespace kiln
+
+namespace kiln::kernels {
+namespace {
+
+std::vector<Tensor> convertLayout(const KernelContext& ctx, const Tensor& x) {
+  const auto src = formatFromName(ctx.node().attrString("src_format", "ND"));
+  const auto dst = formatFromName(ctx.node().attrString("dst_format", ""));
+  if (!src || !dst) ctx.fail("src_format / dst_format is not a known layout");
+  Tensor y = transDataTensor(x, *src, *dst, ctx.node().attrInts("origin_shape"), ctx.limits().maxOutputBytes);
+  if (!y.valid()) return {};  // a layout this tensor does not fit (or too large): decline
+  return {y};
+}
+
+std::vector<Tensor> transData(const KernelContext& ctx) { return convertLayout(ctx, ctx.required(0)); }
+
+// The element values do not depend on the order of the two conversions; only which element size was blocked does.
+std::vector<Tensor> transDataCast(const KernelContext& ctx) {
+  const auto to = dtypeFromOnnx(static_cast<int>(ctx.node().attrInt("to", 0)));
+  if (!to) ctx.fail("attribute 'to' is not a known element type");
+  if (ctx.node().attrInt("cast_first", 0)) {
+    const Tensor c = convertTensor(ctx.required(0), *to, ctx.limits().maxOutputBytes);
+    return c.valid() ? convertLayout(ctx, c) : std::vector<Tensor>{};
+  }
+  auto y = convertLayout(ctx, ctx.required(0));
+  if (y.empty()) return y;
+  const Tensor c = convertTensor(y[0], *to, ctx.limits().maxOutputBytes);
+  if (!c.valid()) return {};
+  return {c};
+}
+
+}  // namespace
+
+void registerTransDataKernels(KernelRegistry& r) {
+  r.add("TransData", transData, "kiln");
+  r.add("TransDataCast", transDataCast, "kiln");
+}
+
+}  // namespace kiln::kernels
