@@ -1,28 +1,9 @@
 #include "chart_axis.h"
 
-#include <QKeyEvent>
-#include <QMouseEvent>
-#include <QWidget>
 #include <algorithm>
 #include <cmath>
 
 namespace kiln::views {
-
-bool isChartNavigationKey(const QKeyEvent& e) {
-  if (e.modifiers() & (Qt::ControlModifier | Qt::AltModifier | Qt::MetaModifier)) return false;
-  switch (e.key()) {
-    case Qt::Key_Plus:
-    case Qt::Key_Equal:
-    case Qt::Key_Minus:
-    case Qt::Key_Left:
-    case Qt::Key_Right:
-    case Qt::Key_Up:
-    case Qt::Key_Down:
-    case Qt::Key_F:
-    case Qt::Key_Home: return true;
-    default: return false;
-  }
-}
 
 void ChartAxis::setExtent(double lo, double hi, double minSpan) {
   if (!std::isfinite(lo) || !std::isfinite(hi) || hi <= lo) {
@@ -114,26 +95,6 @@ std::vector<double> ChartAxis::ticks(int count, bool binary) const {
   }
   for (double v = std::ceil(lo_ / step) * step; v <= hi_ && out.size() < 1000; v += step) out.push_back(v);
   return out;
-}
-
-void DragOrClick::press(const QMouseEvent& e) {
-  press_ = last_ = e.position();
-  dragging_ = e.button() == Qt::LeftButton;
-}
-
-std::optional<QPointF> DragOrClick::move(const QMouseEvent& e, QWidget& w) {
-  if (!dragging_) return std::nullopt;
-  const QPointF d = e.position() - last_;
-  last_ = e.position();
-  w.setCursor(Qt::ClosedHandCursor);
-  return d;
-}
-
-bool DragOrClick::release(const QMouseEvent& e, QWidget& w) {
-  w.unsetCursor();
-  const bool click = dragging_ && (e.position() - press_).manhattanLength() < 4;
-  dragging_ = false;
-  return click;
 }
 
 }  // namespace kiln::views

@@ -3,34 +3,9 @@
 // The memory view uses two (steps across, bytes up), the Gantt chart one (time). Zooming keeps the data point under
 // the cursor in place; the window never leaves the data's extent and never gets narrower than `minSpan`, so no
 // wheel or drag can produce a degenerate (zero or non-finite) scale, whatever the data.
-#include <QPointF>
-#include <optional>
 #include <vector>
 
-class QKeyEvent;
-class QMouseEvent;
-class QWidget;
-
 namespace kiln::views {
-
-// The keys both charts navigate with (+/-, arrows, F, Home, without Ctrl/Alt/Meta): they claim them from the
-// window's shortcuts (←/→ step passes, F fits the graph) while the chart has the focus.
-bool isChartNavigationKey(const QKeyEvent& e);
-
-// Left-button press, drag, release on a chart: a drag pans (with the closed-hand cursor), a release within 4 px of
-// the press is a click.
-class DragOrClick {
- public:
-  void press(const QMouseEvent& e);
-  // While dragging: the move since the last event (the widget pans by it).
-  std::optional<QPointF> move(const QMouseEvent& e, QWidget& w);
-  // Ends the gesture; true when it was a click.
-  bool release(const QMouseEvent& e, QWidget& w);
-
- private:
-  QPointF press_, last_;
-  bool dragging_ = false;
-};
 
 class ChartAxis {
  public:

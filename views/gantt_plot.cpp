@@ -1,10 +1,6 @@
 #include "gantt_plot.h"
 
-#include <QHelpEvent>
-#include <QKeyEvent>
 #include <QPainter>
-#include <QToolTip>
-#include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
 
@@ -37,23 +33,17 @@ QString siText(double v, const char* unit) {
 
 }  // namespace
 
-GanttPlot::GanttPlot(QWidget* parent) : QWidget(parent) {
-  setMouseTracking(true);
-  setFocusPolicy(Qt::StrongFocus);
-  setMinimumSize(320, 160);
-  setAttribute(Qt::WA_OpaquePaintEvent);
-}
+GanttPlot::GanttPlot(QWidget* parent) : ChartPlot(Qt::ShiftModifier, parent) { setMinimumSize(320, 160); }
 
 void GanttPlot::setChart(std::shared_ptr<const TimelineChart> chart) {
   chart_ = std::move(chart);
-  selected_.assign(chart_ ? chart_->tasks.size() : 0, 0);
-  selectedNode_ = 0;
+  resetSelection(chart_ ? chart_->tasks.size() : 0);
   double end = chart_ ? chart_->latencyUs : 1;
   if (chart_)
     for (const TimelineChartTask& t : chart_->tasks) end = std::max(end, t.endUs);
   end = std::max(end, minExtentUs_);
   // A nanosecond is the finest zoom: below it the simulator's numbers mean nothing.
-  time_.setExtent(0, end > 0 ? end * 1.01 : 1, 1e-3);
+  xAxis().setExtent(0, end > 0 ? end * 1.01 : 1, 1e-3);
   fill_.clear();
   if (chart_)
     for (const TimelineChartTask& t : chart_->tasks) {
@@ -70,9 +60,9 @@ void GanttPlot::setTimeExtentAtLeast(double us) {
 }
 
 void GanttPlot::setTimeWindow(double fromUs, double toUs) {
-  time_.setWindow(fromUs, toUs);
-  reportedLo_ = time_.lo();  // set from outside: not reported back (no ping-pong between synced charts)
-  reportedHi_ = time_.hi();
+  xAxis().setWindow(fromUs, toUs);
+  reportedLo_ = xAxis().lo();  // set from outside: not reported back (no ping-pong between synced charts)
+  reportedHi_ = xAxis().hi();
   update();
 }
 
@@ -108,92 +98,52 @@ void GanttPlot::rebuildLanes() {
 }
 
 void GanttPlot::layoutAreas() {
-  area_ = QRectF(kHeader, kAxis, std::max(1.0, width() - kHeader - 8), std::max(1.0, height() - kAxis - 4));
-  time_.setPixels(area_.left(), area_.right());
+  setPlotArea(QRectF(kHeader, kAxis, std::max(1.0, width() - kHeader - 8), std::max(1.0, height() - kAxis - 4)));
   scrollLanes(0);
 }
 
-void GanttPlot::resizeEvent(QResizeEvent*) { layoutAreas(); }
-
 void GanttPlot::scrollLanes(double pixels) {
-  scrollY_ = std::clamp(scrollY_ + pixels, 0.0, std::max(0.0, contentHeight_ - area_.height()));
+  scrollY_ = std::clamp(scrollY_ + pixels, 0.0, std::max(0.0, contentHeight_ - plotArea().height()));
 }
 
-void GanttPlot::fit() {
-  time_.fit();
-  scrollY_ = 0;
-  layoutAreas();
-  windowMoved();
+bool GanttPlot::inWindow(size_t task) const {
+  const TimelineChartTask& t = chart_->tasks[task];
+  return t.endUs >= xAxis().lo() && t.startUs <= xAxis().hi();
 }
 
-void GanttPlot::zoomTime(double factor) {
-  time_.zoomAt((area_.left() + area_.right()) / 2, factor);
-  windowMoved();
-}
-
-void GanttPlot::panBy(QPointF pixels) {
-  time_.panPixels(pixels.x());
-  scrollLanes(-pixels.y());
-  windowMoved();
-}
-
-void GanttPlot::selectNode(qint64 nodeId) {
-  selectedNode_ = nodeId;
-  if (!chart_) return;
-  const TimelineChartTask* first = nullptr;
-  size_t firstIndex = 0;
-  bool visible = false;
-  for (size_t i = 0; i < chart_->tasks.size(); ++i) {
-    const TimelineChartTask& t = chart_->tasks[i];
-    selected_[i] = nodeId != 0 && t.nodeId == nodeId;
-    if (!selected_[i]) continue;
-    if (!first) {
-      first = &t;
-      firstIndex = i;
-    }
-    visible = visible || (t.endUs >= time_.lo() && t.startUs <= time_.hi());
-  }
-  if (first && !visible) time_.centreOn((first->startUs + first->endUs) / 2);
-  if (first && laneOfTask_[firstIndex] >= 0) {
-    const double top = rowTop(firstIndex);
-    if (top < area_.top() || top + kRow > area_.bottom()) scrollLanes(top - (area_.top() + area_.bottom()) / 2);
-  }
-  windowMoved();
-}
-
-std::vector<size_t> GanttPlot::selectedTasks() const {
-  std::vector<size_t> out;
-  for (size_t i = 0; i < selected_.size(); ++i)
-    if (selected_[i]) out.push_back(i);
-  return out;
+void GanttPlot::bringIntoView(size_t task, bool selectionInWindow) {
+  const QRectF& area = plotArea();
+  const TimelineChartTask& t = chart_->tasks[task];
+  if (!selectionInWindow) xAxis().centreOn((t.startUs + t.endUs) / 2);
+  if (laneOfTask_[task] < 0) return;
+  const double top = rowTop(task);
+  if (top < area.top() || top + kRow > area.bottom()) scrollLanes(top - (area.top() + area.bottom()) / 2);
 }
 
 double GanttPlot::rowTop(size_t task) const {
   const int lane = laneOfTask_[task];
-  return area_.top() - scrollY_ + laneTop_[size_t(lane)] + rowOfTask_[task] * kRow;
+  return plotArea().top() - scrollY_ + laneTop_[size_t(lane)] + rowOfTask_[task] * kRow;
 }
 
 QRectF GanttPlot::taskRect(size_t task) const {
+  const QRectF& area = plotArea();
   const TimelineChartTask& t = chart_->tasks[task];
-  const double limitL = area_.left() - 4, limitR = area_.right() + 4;
-  const double x0 = std::clamp(time_.toPixel(t.startUs), limitL, limitR);
-  const double x1 = std::clamp(time_.toPixel(t.endUs), limitL, limitR);
+  const double limitL = area.left() - 4, limitR = area.right() + 4;
+  const double x0 = std::clamp(xAxis().toPixel(t.startUs), limitL, limitR);
+  const double x1 = std::clamp(xAxis().toPixel(t.endUs), limitL, limitR);
   return QRectF(x0, rowTop(task) + 1, std::max(1.0, x1 - x0), kRow - 2);
 }
 
-void GanttPlot::windowMoved() {
-  if (time_.lo() != reportedLo_ || time_.hi() != reportedHi_) {
-    reportedLo_ = time_.lo();
-    reportedHi_ = time_.hi();
+void GanttPlot::viewMoved() {
+  if (xAxis().lo() != reportedLo_ || xAxis().hi() != reportedHi_) {
+    reportedLo_ = xAxis().lo();
+    reportedHi_ = xAxis().hi();
     emit timeWindowChanged(reportedLo_, reportedHi_);
   }
   update();
 }
 
-void GanttPlot::paintEvent(QPaintEvent*) {
-  QPainter p(this);
-  p.fillRect(rect(), palette().color(QPalette::Base));
-  if (!chart_) return;
+void GanttPlot::paintChart(QPainter& p) const {
   paintLanes(p);
   if (!byUnit_) paintArrows(p);
   paintHeader(p);
@@ -201,17 +151,18 @@ void GanttPlot::paintEvent(QPaintEvent*) {
 }
 
 void GanttPlot::paintLanes(QPainter& p) const {
+  const QRectF& area = plotArea();
   p.save();
-  p.setClipRect(area_);
+  p.setClipRect(area);
   const QPalette& pal = palette();
   const QColor stripe = towardsBase(pal.color(QPalette::Text), pal, 0.96);
-  const double lo = time_.lo(), hi = time_.hi();
+  const double lo = xAxis().lo(), hi = xAxis().hi();
   for (size_t l = 0; l < lanes_.size(); ++l) {
     const TimelineChartLane& lane = lanes_[l];
-    const double top = area_.top() - scrollY_ + laneTop_[l];
+    const double top = area.top() - scrollY_ + laneTop_[l];
     const double laneHeight = lane.rows * kRow;
-    if (top + laneHeight < area_.top() || top > area_.bottom()) continue;
-    if (l % 2 == 0) p.fillRect(QRectF(area_.left(), top, area_.width(), laneHeight), stripe);
+    if (top + laneHeight < area.top() || top > area.bottom()) continue;
+    if (l % 2 == 0) p.fillRect(QRectF(area.left(), top, area.width(), laneHeight), stripe);
     // Tasks by start: the first that can reach into the window starts at most the lane's longest task earlier.
     auto begin = std::lower_bound(lane.tasks.begin(), lane.tasks.end(), lo - laneMaxUs_[l],
                                   [&](size_t t, double v) { return chart_->tasks[t].startUs < v; });
@@ -223,9 +174,9 @@ void GanttPlot::paintLanes(QPainter& p) const {
       if (t.endUs < lo) continue;
       const int row = rowOfTask_[i];
       // Sub-pixel bars landing on a pixel already painted in this row add nothing (unless they need a mark).
-      const double x0 = time_.toPixel(t.startUs);
+      const double x0 = xAxis().toPixel(t.startUs);
       const int column = int(x0);
-      if (time_.toPixel(t.endUs) - x0 < 1.5 && column == lastPixel[size_t(row)] && !selected_[i] &&
+      if (xAxis().toPixel(t.endUs) - x0 < 1.5 && column == lastPixel[size_t(row)] && !isSelected(i) &&
           (!t.critical || column == lastCritical[size_t(row)]))
         continue;
       lastPixel[size_t(row)] = column;
@@ -243,30 +194,22 @@ void GanttPlot::paintLanes(QPainter& p) const {
       }
     }
   }
-  // Selection last, over everything: the highlight inside a text-coloured rim, visible on any unit's colour.
-  p.setBrush(Qt::NoBrush);
-  for (size_t i = 0; i < selected_.size(); ++i)
-    if (selected_[i] && laneOfTask_[i] >= 0) {
-      const TimelineChartTask& t = chart_->tasks[i];
-      if (t.endUs < lo || t.startUs > hi) continue;
-      const QRectF r = taskRect(i).adjusted(-1.5, -1.5, 1.5, 1.5);
-      p.setPen(QPen(pal.color(QPalette::Text), 4));
-      p.drawRect(r);
-      p.setPen(QPen(pal.color(QPalette::Highlight), 2));
-      p.drawRect(r);
-    }
+  // Selection last, over everything.
+  for (size_t i = 0; i < chart_->tasks.size(); ++i)
+    if (isSelected(i) && laneOfTask_[i] >= 0 && inWindow(i)) paintSelectionRim(p, taskRect(i));
   p.restore();
 }
 
 void GanttPlot::paintArrows(QPainter& p) const {
+  const QRectF& area = plotArea();
   p.save();
-  p.setClipRect(area_);
+  p.setClipRect(area);
   p.setRenderHint(QPainter::Antialiasing);
   QColor c = palette().color(QPalette::Text);
   c.setAlphaF(0.55);
   p.setPen(QPen(c, 1));
   p.setBrush(c);
-  const double lo = time_.lo(), hi = time_.hi();
+  const double lo = xAxis().lo(), hi = xAxis().hi();
   std::vector<std::pair<QPointF, QPointF>> visible;
   for (const TimelineChartArrow& a : chart_->arrows) {
     const TimelineChartTask& from = chart_->tasks[a.record];
@@ -274,17 +217,17 @@ void GanttPlot::paintArrows(QPainter& p) const {
     if (laneOfTask_[a.record] < 0 || laneOfTask_[a.wait] < 0) continue;
     // The wait is released when the record has run: the arrow goes from the record's end to the wait's end.
     if (std::max(from.endUs, to.endUs) < lo || std::min(from.endUs, to.endUs) > hi) continue;
-    const QPointF s(time_.toPixel(from.endUs), rowTop(a.record) + kRow / 2);
-    const QPointF e(time_.toPixel(to.endUs), rowTop(a.wait) + kRow / 2);
-    if ((s.y() < area_.top() && e.y() < area_.top()) || (s.y() > area_.bottom() && e.y() > area_.bottom())) continue;
+    const QPointF s(xAxis().toPixel(from.endUs), rowTop(a.record) + kRow / 2);
+    const QPointF e(xAxis().toPixel(to.endUs), rowTop(a.wait) + kRow / 2);
+    if ((s.y() < area.top() && e.y() < area.top()) || (s.y() > area.bottom() && e.y() > area.bottom())) continue;
     visible.emplace_back(s, e);
   }
   // More arrows than a person can follow (a few per 10 pixels) are a grey smear and cost most of the frame: say how
   // many there are and draw them once zoomed in.
-  if (double(visible.size()) > area_.width() / 3) {
+  if (double(visible.size()) > area.width() / 3) {
     const QString note = QString("%L1 event arrows: zoom in to see them").arg(visible.size());
     const QFontMetricsF fm(font());
-    const QRectF box(area_.right() - fm.horizontalAdvance(note) - 12, area_.bottom() - fm.height() - 4,
+    const QRectF box(area.right() - fm.horizontalAdvance(note) - 12, area.bottom() - fm.height() - 4,
                      fm.horizontalAdvance(note) + 8, fm.height());
     p.fillRect(box, palette().color(QPalette::Base));
     p.setPen(palette().color(QPalette::Text));
@@ -305,16 +248,17 @@ void GanttPlot::paintArrows(QPainter& p) const {
 }
 
 void GanttPlot::paintHeader(QPainter& p) const {
+  const QRectF& area = plotArea();
   const QPalette& pal = palette();
   p.save();
-  p.setClipRect(QRectF(0, area_.top(), kHeader, area_.height()));
-  p.fillRect(QRectF(0, area_.top(), kHeader, area_.height()), pal.color(QPalette::Window));
+  p.setClipRect(QRectF(0, area.top(), kHeader, area.height()));
+  p.fillRect(QRectF(0, area.top(), kHeader, area.height()), pal.color(QPalette::Window));
   const QFontMetricsF fm(font());
   for (size_t l = 0; l < lanes_.size(); ++l) {
     const TimelineChartLane& lane = lanes_[l];
-    const double top = area_.top() - scrollY_ + laneTop_[l];
+    const double top = area.top() - scrollY_ + laneTop_[l];
     const double laneHeight = std::max(lane.rows * kRow, fm.height() + 6);
-    if (top + laneHeight < area_.top() || top > area_.bottom()) continue;
+    if (top + laneHeight < area.top() || top > area.bottom()) continue;
     const QString util = lane.hasUtilisation
                              ? QString("%1%").arg(lane.utilisation * 100, 0, 'f', lane.utilisation < 0.1 ? 1 : 0)
                              : QString();
@@ -338,7 +282,7 @@ void GanttPlot::paintHeader(QPainter& p) const {
   }
   p.restore();
   p.setPen(pal.color(QPalette::Mid));
-  p.drawLine(QPointF(kHeader - 0.5, area_.top()), QPointF(kHeader - 0.5, area_.bottom()));
+  p.drawLine(QPointF(kHeader - 0.5, area.top()), QPointF(kHeader - 0.5, area.bottom()));
 }
 
 void GanttPlot::paintTimeAxis(QPainter& p) const {
@@ -346,11 +290,11 @@ void GanttPlot::paintTimeAxis(QPainter& p) const {
   p.fillRect(QRectF(0, 0, width(), kAxis), pal.color(QPalette::Window));
   p.setPen(pal.color(QPalette::WindowText));
   const QFontMetricsF fm(font());
-  const double span = time_.hi() - time_.lo();
+  const double span = xAxis().hi() - xAxis().lo();
   p.drawText(QRectF(6, 0, kHeader - 12, kAxis), Qt::AlignLeft | Qt::AlignVCenter, byUnit_ ? "unit" : "stream");
   double lastRight = -1e9;
-  for (double v : time_.ticks(8)) {
-    const double px = time_.toPixel(v);
+  for (double v : xAxis().ticks(8)) {
+    const double px = xAxis().toPixel(v);
     const QString label = timeText(v, span);
     const double w = fm.horizontalAdvance(label);
     // The first label may lean right of its tick rather than into the header.
@@ -364,13 +308,14 @@ void GanttPlot::paintTimeAxis(QPainter& p) const {
 }
 
 int GanttPlot::taskAt(QPointF pos) const {
-  if (!chart_ || !area_.contains(pos)) return -1;
-  const double t = time_.toData(pos.x());
-  const double tolerance = 3 / time_.pixelsPerUnit();  // three pixels: thin tasks stay clickable
+  const QRectF& area = plotArea();
+  if (!chart_ || !area.contains(pos)) return -1;
+  const double t = xAxis().toData(pos.x());
+  const double tolerance = 3 / xAxis().pixelsPerUnit();  // three pixels: thin tasks stay clickable
   int best = -1;
   double bestDistance = 0;
   for (size_t l = 0; l < lanes_.size(); ++l) {
-    const double top = area_.top() - scrollY_ + laneTop_[l];
+    const double top = area.top() - scrollY_ + laneTop_[l];
     if (pos.y() < top || pos.y() >= top + lanes_[l].rows * kRow) continue;
     const int row = int((pos.y() - top) / kRow);
     const auto& tasks = lanes_[l].tasks;
@@ -392,10 +337,11 @@ int GanttPlot::taskAt(QPointF pos) const {
 
 QPoint GanttPlot::taskCentre(size_t task) const {
   if (!chart_ || task >= chart_->tasks.size() || laneOfTask_[task] < 0) return {};
-  return taskRect(task).intersected(area_).center().toPoint();
+  return taskRect(task).intersected(plotArea()).center().toPoint();
 }
 
-QString GanttPlot::describe(const TimelineChartTask& t) const {
+QString GanttPlot::describe(size_t task) const {
+  const TimelineChartTask& t = chart_->tasks[task];
   QString s = t.opType.empty() ? QString("<b>%1</b>").arg(QString::fromStdString(t.type))
                                : QString("<b>%1</b> %2 (node %3)<br>%4")
                                      .arg(QString::fromStdString(t.opType).toHtmlEscaped(),
@@ -415,61 +361,8 @@ QString GanttPlot::describe(const TimelineChartTask& t) const {
   return s;
 }
 
-bool GanttPlot::event(QEvent* e) {
-  if (e->type() == QEvent::ToolTip) {
-    auto* help = static_cast<QHelpEvent*>(e);
-    const int i = taskAt(help->pos());
-    if (i >= 0) QToolTip::showText(help->globalPos(), describe(chart_->tasks[size_t(i)]), this);
-    else QToolTip::hideText();
-    return true;
-  }
-  if (e->type() == QEvent::ShortcutOverride && isChartNavigationKey(*static_cast<QKeyEvent*>(e))) {
-    // The window binds ←/→ (passes) and F (fit the graph): with the chart focused, its own keys win.
-    e->accept();
-    return true;
-  }
-  return QWidget::event(e);
-}
+void GanttPlot::wheelY(QPointF, double notches) { scrollLanes(-notches * kRow * 3); }
 
-void GanttPlot::wheelEvent(QWheelEvent* e) {
-  const double notches = e->angleDelta().y() / 120.0;
-  if (notches == 0) return;
-  if (e->modifiers() & Qt::ShiftModifier) scrollLanes(-notches * kRow * 3);
-  else time_.zoomAt(e->position().x(), std::pow(1.25, notches));
-  windowMoved();
-  e->accept();
-}
-
-void GanttPlot::mousePressEvent(QMouseEvent* e) { drag_.press(*e); }
-
-void GanttPlot::mouseMoveEvent(QMouseEvent* e) {
-  if (const auto d = drag_.move(*e, *this)) panBy(*d);
-}
-
-void GanttPlot::mouseReleaseEvent(QMouseEvent* e) {
-  if (!drag_.release(*e, *this) || !chart_) return;
-  const int i = taskAt(e->position());
-  if (i < 0) return;
-  const qint64 node = chart_->tasks[size_t(i)].nodeId;
-  selectNode(node);
-  emit taskClicked(i, node);
-}
-
-void GanttPlot::keyPressEvent(QKeyEvent* e) {
-  const double stepX = area_.width() / 10;
-  switch (e->key()) {
-    case Qt::Key_Plus:
-    case Qt::Key_Equal: zoomTime(1.25); break;
-    case Qt::Key_Minus: zoomTime(1 / 1.25); break;
-    case Qt::Key_Left: panBy({stepX, 0}); break;
-    case Qt::Key_Right: panBy({-stepX, 0}); break;
-    case Qt::Key_Up: panBy({0, kRow * 2}); break;
-    case Qt::Key_Down: panBy({0, -kRow * 2}); break;
-    case Qt::Key_F:
-    case Qt::Key_Home: fit(); break;
-    default: QWidget::keyPressEvent(e); return;
-  }
-  e->accept();
-}
+double GanttPlot::keyStepY() const { return kRow * 2; }
 
 }  // namespace kiln::views

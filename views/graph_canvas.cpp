@@ -251,12 +251,23 @@ void GraphCanvas::buildScene(const layout::ViewGraph& vg, const layout::Layout& 
     fitNext_ = false;
     showLegible();
   } else {
-    // Keep the viewport on what changed; otherwise where the user was.
-    QRectF changed;
+    // Keep the viewport on what changed (all of it when it fits, else where the change starts: its topmost
+    // item); otherwise where the user was.
+    QRectF changed, first;
     for (auto* item : scene()->items())
-      if (item->type() == NodeItem::Type && static_cast<NodeItem*>(item)->node().state != NodeState::Unchanged)
-        changed = changed.united(item->sceneBoundingRect());
-    centerOn(changed.isEmpty() ? oldCentre : changed.center());
+      if (item->type() == NodeItem::Type && static_cast<NodeItem*>(item)->node().state != NodeState::Unchanged) {
+        const QRectF b = item->sceneBoundingRect();
+        changed = changed.united(b);
+        if (first.isNull() || b.top() < first.top() - 1 || (b.top() <= first.top() + 1 && b.left() < first.left()))
+          first = b;
+      }
+    const QRectF visible = mapToScene(viewport()->rect()).boundingRect();
+    if (changed.isEmpty())
+      centerOn(oldCentre);
+    else if (changed.width() <= visible.width() && changed.height() <= visible.height())
+      centerOn(changed.center());
+    else
+      centerOn(first.center().x(), first.top() + visible.height() / 3);
   }
   if (selected_)
     if (QGraphicsItem* item = itemForNode(selected_)) item->setSelected(true);
@@ -394,9 +405,22 @@ void GraphCanvas::showLegible() {
   }
   setTransform(QTransform::fromScale(kLegible, kLegible));
   const double halfW = viewport()->width() / (2 * kLegible), halfH = viewport()->height() / (2 * kLegible);
-  // The inputs sit at the top of the layout: start there, horizontally at the start of the widest rank if the
-  // graph is wider than the view.
-  centerOn(QPointF(r.width() > 2 * halfW ? r.left() + halfW : r.center().x(), r.top() + halfH));
+  // The inputs sit at the top of the layout: start there, horizontally on the topmost item (the first rank of a
+  // wide or slanted layout may start anywhere across it; its left edge can be empty canvas).
+  double x = r.center().x();
+  if (r.width() > 2 * halfW) {
+    QRectF top;
+    for (QGraphicsItem* item : std::as_const(nodeItems_)) {
+      const QRectF b = item->sceneBoundingRect();
+      if (top.isNull() || b.top() < top.top() - 1 || (b.top() <= top.top() + 1 && b.left() < top.left())) top = b;
+    }
+    for (QGraphicsItem* item : std::as_const(groupItems_)) {
+      const QRectF b = item->sceneBoundingRect();
+      if (top.isNull() || b.top() < top.top() - 1 || (b.top() <= top.top() + 1 && b.left() < top.left())) top = b;
+    }
+    if (!top.isNull()) x = std::clamp(top.center().x(), r.left() + halfW, r.right() - halfW);
+  }
+  centerOn(QPointF(x, r.top() + halfH));
   emit viewportMoved();
 }
 

@@ -1,11 +1,7 @@
 #include "memory_plot.h"
 
-#include <QHelpEvent>
-#include <QKeyEvent>
 #include <QPainter>
 #include <QPainterPath>
-#include <QToolTip>
-#include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
 
@@ -26,17 +22,11 @@ QString bytesText(double b) { return QString::fromStdString(formatBytes(b)); }
 
 }  // namespace
 
-MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
-  setMouseTracking(true);
-  setFocusPolicy(Qt::StrongFocus);
-  setMinimumSize(320, 220);
-  setAttribute(Qt::WA_OpaquePaintEvent);
-}
+MemoryPlot::MemoryPlot(QWidget* parent) : ChartPlot(Qt::ControlModifier, parent) { setMinimumSize(320, 220); }
 
 void MemoryPlot::setChart(std::shared_ptr<const MemoryChart> chart) {
   chart_ = std::move(chart);
-  selected_.assign(chart_ ? chart_->blocks.size() : 0, 0);
-  selectedNode_ = 0;
+  resetSelection(chart_ ? chart_->blocks.size() : 0);
   double steps = chart_ ? double(chart_->stepNodes.size()) : 1;
   double top = chart_ ? double(std::max(chart_->arenaBytes, chart_->lowerBound)) : 1;
   if (chart_)
@@ -47,7 +37,7 @@ void MemoryPlot::setChart(std::shared_ptr<const MemoryChart> chart) {
   top = std::max(top, minBytes_);
   curveMax_ = std::max({1.0, double(chart_ ? std::max(chart_->arenaBytes, chart_->lowerBound) : 1), minBytes_}) * 1.08;
   recolour();
-  steps_.setExtent(0, std::max(steps, 1.0), 4);
+  xAxis().setExtent(0, std::max(steps, 1.0), 4);
   bytes_.setExtent(0, std::max(top, 1.0) * 1.06, 512);
   fit();
 }
@@ -79,93 +69,54 @@ QColor MemoryPlot::blockColour(size_t block) const {
   return categoryColor(b.reuseBlock);
 }
 
-void MemoryPlot::selectNode(qint64 nodeId) {
-  selectedNode_ = nodeId;
-  if (!chart_) return;
-  const MemoryChartBlock* first = nullptr;
-  bool visible = false;
-  for (size_t i = 0; i < chart_->blocks.size(); ++i) {
-    const MemoryChartBlock& b = chart_->blocks[i];
-    selected_[i] = nodeId != 0 && b.producerId == nodeId;
-    if (!selected_[i]) continue;
-    if (!first) first = &b;
-    visible = visible || (b.end > steps_.lo() && b.first < steps_.hi() && double(b.offset) + double(b.bytes) > bytes_.lo() &&
-                          double(b.offset) < bytes_.hi());
-  }
-  if (first && !visible) {
-    steps_.centreOn((double(first->first) + double(first->end)) / 2);
-    bytes_.centreOn(double(first->offset) + double(first->bytes) / 2);
-  }
-  update();
+bool MemoryPlot::inWindow(size_t block) const {
+  const MemoryChartBlock& b = chart_->blocks[block];
+  return double(b.end) > xAxis().lo() && double(b.first) < xAxis().hi() &&
+         double(b.offset) + double(b.bytes) > bytes_.lo() && double(b.offset) < bytes_.hi();
 }
 
-std::vector<size_t> MemoryPlot::selectedBlocks() const {
-  std::vector<size_t> out;
-  for (size_t i = 0; i < selected_.size(); ++i)
-    if (selected_[i]) out.push_back(i);
-  return out;
-}
-
-void MemoryPlot::fit() {
-  steps_.fit();
-  bytes_.fit();
-  layoutAreas();
-  update();
-}
-
-void MemoryPlot::zoomSteps(double factor) {
-  steps_.zoomAt((blockArea_.left() + blockArea_.right()) / 2, factor);
-  update();
-}
-
-void MemoryPlot::panBy(QPointF pixels) {
-  steps_.panPixels(pixels.x());
-  bytes_.panPixels(pixels.y());
-  update();
+void MemoryPlot::bringIntoView(size_t block, bool selectionInWindow) {
+  if (selectionInWindow) return;
+  const MemoryChartBlock& b = chart_->blocks[block];
+  xAxis().centreOn((double(b.first) + double(b.end)) / 2);
+  bytes_.centreOn(double(b.offset) + double(b.bytes) / 2);
 }
 
 void MemoryPlot::layoutAreas() {
   const double w = width(), h = height();
   const double curve = std::max(60.0, (h - kTop - kStepAxis - kBottom) * 0.24);
-  blockArea_ = QRectF(kLeft, kTop, std::max(1.0, w - kLeft - kRight), std::max(1.0, h - kTop - kStepAxis - kBottom - curve));
-  curveArea_ = QRectF(kLeft, blockArea_.bottom() + kStepAxis, blockArea_.width(), curve);
-  steps_.setPixels(blockArea_.left(), blockArea_.right());
-  bytes_.setPixels(blockArea_.top(), blockArea_.bottom(), true);
+  setPlotArea(QRectF(kLeft, kTop, std::max(1.0, w - kLeft - kRight), std::max(1.0, h - kTop - kStepAxis - kBottom - curve)));
+  const QRectF& blockArea = plotArea();
+  curveArea_ = QRectF(kLeft, blockArea.bottom() + kStepAxis, blockArea.width(), curve);
+  bytes_.setPixels(blockArea.top(), blockArea.bottom(), true);
 }
 
-void MemoryPlot::resizeEvent(QResizeEvent*) { layoutAreas(); }
-
 QRectF MemoryPlot::blockRect(const MemoryChartBlock& b) const {
+  const QRectF& blockArea = plotArea();
   // Clipped to a margin around the area first: pixel coordinates of a far-away block can exceed what QPainter takes.
-  const QRectF limit = blockArea_.adjusted(-4, -4, 4, 4);
-  const double x0 = std::clamp(steps_.toPixel(double(b.first)), limit.left(), limit.right());
-  const double x1 = std::clamp(steps_.toPixel(double(b.end)), limit.left(), limit.right());
+  const QRectF limit = blockArea.adjusted(-4, -4, 4, 4);
+  const double x0 = std::clamp(xAxis().toPixel(double(b.first)), limit.left(), limit.right());
+  const double x1 = std::clamp(xAxis().toPixel(double(b.end)), limit.left(), limit.right());
   const double yTop = std::clamp(bytes_.toPixel(double(b.offset) + double(b.bytes)), limit.top(), limit.bottom());
   const double yBottom = std::clamp(bytes_.toPixel(double(b.offset)), limit.top(), limit.bottom());
   // Never thinner than a pixel: a small tensor over a long run stays visible when zoomed out.
   return QRectF(x0, yTop, std::max(1.0, x1 - x0), std::max(1.0, yBottom - yTop));
 }
 
-void MemoryPlot::paintEvent(QPaintEvent*) {
-  QPainter p(this);
-  p.fillRect(rect(), palette().color(QPalette::Base));
-  if (!chart_) return;
+void MemoryPlot::paintChart(QPainter& p) const {
   paintBlocks(p);
   paintCurve(p);
   paintAxes(p);
 }
 
 void MemoryPlot::paintBlocks(QPainter& p) const {
+  const QRectF& blockArea = plotArea();
   p.save();
-  p.setClipRect(blockArea_);
-  const double x0 = steps_.lo(), x1 = steps_.hi(), y0 = bytes_.lo(), y1 = bytes_.hi();
+  p.setClipRect(blockArea);
   const QColor outline = palette().color(QPalette::Text);
-  auto visible = [&](const MemoryChartBlock& b) {
-    return double(b.end) > x0 && double(b.first) < x1 && double(b.offset) + double(b.bytes) > y0 && double(b.offset) < y1;
-  };
   for (size_t i = 0; i < chart_->blocks.size(); ++i) {
     const MemoryChartBlock& b = chart_->blocks[i];
-    if (!visible(b)) continue;
+    if (!inWindow(i)) continue;
     const QRectF r = blockRect(b);
     const QColor& c = fill_[i];
     p.fillRect(r, c);
@@ -175,16 +126,9 @@ void MemoryPlot::paintBlocks(QPainter& p) const {
       p.drawRect(r.adjusted(0, 0, -0.5, -0.5));
     }
   }
-  // Selection on top: the palette's highlight inside a text-coloured rim, visible on any fill at any zoom.
-  p.setBrush(Qt::NoBrush);
+  // Selection on top.
   for (size_t i = 0; i < chart_->blocks.size(); ++i)
-    if (selected_[i] && visible(chart_->blocks[i])) {
-      const QRectF r = blockRect(chart_->blocks[i]).adjusted(-1.5, -1.5, 1.5, 1.5);
-      p.setPen(QPen(outline, 4));
-      p.drawRect(r);
-      p.setPen(QPen(palette().color(QPalette::Highlight), 2));
-      p.drawRect(r);
-    }
+    if (isSelected(i) && inWindow(i)) paintSelectionRim(p, blockRect(chart_->blocks[i]));
 
   // The arena and the lower bound, labelled at the right end; the labels step apart when the lines are close.
   const double arenaY = bytes_.toPixel(double(chart_->arenaBytes));
@@ -195,9 +139,9 @@ void MemoryPlot::paintBlocks(QPainter& p) const {
   const double lineHeight = QFontMetricsF(f).height();
   auto line = [&](double y, const QString& text, const QColor& colour, Qt::PenStyle style, bool below) {
     p.setPen(QPen(colour, 1.5, style));
-    p.drawLine(QPointF(blockArea_.left(), y), QPointF(blockArea_.right(), y));
+    p.drawLine(QPointF(blockArea.left(), y), QPointF(blockArea.right(), y));
     const double w = QFontMetricsF(f).horizontalAdvance(text) + 8;
-    const QRectF box(std::max(blockArea_.left(), blockArea_.right() - w - 4), below ? y + 2 : y - lineHeight - 2, w,
+    const QRectF box(std::max(blockArea.left(), blockArea.right() - w - 4), below ? y + 2 : y - lineHeight - 2, w,
                      lineHeight);
     p.fillRect(box, palette().color(QPalette::Base));
     p.setPen(colour);
@@ -205,7 +149,7 @@ void MemoryPlot::paintBlocks(QPainter& p) const {
   };
   const QColor text = palette().color(QPalette::Text);
   // Labels sit above their line unless that leaves the plot; the lower bound's steps below when the two are close.
-  const bool arenaBelow = arenaY - lineHeight - 2 < blockArea_.top();
+  const bool arenaBelow = arenaY - lineHeight - 2 < blockArea.top();
   if (chart_->arenaBytes == chart_->lowerBound) {
     line(arenaY, QString("arena %1 = the lower bound (no plan can be smaller)").arg(bytesText(double(chart_->arenaBytes))),
          text, Qt::SolidLine, arenaBelow);
@@ -217,9 +161,9 @@ void MemoryPlot::paintBlocks(QPainter& p) const {
          boundY - arenaY < (arenaBelow ? 2 : 1) * (lineHeight + 4));
   }
   if (chart_->peakStep >= 0) {
-    const double x = steps_.toPixel(double(chart_->peakStep) + 0.5);
+    const double x = xAxis().toPixel(double(chart_->peakStep) + 0.5);
     p.setPen(QPen(criticalColor(), 1, Qt::DashLine));
-    p.drawLine(QPointF(x, blockArea_.top()), QPointF(x, blockArea_.bottom()));
+    p.drawLine(QPointF(x, blockArea.top()), QPointF(x, blockArea.bottom()));
   }
   p.restore();
 }
@@ -236,8 +180,8 @@ void MemoryPlot::paintCurve(QPainter& p) const {
   const int64_t steps = int64_t(live.size());
   for (int c = 0; c <= columns && steps > 0; ++c) {
     const double px = curveArea_.left() + c;
-    const int64_t s0 = std::clamp<int64_t>(int64_t(std::floor(steps_.toData(px))), 0, steps - 1);
-    const int64_t s1 = std::clamp<int64_t>(int64_t(std::floor(steps_.toData(px + 1))), s0, steps - 1);
+    const int64_t s0 = std::clamp<int64_t>(int64_t(std::floor(xAxis().toData(px))), 0, steps - 1);
+    const int64_t s1 = std::clamp<int64_t>(int64_t(std::floor(xAxis().toData(px + 1))), s0, steps - 1);
     int64_t v = 0;
     for (int64_t s = s0; s <= s1; ++s) v = std::max(v, live[size_t(s)]);
     path.lineTo(px, y(double(v)));
@@ -252,7 +196,7 @@ void MemoryPlot::paintCurve(QPainter& p) const {
   const double arenaY = y(double(chart_->arenaBytes));
   p.drawLine(QPointF(curveArea_.left(), arenaY), QPointF(curveArea_.right(), arenaY));
   if (chart_->peakStep >= 0) {
-    const double x = steps_.toPixel(double(chart_->peakStep) + 0.5);
+    const double x = xAxis().toPixel(double(chart_->peakStep) + 0.5);
     const double py = y(double(chart_->lowerBound));
     p.setPen(QPen(criticalColor(), 1, Qt::DashLine));
     p.drawLine(QPointF(x, curveArea_.top()), QPointF(x, curveArea_.bottom()));
@@ -273,54 +217,56 @@ void MemoryPlot::paintCurve(QPainter& p) const {
 }
 
 void MemoryPlot::paintAxes(QPainter& p) const {
+  const QRectF& blockArea = plotArea();
   const QColor text = palette().color(QPalette::Text);
   const QColor grid = towardsBase(text, palette(), 0.88);
   p.setPen(text);
   const QFontMetricsF fm(font());
   for (double v : bytes_.ticks(5, true)) {
     const double py = bytes_.toPixel(v);
-    if (py < blockArea_.top() - 1 || py > blockArea_.bottom() + 1) continue;
+    if (py < blockArea.top() - 1 || py > blockArea.bottom() + 1) continue;
     p.setPen(grid);
-    p.drawLine(QPointF(blockArea_.left() - 4, py), QPointF(blockArea_.left(), py));
+    p.drawLine(QPointF(blockArea.left() - 4, py), QPointF(blockArea.left(), py));
     p.setPen(text);
     p.drawText(QRectF(0, py - fm.height() / 2, kLeft - 8, fm.height()), Qt::AlignRight | Qt::AlignVCenter, bytesText(v));
   }
   double lastRight = -1e9;
-  for (double v : steps_.ticks(8)) {
+  for (double v : xAxis().ticks(8)) {
     if (v != std::floor(v)) continue;  // steps are whole
-    const double px = steps_.toPixel(v);
+    const double px = xAxis().toPixel(v);
     const QString label = QString("%L1").arg(int64_t(v));
     const double w = fm.horizontalAdvance(label);
     if (px - w / 2 < lastRight + 6 || px + w / 2 > width()) continue;
-    p.drawLine(QPointF(px, blockArea_.bottom()), QPointF(px, blockArea_.bottom() + 4));
-    p.drawText(QRectF(px - w / 2, blockArea_.bottom() + 4, w, fm.height()), Qt::AlignCenter, label);
+    p.drawLine(QPointF(px, blockArea.bottom()), QPointF(px, blockArea.bottom() + 4));
+    p.drawText(QRectF(px - w / 2, blockArea.bottom() + 4, w, fm.height()), Qt::AlignCenter, label);
     lastRight = px + w / 2;
   }
   p.setPen(text);
-  p.drawRect(blockArea_);
+  p.drawRect(blockArea);
   p.drawRect(curveArea_);
-  p.drawText(QRectF(0, blockArea_.bottom() + 4, kLeft - 8, fm.height()), Qt::AlignRight | Qt::AlignVCenter, "step →");
+  p.drawText(QRectF(0, blockArea.bottom() + 4, kLeft - 8, fm.height()), Qt::AlignRight | Qt::AlignVCenter, "step →");
   p.drawText(QRectF(0, curveArea_.top(), kLeft - 8, fm.height()), Qt::AlignRight | Qt::AlignVCenter, "live bytes");
   p.drawText(QRectF(0, curveArea_.bottom() - fm.height(), kLeft - 8, fm.height()), Qt::AlignRight | Qt::AlignVCenter, "0");
 }
 
 int MemoryPlot::blockAt(QPointF pos) const {
-  if (!chart_ || !blockArea_.contains(pos)) return -1;
+  if (!chart_ || !plotArea().contains(pos)) return -1;
   // Topmost first: later blocks are drawn over earlier ones. A tiny block is found within two pixels.
   for (size_t i = chart_->blocks.size(); i-- > 0;)
     if (blockRect(chart_->blocks[i]).adjusted(-2, -2, 2, 2).contains(pos)) {
       const MemoryChartBlock& b = chart_->blocks[i];
-      if (double(b.end) > steps_.lo() && double(b.first) < steps_.hi()) return int(i);
+      if (double(b.end) > xAxis().lo() && double(b.first) < xAxis().hi()) return int(i);
     }
   return -1;
 }
 
 QPoint MemoryPlot::blockCentre(size_t block) const {
   if (!chart_ || block >= chart_->blocks.size()) return {};
-  return blockRect(chart_->blocks[block]).intersected(blockArea_).center().toPoint();
+  return blockRect(chart_->blocks[block]).intersected(plotArea()).center().toPoint();
 }
 
-QString MemoryPlot::describe(const MemoryChartBlock& b) const {
+QString MemoryPlot::describe(size_t block) const {
+  const MemoryChartBlock& b = chart_->blocks[block];
   QString stream = b.stream >= 0 ? QString::number(b.stream) : QString("—");
   return QString("<b>%1</b><br>produced by %2 (node %3), stream %4<br>%5 (%L6 bytes) at offset %L7<br>"
                  "live over steps %L8 – %L9 (%L10 steps)<br>reuse block %11")
@@ -335,62 +281,6 @@ QString MemoryPlot::describe(const MemoryChartBlock& b) const {
       .arg(b.reuseBlock);
 }
 
-bool MemoryPlot::event(QEvent* e) {
-  if (e->type() == QEvent::ToolTip) {
-    auto* help = static_cast<QHelpEvent*>(e);
-    const int i = blockAt(help->pos());
-    if (i >= 0) QToolTip::showText(help->globalPos(), describe(chart_->blocks[size_t(i)]), this);
-    else QToolTip::hideText();
-    return true;
-  }
-  if (e->type() == QEvent::ShortcutOverride && isChartNavigationKey(*static_cast<QKeyEvent*>(e))) {
-    // The window binds ←/→ (passes) and F (fit the graph): with the chart focused, its own keys win.
-    e->accept();
-    return true;
-  }
-  return QWidget::event(e);
-}
-
-void MemoryPlot::wheelEvent(QWheelEvent* e) {
-  const double notches = e->angleDelta().y() / 120.0;
-  if (notches == 0) return;
-  const double factor = std::pow(1.25, notches);
-  if (e->modifiers() & Qt::ControlModifier) bytes_.zoomAt(e->position().y(), factor);
-  else steps_.zoomAt(e->position().x(), factor);
-  update();
-  e->accept();
-}
-
-void MemoryPlot::mousePressEvent(QMouseEvent* e) { drag_.press(*e); }
-
-void MemoryPlot::mouseMoveEvent(QMouseEvent* e) {
-  if (const auto d = drag_.move(*e, *this)) panBy(*d);
-}
-
-void MemoryPlot::mouseReleaseEvent(QMouseEvent* e) {
-  if (!drag_.release(*e, *this) || !chart_) return;
-  const int i = blockAt(e->position());
-  if (i < 0) return;
-  const qint64 producer = chart_->blocks[size_t(i)].producerId;
-  selectNode(producer);
-  emit blockClicked(i, producer);
-}
-
-void MemoryPlot::keyPressEvent(QKeyEvent* e) {
-  const double stepX = blockArea_.width() / 10, stepY = blockArea_.height() / 10;
-  switch (e->key()) {
-    case Qt::Key_Plus:
-    case Qt::Key_Equal: zoomSteps(1.25); break;
-    case Qt::Key_Minus: zoomSteps(1 / 1.25); break;
-    case Qt::Key_Left: panBy({stepX, 0}); break;
-    case Qt::Key_Right: panBy({-stepX, 0}); break;
-    case Qt::Key_Up: panBy({0, stepY}); break;
-    case Qt::Key_Down: panBy({0, -stepY}); break;
-    case Qt::Key_F:
-    case Qt::Key_Home: fit(); break;
-    default: QWidget::keyPressEvent(e); return;
-  }
-  e->accept();
-}
+void MemoryPlot::wheelY(QPointF pos, double notches) { bytes_.zoomAt(pos.y(), std::pow(kZoomStep, notches)); }
 
 }  // namespace kiln::views

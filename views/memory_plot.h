@@ -2,19 +2,17 @@
 // The drawing of a memory plan: one rectangle per planned tensor (x = its lifetime in steps, y = its offset in the
 // arena, height = its bytes), the arena size and the lower bound as horizontal lines, and below, on the same step
 // axis, the live-bytes curve with its peak marked. Painted directly with culling (tens of thousands of tensors stay
-// cheap: a rectangle outside the window costs one comparison, one under a pixel one fillRect). Wheel zooms the steps
-// (Ctrl+wheel the bytes), drag pans, +/- and the arrows do the same from the keyboard, F fits; hover shows a
-// tensor's facts, a click selects it.
-#include <QWidget>
+// cheap: a rectangle outside the window costs one comparison, one under a pixel one fillRect). Navigated as every
+// ChartPlot, with steps across; Ctrl+wheel zooms the bytes and ↑/↓ pan them. A click selects the tensor's producer.
 #include <memory>
 #include <vector>
 
-#include "chart_axis.h"
+#include "chart_plot.h"
 #include "report/memory_chart.h"
 
 namespace kiln::views {
 
-class MemoryPlot : public QWidget {
+class MemoryPlot final : public ChartPlot {
   Q_OBJECT
  public:
   enum class ColourBy { ReuseBlock, ProducerOp, Stream };
@@ -27,52 +25,46 @@ class MemoryPlot : public QWidget {
   ColourBy colourBy() const { return colourBy_; }
   QColor blockColour(size_t block) const;
 
-  // Marks the blocks produced by `nodeId` (0 clears) and brings the first into view; emits nothing.
-  void selectNode(qint64 nodeId);
-  qint64 selectedNode() const { return selectedNode_; }
-  std::vector<size_t> selectedBlocks() const;
+  std::vector<size_t> selectedBlocks() const { return selectedItems(); }
 
   // Index of the topmost block drawn at `pos`, -1 for none; the centre of a block's visible part (for tests).
   int blockAt(QPointF pos) const;
   QPoint blockCentre(size_t block) const;
-  void fit();
   // Comparing two runs: the byte axis (and the live curve's) spans at least `bytes`, the larger arena of the two, so
   // equal heights mean equal bytes.
   void setByteExtentAtLeast(double bytes);
-  void zoomSteps(double factor);
-  void panBy(QPointF pixels);
+  void zoomSteps(double factor) { zoomX(factor); }
 
  signals:
   void blockClicked(int block, qint64 producerId);
 
- protected:
-  void paintEvent(QPaintEvent*) override;
-  void resizeEvent(QResizeEvent*) override;
-  void wheelEvent(QWheelEvent* e) override;
-  void mousePressEvent(QMouseEvent* e) override;
-  void mouseMoveEvent(QMouseEvent* e) override;
-  void mouseReleaseEvent(QMouseEvent* e) override;
-  void keyPressEvent(QKeyEvent* e) override;
-  bool event(QEvent* e) override;
-
  private:
-  void layoutAreas();
+  bool hasChart() const override { return chart_ != nullptr; }
+  void paintChart(QPainter& p) const override;
+  void layoutAreas() override;
+  int itemAt(QPointF pos) const override { return blockAt(pos); }
+  qint64 nodeOf(size_t block) const override { return chart_->blocks[block].producerId; }
+  QString describe(size_t block) const override;
+  bool inWindow(size_t block) const override;
+  void bringIntoView(size_t block, bool selectionInWindow) override;
+  void emitClicked(int block, qint64 producerId) override { emit blockClicked(block, producerId); }
+  void fitY() override { bytes_.fit(); }
+  void panY(double pixels) override { bytes_.panPixels(pixels); }
+  void wheelY(QPointF pos, double notches) override;
+  double keyStepY() const override { return plotArea().height() / 10; }
+
   void recolour();
   QRectF blockRect(const MemoryChartBlock& b) const;
   void paintBlocks(QPainter& p) const;
   void paintCurve(QPainter& p) const;
   void paintAxes(QPainter& p) const;
-  QString describe(const MemoryChartBlock& b) const;
 
   std::shared_ptr<const MemoryChart> chart_;
   ColourBy colourBy_ = ColourBy::ReuseBlock;
-  ChartAxis steps_, bytes_;
-  QRectF blockArea_, curveArea_;
+  ChartAxis bytes_;
+  QRectF curveArea_;  // below the blocks (the plot area), on the same step axis
   double curveMax_ = 1;
-  qint64 selectedNode_ = 0;
-  std::vector<char> selected_;
   std::vector<QColor> fill_;  // per block, for the current colouring (made when it changes, not per frame)
-  DragOrClick drag_;
   double minBytes_ = 0;
 };
 

@@ -307,6 +307,11 @@ RunInfo HistoryReader::run(int64_t runId) const {
   return std::move(runs.front());
 }
 
+int64_t HistoryReader::importedMaxNodeId(int64_t runId) const {
+  SqlTransaction tx(db_.handle(), SqlTransaction::Kind::Read);
+  return singleInt(db_, "SELECT coalesce(max(node_id), 0) FROM nodes WHERE run_id = ?1 AND first_pass = 0", runId, 0);
+}
+
 std::vector<PassInfo> HistoryReader::passes(int64_t runId) const {
   SqlTransaction tx(db_.handle(), SqlTransaction::Kind::Read);
   if (singleInt(db_, "SELECT count(*) FROM runs WHERE id = ?1", runId, 0) == 0)

@@ -105,6 +105,9 @@ class HistoryReader {
   // Every version of every node whose annotations record a fusion ("fusion.rule"), by node id then first pass: the
   // fused nodes of a run, with the pass that created each (its first row).
   std::vector<NodeRow> fusedNodeRows(int64_t runId) const;
+  // The largest node id of the imported graph (pass 0): ids above it are nodes the passes made (ids are never
+  // reused, so this tells a node's provenance). 0 for a run without nodes.
+  int64_t importedMaxNodeId(int64_t runId) const;
 
  private:
   const HistoryDb& db_;

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "history/history_rows.h"
+#include "ir/fused_node.h"
 #include "ir/graph.h"
 #include "util/json.h"
 
@@ -16,18 +17,29 @@ namespace kiln::layout {
 
 namespace {
 
-std::string unitOf(const NodeRow& r) {
+// What the view reads of a node's annotations: its compute unit and, for a fused node, the first imported node it
+// replaced (the smallest id in "fusion.replaced").
+struct RowFacts {
+  std::string unit;
+  int64_t origin = 0;
+};
+RowFacts factsOf(const NodeRow& r) {
+  RowFacts f;
   try {
     const Json j = Json::parse(r.annotationsJson.empty() ? "{}" : r.annotationsJson);
-    if (const Json* u = j.find("unit")) return u->isString() ? u->asString() : "";
+    if (const Json* u = j.find("unit"); u && u->isString()) f.unit = u->asString();
+    if (const Json* rep = j.find("fusion.replaced"); rep && rep->isString())
+      for (int64_t id : nodeIdList(rep->asString()))
+        if (id > 0 && (f.origin == 0 || id < f.origin)) f.origin = id;
   } catch (const std::exception&) {
-    // A history written by another tool may hold anything here: no unit rather than a failure.
+    // A history written by another tool may hold anything here: no unit or origin rather than a failure.
   }
-  return {};
+  return f;
 }
 
-// Kahn's algorithm over the union, ties broken by the original (id) order, so unchanged graphs keep file order.
-std::vector<size_t> topoOrder(const std::vector<PassViewNode>& nodes, const std::vector<NodeEdge>& edges) {
+// Kahn's algorithm over the union, ties broken by `key` then by position in `nodes` (id order).
+std::vector<size_t> topoOrder(const std::vector<PassViewNode>& nodes, const std::vector<NodeEdge>& edges,
+                              const std::vector<int64_t>& key) {
   std::unordered_map<int64_t, size_t> index;
   for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].id] = i;
   std::vector<std::vector<size_t>> out(nodes.size());
@@ -38,29 +50,77 @@ std::vector<size_t> topoOrder(const std::vector<PassViewNode>& nodes, const std:
     out[a->second].push_back(b->second);
     ++indeg[b->second];
   }
-  std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
+  using Entry = std::pair<int64_t, size_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready;
   for (size_t i = 0; i < nodes.size(); ++i)
-    if (!indeg[i]) ready.push(i);
+    if (!indeg[i]) ready.push({key[i], i});
   std::vector<size_t> order;
   std::vector<bool> done(nodes.size(), false);
   while (order.size() < nodes.size()) {
     if (ready.empty()) {  // a cycle in a damaged history: take the first remaining node and go on
       for (size_t i = 0; i < nodes.size(); ++i)
         if (!done[i]) {
-          ready.push(i);
+          ready.push({key[i], i});
           indeg[i] = 0;
           break;
         }
     }
-    const size_t i = ready.top();
+    const size_t i = ready.top().second;
     ready.pop();
     if (done[i]) continue;
     done[i] = true;
     order.push_back(i);
     for (size_t j : out[i])
-      if (--indeg[j] == 0 && !done[j]) ready.push(j);
+      if (--indeg[j] == 0 && !done[j]) ready.push({key[j], j});
   }
   return order;
+}
+
+// Where each node sits in the exporter's order, so a compiled graph is drawn (and its layers found) in the order the
+// model was written, not in the order the passes created nodes: an imported node by its id (ids follow the file),
+// a fused node by the first node it replaced, a node a pass inserted (TransData, Cast, ...) right after its latest
+// producer, or before its first consumer when it has no producer. `importedMaxId` 0: provenance unknown, ids only.
+std::vector<int64_t> provenanceKeys(const std::vector<PassViewNode>& nodes, const std::vector<NodeEdge>& edges,
+                                    int64_t importedMaxId) {
+  std::vector<int64_t> key(nodes.size());
+  std::vector<bool> inserted(nodes.size(), false);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const PassViewNode& n = nodes[i];
+    key[i] = n.origin > 0 ? n.origin : n.id;
+    inserted[i] = n.kind == PassViewNode::Kind::Op && n.origin <= 0 && importedMaxId > 0 && n.id > importedMaxId;
+  }
+  if (std::find(inserted.begin(), inserted.end(), true) == inserted.end()) return key;
+  std::unordered_map<int64_t, size_t> index;
+  for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].id] = i;
+  std::vector<std::vector<size_t>> producers(nodes.size()), consumers(nodes.size());
+  for (const auto& e : edges) {
+    auto a = index.find(e.from), b = index.find(e.to);
+    if (a == index.end() || b == index.end()) continue;
+    producers[b->second].push_back(a->second);
+    consumers[a->second].push_back(b->second);
+  }
+  // Inserted nodes in dependency order (a chain of them follows its head); the rest keep their keys.
+  const std::vector<size_t> order = topoOrder(nodes, edges, key);
+  std::vector<bool> keyed(nodes.size(), true);
+  for (size_t i : order) {
+    if (!inserted[i]) continue;
+    keyed[i] = false;
+    for (size_t p : producers[i])
+      if (keyed[p] && nodes[p].kind == PassViewNode::Kind::Op && (!keyed[i] || key[p] > key[i])) {
+        key[i] = key[p];
+        keyed[i] = true;
+      }
+  }
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const size_t i = *it;
+    if (keyed[i]) continue;
+    for (size_t c : consumers[i])
+      if (keyed[c] && (!keyed[i] || key[c] < key[i])) {
+        key[i] = key[c];
+        keyed[i] = true;
+      }
+  }
+  return key;
 }
 
 void addGraph(const GraphSnapshot& s, std::map<int64_t, PassViewNode>& nodes, std::vector<NodeEdge>& edges,
@@ -92,7 +152,9 @@ void addGraph(const GraphSnapshot& s, std::map<int64_t, PassViewNode>& nodes, st
     p.name = n.name;
     p.opType = n.opType;
     p.domain = n.domain;
-    p.unit = unitOf(n);
+    const RowFacts facts = factsOf(n);
+    p.unit = facts.unit;
+    p.origin = facts.origin;
     if (n.graphOwner != 0) {
       p.owner = n.graphOwner;
       p.body = n.graphAttr;
@@ -159,7 +221,8 @@ void finish(PassView& view, std::map<int64_t, PassViewNode>& nodes, std::vector<
   flat.reserve(nodes.size());
   for (auto& [id, n] : nodes) flat.push_back(std::move(n));
   // Terminals sort before ops by id (negative): inputs come first in the tie-break, as users expect.
-  for (size_t i : topoOrder(flat, edges)) view.nodes.push_back(flat[i]);
+  for (size_t i : topoOrder(flat, edges, provenanceKeys(flat, edges, view.importedMaxId)))
+    view.nodes.push_back(flat[i]);
   for (const auto& n : view.nodes) {
     if (n.kind != PassViewNode::Kind::Op) continue;  // a re-pointed graph output is drawn, but it is not a node
     if (n.state != NodeState::Removed) ++(n.owner ? view.bodyOps : view.ops);
@@ -197,6 +260,7 @@ PassView buildPassView(const HistoryReader& reader, int64_t runId, int toPass, i
   view.toPass = toPass;
   view.fromPass = fromPass;
   view.after = reader.graphAt(runId, toPass);
+  view.importedMaxId = reader.importedMaxNodeId(runId);
   std::map<int64_t, PassViewNode> nodes;
   std::vector<NodeEdge> edges;
   std::set<std::tuple<int64_t, int64_t, int64_t>> seen;

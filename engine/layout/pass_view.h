@@ -2,7 +2,8 @@
 // The graph a user sees for "after pass k, compared with pass j": every node of the main graph present at either
 // pass (nodes the pass removed stay as ghosts), each with its diff state and what changed, the edges between them,
 // and the graph's inputs and outputs as small terminal nodes. Nodes come in a topological order of that union, so
-// chunked groups follow the data flow. Control-flow bodies (If's branches, Loop's and Scan's body) are part of it:
+// chunked groups follow the data flow; ties go to the exporter's order (a compiled graph's fused and inserted nodes sit
+// where the nodes they came from were), so its layers are found as they were in the imported graph. Control-flow bodies (If's branches, Loop's and Scan's body) are part of it:
 // their nodes carry their owner, a body's inputs and outputs are terminals inside it, each body output feeds its
 // owner node (the body computes what the owner yields), and a value a body captures from outside is an edge from its
 // producer into the body.
@@ -29,6 +30,7 @@ struct PassViewNode {
   std::string unit;  // annotation "unit" (cube/vector/aicpu/host) when the validity check has run
   int64_t owner = 0;  // in a control-flow body: the node holding it (0 in the main graph)
   std::string body;   // that node's attribute holding the body
+  int64_t origin = 0;  // a fused node: the first imported node it replaced (0 otherwise); orders the view
   NodeState state = NodeState::Unchanged;
   std::vector<std::string> changes;  // "attr:axis", "inputs", "output shape", ... (Changed only)
 };
@@ -44,6 +46,7 @@ struct PassView {
   int64_t ops = 0;  // op nodes of the main graph after the pass (ghosts, terminals and body nodes excluded)
   int64_t bodyOps = 0;  // op nodes inside control-flow bodies after the pass
   int64_t added = 0, removed = 0, changed = 0;  // op nodes, bodies included (terminals are drawn but not counted)
+  int64_t importedMaxId = 0;  // largest node id of the imported graph (0: unknown); see provenanceKeys in the .cpp
 };
 
 // Terminal node ids: the graph input (or a value entering a drawn part from outside) and the graph output (or a

@@ -4,14 +4,18 @@
 // names of odd characters, one long chain of one op — finish quickly and fall back cleanly. Real exports: the
 // generated llama and bert-base with their names removed, and gpt2_past (12 layers) when ../shared is present.
 #include <QElapsedTimer>
+#include <QTemporaryDir>
 #include <QFileInfo>
 #include <QtTest>
 
+#include "history/history_recorder.h"
 #include "io/model_loader.h"
 #include "ir/model.h"
 #include "layout/pass_view.h"
 #include "layout/repeat_blocks.h"
 #include "layout/scope_tree.h"
+#include "passes/pass_manager.h"
+#include "pipeline/standard_pipeline.h"
 #include "report/model_structure.h"
 #include "samples/sample_models.h"
 #include "support/control_flow_model.h"
@@ -78,6 +82,21 @@ std::unique_ptr<Model> unnamed(const char* sample, int layers) {
   auto m = buildSample(sample, so);
   for (Node* n : m->graph->nodes()) n->setName("");
   return m;
+}
+
+// The groups the workbench draws for the last pass of a compile of `model` recorded into a history under `dir`
+// (compared with the pass before it, as the workbench opens a run).
+ScopeTree compiledStructure(Model& model, const QTemporaryDir& dir) {
+  HistoryDb db(dir.filePath("h.db").toStdString());
+  HistoryRecorder rec(db, "model.onnx");
+  PassManager pm;
+  const Options options;
+  addStandardPasses(pm, options, {});
+  pm.addObserver(&rec);
+  if (pm.run(model, options).status != RunStatus::Ok) return ScopeTree::build({});
+  HistoryReader reader(db);
+  const int last = reader.passes(rec.runId()).back().seq;
+  return ScopeTree::build(scopeNames(buildPassView(reader, rec.runId(), last, last - 1)));
 }
 
 }  // namespace
@@ -246,6 +265,21 @@ class StructureTest : public QObject {
     for (size_t i = 0; i < layers.size(); ++i)
       QVERIFY2(layers[i]->label.rfind("layer " + std::to_string(i + 1) + " · Attention + MLP", 0) == 0,
                layers[i]->label.c_str());
+  }
+
+  // After the compile, fused and inserted nodes stand where the nodes they came from stood: the layers are still
+  // found (the workbench opens a run at its last pass).
+  void compiledGraphsKeepTheirLayers() {
+    QTemporaryDir tmp;
+    auto llama = unnamed("llama", 6);
+    const ScopeTree t = compiledStructure(*llama, tmp);
+    QVERIFY2(repeatGroups(t, "layer").size() == 6, qPrintable(QString::fromStdString(structureOutline(t))));
+    const std::string path = sharedModel("transformer/gpt2_past.onnx");
+    if (!QFileInfo::exists(QString::fromStdString(path))) QSKIP("the shared corpus (../shared/models) is absent");
+    QTemporaryDir tmp2;
+    const LoadedModel m = loadModel(path);
+    const ScopeTree g = compiledStructure(*m.model, tmp2);
+    QVERIFY2(repeatGroups(g, "layer").size() == 12, qPrintable(QString::fromStdString(structureOutline(g))));
   }
 };
 

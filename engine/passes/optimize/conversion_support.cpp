@@ -4,9 +4,20 @@
 
 namespace kiln {
 
-Node* insertConversion(Graph& g, const std::string& op, const std::string& domain, Value* in, const std::string& name,
+std::string conversionNodeName(const Value& in, const Node* before, const std::string& what) {
+  // The scope of the node it serves: its producer's, else its consumer's (a graph input's conversion).
+  const Node* anchor = in.producer() ? in.producer() : before;
+  const std::string& anchorName = anchor ? anchor->name() : std::string();
+  const size_t scopeEnd = anchorName.rfind('/');
+  const std::string scope = scopeEnd == std::string::npos ? std::string() : anchorName.substr(0, scopeEnd + 1);
+  const size_t leafStart = in.name().rfind('/');
+  const std::string leaf = leafStart == std::string::npos ? in.name() : in.name().substr(leafStart + 1);
+  return scope + leaf + "_" + what;
+}
+
+Node* insertConversion(Graph& g, const std::string& op, const std::string& domain, Value* in, const std::string& what,
                        const std::string& outName, Node* before) {
-  Node* n = g.addNode(op, {in}, {outName}, name, domain, before);
+  Node* n = g.addNode(op, {in}, {outName}, conversionNodeName(*in, before, what), domain, before);
   n->setAnnotation("engine", "aicore");
   n->setAnnotation("unit", "vector");
   return n;

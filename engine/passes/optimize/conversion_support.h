@@ -16,9 +16,14 @@ class Node;
 class Value;
 
 // A one-input conversion node `op` (domain "kiln" for TransData) reading `in`, placed before `before`; its output is
-// named `outName` and the node is tagged engine=aicore, unit=vector (Stage 1's placement has already run).
-Node* insertConversion(Graph& g, const std::string& op, const std::string& domain, Value* in, const std::string& name,
+// named `outName` and the node is tagged engine=aicore, unit=vector (Stage 1's placement has already run). The node
+// is named by conversionNodeName(in, before, what).
+Node* insertConversion(Graph& g, const std::string& op, const std::string& domain, Value* in, const std::string& what,
                        const std::string& outName, Node* before);
+// "<scope of the node it serves><last part of in's name>_<what>": a conversion sits in the name scope of its input's
+// producer (its consumer's for a graph input), so scoped views group it with the layer it belongs to, and a value
+// name's slashes never invent scopes of their own.
+std::string conversionNodeName(const Value& in, const Node* before, const std::string& what);
 
 // The node of `g` that holds n (n itself when n is in g; else the owner of the subgraph n sits in, walking up): where
 // a conversion for a subgraph's capture goes.

@@ -287,7 +287,7 @@ class FormatRewriter {
 
   Value* insertTransData(Value* v, Format src, Format dst, const Shape& logical, const Shape& outShape, Node* before) {
     const std::string to(formatName(dst));
-    Node* t = insertConversion(g_, "TransData", "kiln", v, v->name() + "/TransData_" + to, v->name() + "_" + to,
+    Node* t = insertConversion(g_, "TransData", "kiln", v, "TransData_" + to, v->name() + "_" + to,
                                before);
     t->setAttr("src_format", Attribute(std::string(formatName(src))));
     t->setAttr("dst_format", Attribute(to));

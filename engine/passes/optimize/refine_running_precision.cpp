@@ -227,7 +227,7 @@ class PrecisionRewriter {
 
   Value* insertCast(Value* v, DType to, Node* before) {
     const std::string suffix = to == DType::Float16 ? "_fp16" : "_fp32";
-    Node* cast = insertConversion(g_, "Cast", "", v, v->name() + "/Cast" + suffix, v->name() + suffix, before);
+    Node* cast = insertConversion(g_, "Cast", "", v, "Cast" + suffix, v->name() + suffix, before);
     cast->setAttr("to", Attribute(int64_t{dtypeToOnnx(to)}));
     ValueType t = v->type();
     t.dtype = to;
