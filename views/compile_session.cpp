@@ -80,7 +80,7 @@ bool CompileSession::start(const QString& modelPath, const kiln::Options& option
       std::string accuracyError, unverified;
       if (verifyNumerics) {
         // The data is made at the compiler's own binding (under dim_values=keep, at the policy's extents).
-        const std::map<std::string, int64_t> dims = bindForEmulation(*loaded.model->graph, options).values();
+        const std::map<std::string, int64_t> dims = bindForEmulation(*loaded.model, options).values();
         // Data the model cannot get (over emulator.max_input_bytes, an input of unknown type) skips the
         // verification, not the compile.
         std::vector<Tensor> data;

@@ -22,7 +22,7 @@ std::map<std::string, int64_t> dimBindings(const Args& args) {
   return dims;
 }
 
-EmulationInputs emulationInputs(const Args& args, const std::string& modelPath, const Graph& original,
+EmulationInputs emulationInputs(const Args& args, const std::string& modelPath, const Model& original,
                                 Options& options) {
   std::optional<uint32_t> seed;
   if (auto s = args.intValue("--random", 0, UINT32_MAX)) seed = static_cast<uint32_t>(*s);
@@ -55,7 +55,7 @@ ShapeBinding checkedBinding(const std::string& modelPath, const Model& model, co
   }
 }
 
-ShapeBinding emulationBinding(const std::string& modelPath, const Graph& original, Options& options) {
+ShapeBinding emulationBinding(const std::string& modelPath, const Model& original, Options& options) {
   try {
     return bindForEmulation(original, options);
   } catch (const std::invalid_argument& e) {

@@ -15,12 +15,12 @@ std::map<std::string, int64_t> dimBindings(const Args& args);
 // loadEmulationInputs with --inputs and --random (random data capped by the option emulator.max_input_bytes); a
 // --dim that contradicts the data is a UsageError; random data over the cap a std::runtime_error naming the model.
 // Given data adds its extents to the dim_values of `options`.
-EmulationInputs emulationInputs(const Args& args, const std::string& modelPath, const Graph& original,
+EmulationInputs emulationInputs(const Args& args, const std::string& modelPath, const Model& original,
                                 Options& options);
 // The binding a compile of `model` will use; a binding the model contradicts (input_shape against its static dims,
 // two extents for one symbol) is a UsageError (exit 2) naming the model and the option. Empty for an .om.
 ShapeBinding checkedBinding(const std::string& modelPath, const Model& model, const Options& options);
 // bindForEmulation, a binding the model contradicts being a UsageError naming the model and the option.
-ShapeBinding emulationBinding(const std::string& modelPath, const Graph& original, Options& options);
+ShapeBinding emulationBinding(const std::string& modelPath, const Model& original, Options& options);
 
 }  // namespace kiln::cli

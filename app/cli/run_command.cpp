@@ -113,7 +113,7 @@ int runRun(const Argv& argv) {
   EmulationInputs inputs;
   std::string notEmulatable;  // why the functional run cannot happen; the timing is reported anyway
   try {
-    inputs = emulationInputs(args, path, *original.model->graph, options);
+    inputs = emulationInputs(args, path, *original.model, options);
   } catch (const LoadError&) {
     throw;
   } catch (const UsageError&) {
@@ -123,7 +123,7 @@ int runRun(const Argv& argv) {
   }
   // The compiler's binding (the data's extents, --dim and dim_values, then dim_policy): the emulator, the memory plan
   // and the timing see one set of shapes.
-  const ShapeBinding binding = emulationBinding(path, *original.model->graph, options);
+  const ShapeBinding binding = emulationBinding(path, *original.model, options);
   PassManager pm;
   addStandardPasses(pm, options, {});
   std::unique_ptr<HistoryDb> db;

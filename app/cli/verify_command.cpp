@@ -51,8 +51,8 @@ int runVerify(const Argv& argv) {
   runDimBindings(options, dimBindings(args));
   LoadedModel loaded = loadModel(path, loadLimits(options));
   Model& model = *loaded.model;
-  const EmulationInputs inputs = emulationInputs(args, path, *model.graph, options);  // given data fixes its dims
-  const ShapeBinding binding = emulationBinding(path, *model.graph, options);
+  const EmulationInputs inputs = emulationInputs(args, path, model, options);  // given data fixes its dims
+  const ShapeBinding binding = emulationBinding(path, model, options);
   const std::string bound = binding.text();
 
   std::unique_ptr<HistoryDb> db;

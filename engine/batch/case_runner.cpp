@@ -66,7 +66,6 @@ void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) 
     w.failure = "cannot load: " + std::string(e.what());
     return;
   }
-  const Graph& source = *w.compiled.model->graph;  // not compiled yet: the imported graph
   Options options = c.options->options;
   std::optional<EmulationInputs> inputs;
   try {
@@ -74,7 +73,7 @@ void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) 
     // In timing-only mode only the shipped data is loaded: it fixes symbolic dims, and the shapes must not depend
     // on the mode; random data (all dims 1 or bound) would only cost memory there.
     if (ctx.functional || companionInputs(c.model))
-      inputs = loadEmulationInputs(std::nullopt, std::nullopt, c.model, source, options,
+      inputs = loadEmulationInputs(std::nullopt, std::nullopt, c.model, *w.compiled.model, options,
                                    c.options->options.getInt(kEmulatorInputKey));
   } catch (const std::invalid_argument& e) {
     w.failure = std::string("shape binding: ") + e.what();
@@ -83,7 +82,7 @@ void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) 
     w.note = std::string("no functional emulation: inputs: ") + e.what();
   }
   try {
-    w.bindingKey = bindForEmulation(source, options).text();
+    w.bindingKey = bindForEmulation(*w.compiled.model, options).text();
   } catch (const std::exception& e) {
     w.failure = std::string("shape binding: ") + e.what();
     return;

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "emulator/model_inputs.h"
+#include "passes/prepare/binding_fit.h"
 #include "io/numpy/npz_reader.h"
 #include "util/json.h"
 
@@ -29,14 +30,14 @@ void setDimValues(Options& options, const std::map<std::string, int64_t>& dims, 
 
 }  // namespace
 
-ShapeBinding bindForEmulation(const Graph& original, Options& options) {
+ShapeBinding bindForEmulation(const Model& original, Options& options) {
   BindingRequest request = options.bindingRequest();
-  ShapeBinding binding = resolveShapeBinding(original, request);
+  ShapeBinding binding = resolveFittedBinding(original, request);
   if (binding.kept.empty()) return binding;
   request.keep = false;  // the open symbols need extents to make data: the policy's, fixed through input_shape
-  binding = resolveShapeBinding(original, request);
+  binding = resolveFittedBinding(original, request);
   if (!options.getString("input_shape").empty()) return binding;  // resolveShapeBinding checked it already
-  const std::string spec = inputShapeSpec(original, binding.values());
+  const std::string spec = inputShapeSpec(*original.graph, binding.values());
   if (!spec.empty()) options.setValue("input_shape", Json(spec), "bound for emulation");
   return binding;
 }
@@ -83,14 +84,14 @@ std::optional<std::string> companionInputs(const std::string& modelPath) {
 }
 
 EmulationInputs loadEmulationInputs(const std::optional<std::string>& given, std::optional<uint32_t> seed,
-                                    const std::string& modelPath, const Graph& original, Options& options,
+                                    const std::string& modelPath, const Model& original, Options& options,
                                     int64_t maxRandomBytes) {
   namespace fs = std::filesystem;
   EmulationInputs in;
   std::map<std::string, int64_t> dims = options.dimValues();
   // Given data: its extents join dim_values, so the compile binds what the data has.
   const auto adoptDataDims = [&] {
-    dimsFromData(original, in.tensors, dims);
+    dimsFromData(*original.graph, in.tensors, dims);
     setDimValues(options, dims, "input data");
   };
   std::optional<std::string> from = given;
@@ -98,16 +99,16 @@ EmulationInputs loadEmulationInputs(const std::optional<std::string>& given, std
   if (from && fs::path(*from).extension() == ".npz") {
     in.archive = readNpz(*from);
     in.archivePath = *from;
-    in.tensors = inputsFromArrays(original, in.archive, *from);
+    in.tensors = inputsFromArrays(*original.graph, in.archive, *from);
     in.description = *from;
     adoptDataDims();
   } else if (from) {
-    in.tensors = readInputFiles(original, *from);
+    in.tensors = readInputFiles(*original.graph, *from);
     in.description = *from;
     adoptDataDims();
   } else {
     const uint32_t s = seed.value_or(1);
-    in.tensors = randomInputs(original, s, bindForEmulation(original, options).values(), 2, maxRandomBytes);
+    in.tensors = randomInputs(*original.graph, s, bindForEmulation(original, options).values(), 2, maxRandomBytes);
     in.description = "random, seed " + std::to_string(s);
   }
   return in;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/model.h"
 #include "options/options.h"
 
 namespace kiln {
@@ -32,7 +33,7 @@ struct EmulationInputs {
 // binding contradicts the data or the model, std::runtime_error when random data would pass `maxRandomBytes`
 // (emulator.max_input_bytes).
 EmulationInputs loadEmulationInputs(const std::optional<std::string>& from, std::optional<uint32_t> seed,
-                                    const std::string& modelPath, const Graph& original, Options& options,
+                                    const std::string& modelPath, const Model& original, Options& options,
                                     int64_t maxRandomBytes);
 
 // The symbol bindings a run starts from: the dim_values option, with `overrides` (kiln run --dim) winning; an
@@ -42,10 +43,10 @@ std::map<std::string, int64_t> runDimBindings(Options& options, const std::map<s
 // <model stem>_io.npz beside the model, when there is one: the inputs (and expected outputs) it ships with.
 std::optional<std::string> companionInputs(const std::string& modelPath);
 
-// The binding a run compiles and emulates at: the compiler's (resolveShapeBinding over the options). A run needs
+// The binding a run compiles and emulates at: the compiler's (resolveFittedBinding over the options). A run needs
 // every extent, so under dim_values=keep the symbols left open get the policy's extents here, written into
 // input_shape for the compiler. Throws std::invalid_argument (naming the option) for a binding the model
 // contradicts.
-ShapeBinding bindForEmulation(const Graph& original, Options& options);
+ShapeBinding bindForEmulation(const Model& original, Options& options);
 
 }  // namespace kiln

@@ -376,6 +376,46 @@ ShapeBinding resolveShapeBinding(const Graph& g, const BindingRequest& request) 
   return out;
 }
 
+BindingApplied applyShapeBinding(Graph& g, const ShapeBinding& binding) {
+  BindingApplied out;
+  const std::map<std::string, int64_t> symbols = binding.values();
+  // input_shape's static positions on inputs that were unknown (not symbolic) there.
+  for (Value* in : g.inputs()) {
+    auto it = binding.inputShapes.find(in->name());
+    if (it == binding.inputShapes.end()) continue;
+    ValueType t = in->type();
+    std::vector<Dim> dims = t.shape.rankKnown() ? t.shape.dims() : std::vector<Dim>(it->second.size());
+    for (size_t i = 0; i < dims.size() && i < it->second.size(); ++i)
+      if (it->second[i].isStatic()) dims[i] = it->second[i];
+    t.shape = Shape(dims);
+    if (!(t == in->type())) {
+      in->setType(t);
+      ++out.inputs;
+    }
+  }
+  if (symbols.empty()) return out;
+  // The same symbol elsewhere is the same extent.
+  g.forEachGraph([&](Graph& sg) {
+    for (Value* v : sg.values()) {
+      if (!v->type().isTensor() || !v->type().shape.rankKnown()) continue;
+      ValueType t = v->type();
+      bool changed = false;
+      for (Dim& d : t.shape.dims()) {
+        if (!d.isSymbolic()) continue;
+        if (auto e = evaluateSymbol(d.symbol, symbols)) {
+          d = Dim::fixed(*e);
+          changed = true;
+        }
+      }
+      if (changed) {
+        v->setType(t);
+        ++out.dims;
+      }
+    }
+  });
+  return out;
+}
+
 std::optional<int64_t> evaluateSymbol(const std::string& symbol, const std::map<std::string, int64_t>& values) {
   if (auto it = values.find(symbol); it != values.end()) return it->second;
   // Terms separated by + and -; a term is an integer or a bound symbol.

@@ -99,6 +99,15 @@ struct BindingRequest {
 // non-input, giving another rank, changing a static dimension, or binding one symbol to two extents.
 ShapeBinding resolveShapeBinding(const Graph& g, const BindingRequest& request);
 
+// Gives the graph's values the binding's extents: input_shape's static positions on the inputs it names, and every
+// symbolic dimension anywhere (inputs, declared value_info, outputs, bodies) whose symbol — or sum of symbols —
+// the binding sizes. Counts what it changed.
+struct BindingApplied {
+  int64_t inputs = 0;  // inputs whose type input_shape changed
+  int64_t dims = 0;    // values with a symbolic dimension bound
+};
+BindingApplied applyShapeBinding(Graph& g, const ShapeBinding& binding);
+
 // The extent of a dimension symbol under `values`: a bound symbol, or a sum/difference of bound symbols and
 // integers as exporters write them ("past_sequence_length + 1", "seq_len+1"); nullopt when any part is unbound.
 std::optional<int64_t> evaluateSymbol(const std::string& symbol, const std::map<std::string, int64_t>& values);

@@ -6,6 +6,8 @@
 #include "ir/model.h"
 #include "ir/shape_binding.h"
 #include "options/options.h"
+#include "passes/prepare/binding_fit.h"
+#include "samples/graph_builder.h"
 
 using namespace kiln;
 
@@ -119,6 +121,47 @@ class ShapeBindingTest : public QObject {
     const ShapeBinding b = resolveShapeBinding(*gpt2.graph, {});
     QCOMPARE(b.valueOf("seq_len"), std::optional<int64_t>(128));
     QVERIFY(b.find("seq_len")->source.find("past_sequence") != std::string::npos);
+  }
+
+  // A position table shorter than the policy's sequence (BERT's position_ids buffer, CLIP's 77 positions): the
+  // policy's extent is lowered to the longest the table takes, the source says why, the graph is left as it was;
+  // an extent the user gave is kept.
+  void policyExtentsAreFittedToTheModel() {
+    Model m;
+    m.opsets[""] = 17;
+    {
+      SampleOptions so;
+      samples::GraphBuilder b(&m, so);
+      Value* ids = b.input("input_ids", DType::Int64, {Dim::symbolic("batch"), Dim::symbolic("sequence")});
+      Value* tokens = b.gather(b.buffer("word_embeddings", {50, 4}, [](size_t, std::span<float> c) {
+        std::fill(c.begin(), c.end(), 0.5f);
+      }), ids);
+      Value* length = b.slice(b.op("Shape", {ids}), {1}, {2}, {0});
+      Value* table = b.buffer("position_embeddings", {1, 40, 4}, [](size_t, std::span<float> c) {
+        std::fill(c.begin(), c.end(), 0.25f);
+      });
+      Value* positions = b.op("Slice", {table, b.ints({0}), length, b.ints({1})});
+      b.output(b.add(tokens, positions), "hidden");
+    }
+    const auto typesOf = [&] {
+      std::vector<std::string> out;
+      for (const Value* v : m.graph->values()) out.push_back(v->type().toString());
+      return out;
+    };
+    const std::vector<std::string> before = typesOf();
+    const ShapeBinding b = resolveFittedBinding(m, {});
+    QCOMPARE(b.valueOf("sequence"), std::optional<int64_t>(40));
+    QVERIFY2(b.find("sequence")->source.find("fitted to the model: 128 fails") != std::string::npos,
+             b.find("sequence")->source.c_str());
+    QCOMPARE(b.valueOf("batch"), std::optional<int64_t>(1));
+    QVERIFY(typesOf() == before);
+    BindingRequest user;
+    user.dimValues = {{"sequence", 64}};
+    QCOMPARE(resolveFittedBinding(m, user).valueOf("sequence"), std::optional<int64_t>(64));
+    // A model whose tables take the policy's extent is bound as before.
+    Model enc;
+    enc.graph->addInput("input_ids", ValueType::tensor(DType::Int64, shapeOf({"batch", "sequence"})));
+    QCOMPARE(resolveFittedBinding(enc, {}).valueOf("sequence"), std::optional<int64_t>(128));
   }
 
   void contradictionsAreRefusedNamingTheOption() {
