@@ -1,4 +1,5 @@
 // The `kiln` executable. Subcommands are headless: they never create a QApplication and run without a display.
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <new>
@@ -18,15 +19,20 @@ void printUsage(std::ostream& os) {
         "usage: kiln [FILE]          the workbench (an ONNX model or a history database)\n"
         "       kiln COMMAND [ARGS]  headless\n\n"
         "commands:\n"
-        "  inspect FILE [--json]                 what is in a model: ops, shapes, parameters, unsupported ops\n"
-        "  sample NAME -o FILE [--layers N] [--no-weights]\n"
+        "  inspect FILE [--json] [--structure]   what is in a model: ops, shapes, parameters, unsupported ops;\n"
+        "                                        --structure: the groups found (scopes, repeated layers)\n"
+        "  sample NAME -o FILE [--layers N] [--no-weights] [--names none|numbered]\n"
+        "         [--quantize dynamic|qdq]\n"
         "                                        write a generated sample model (resnet50, bert-base, llama,\n"
         "                                        mobilenetv2; `kiln sample --list`)\n"
         "  compile MODEL [--options F] [--set k=v] [--history DB] [--until PASS|STAGE]\n"
         "                [--dump-dir D [--dump-format onnx|ge_proto]] [-o OUT.om] [--json]\n"
+        "                [--sweep SYMBOL|ROLE=V1,V2,... [--chart F.svg]]\n"
         "                                        run the compiler; a table of passes (ms, nodes, counters);\n"
         "                                        --history records every pass in an SQLite database;\n"
-        "                                        -o writes an Ascend offline model (.om)\n"
+        "                                        -o writes an Ascend offline model (.om); gears with\n"
+        "                                        --set dynamic_batch_size=1,2,4 (dynamic_image_size,\n"
+        "                                        dynamic_dims); --sweep: arena and latency per extent\n"
         "  history list DB | show DB RUN [--pass N] [--diff] | diff DB RUN A B   [--json]\n"
         "                                        read a history: runs, passes, the graph after a pass, diffs\n"
         "  history import DB GE_DUMP_DIR [--json]\n"
@@ -40,7 +46,8 @@ void printUsage(std::ostream& os) {
         "  run MODEL [--options F] [--set k=v] [--inputs DIR | --random SEED] [--dim SYMBOL=N]\n"
         "            [--expected OUT.pb]... [--soc NAME|FILE] [--trace OUT.json] [--history DB] [--json]\n"
         "                                        emulate: reference vs compiled (in the planned arena),\n"
-        "                                        per-output error; expected outputs checked\n"
+        "                                        per-output pass/fail against the precision gate; expected\n"
+        "                                        outputs checked\n"
         "  verify MODEL [--options F] [--set k=v] [--inputs DIR | --random SEED] [--dim SYMBOL=N]\n"
         "               [--rtol X] [--history DB] [--json]\n"
         "                                        the error after every pass against the original; names\n"
@@ -50,7 +57,8 @@ void printUsage(std::ostream& os) {
         "                                        on the emulator; pass/fail per test with the reason\n"
         "  batch --models DIR|FILE... --options A.json [--options B.json]... --out DIR [--history DB]\n"
         "        [--jobs N] [--baseline OLD/summary.json] [--fail-on EXPR]... [--shard I/N] [--timing-only]\n"
-        "        [--quiet]                       every model x option set: compile, simulate, emulate; reports\n"
+        "        [--quiet] [--sweep SYMBOL|ROLE=V1,...] [--overlay METRIC]\n"
+        "                                        every model x option set: compile, simulate, emulate; reports\n"
         "                                        (summary.json/.md, junit.xml, index.html, traces); gates\n"
         "        --merge-reports DIR... --out DIR   join the reports of shards\n"
         "  help                                  this text (--version: the version)\n\n"
@@ -83,6 +91,11 @@ int main(int argc, char** argv) {
   }
   const std::string command = args[0];
   const std::vector<std::string> rest(args.begin() + 1, args.end());
+  // "kiln compile --help": the usage, which lists every command's options.
+  if (isCommand && std::any_of(rest.begin(), rest.end(), [](const std::string& a) { return a == "--help" || a == "-h"; })) {
+    printUsage(std::cout);
+    return 0;
+  }
   try {
     if (command == "inspect") return kiln::cli::runInspect(rest);
     if (command == "sample") return kiln::cli::runSample(rest);

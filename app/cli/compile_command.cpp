@@ -43,8 +43,9 @@ int runCompile(const Argv& argv) {
                      "[--dump-dir D [--dump-format onnx|ge_proto]] [-o OUT.om] [--sweep SYMBOL=V1,V2,... [--chart F.svg]] "
                      "[--json]");
   if (args.value("-o") && args.value("--until"))
-    throw UsageError("kiln compile: -o writes a fully compiled model; it cannot be combined with --until");
+    throw UsageError("-o writes a fully compiled model; it cannot be combined with --until");
   const Options options = optionsFromArgs(args);
+  if (args.value("--chart") && !args.value("--sweep")) throw UsageError("--chart draws a --sweep: give one");
   try {
     if (wantsVariants(args, options)) return runCompileVariants(args, options);
   } catch (const OptionError& e) {
@@ -75,7 +76,7 @@ int runCompile(const Argv& argv) {
   std::unique_ptr<DumpObserver> dump;
   const std::string dumpFormat = args.value("--dump-format").value_or("onnx");
   if (dumpFormat != "onnx" && dumpFormat != "ge_proto")
-    throw UsageError("kiln compile: --dump-format is onnx or ge_proto, not '" + dumpFormat + "'");
+    throw UsageError("--dump-format is onnx or ge_proto, not '" + dumpFormat + "'");
   if (auto dir = args.value("--dump-dir")) {
     dump = std::make_unique<DumpObserver>(*dir, dumpFormat == "onnx" ? DumpFormat::Onnx : DumpFormat::GeProto);
     pm.addObserver(dump.get());

@@ -61,10 +61,10 @@ bool wantsVariants(const Args& args, const Options& options) {
 int runCompileVariants(const Args& args, const Options& options) {
   const std::string path = args.positional[0];
   if (args.value("--until") || args.value("--dump-dir"))
-    throw UsageError("kiln compile: --until and --dump-dir take one compile, not gears or a --sweep");
+    throw UsageError("--until and --dump-dir take one compile, not gears or a --sweep");
   if (args.value("--sweep") && !gearOption(options).empty())
-    throw UsageError("kiln compile: --sweep and " + gearOption(options) + " together: sweep one thing at a time");
-  if (args.value("--chart") && !args.value("--sweep")) throw UsageError("kiln compile: --chart draws a --sweep");
+    throw UsageError("--sweep and " + gearOption(options) + " together: sweep one thing at a time");
+  if (args.value("--chart") && !args.value("--sweep")) throw UsageError("--chart draws a --sweep");
   const LoadedModel loaded = loadModel(path, loadLimits(options));
   std::vector<ShapeVariant> variants;
   std::string symbol;

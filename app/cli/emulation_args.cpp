@@ -56,11 +56,22 @@ ShapeBinding checkedBinding(const std::string& modelPath, const Model& model, co
 }
 
 ShapeBinding emulationBinding(const std::string& modelPath, const Model& original, Options& options) {
+  ShapeBinding binding;
   try {
-    return bindForEmulation(original, options);
+    binding = bindForEmulation(original, options);
   } catch (const std::invalid_argument& e) {
     throw UsageError(modelPath + ": " + e.what());
   }
+  // An option file serves many models, but --dim is given for this one: a name it does not have is a mistake.
+  const std::map<std::string, std::string> sources = options.dimValueSources();
+  for (const std::string& name : binding.ignored)
+    if (auto it = sources.find(name); it != sources.end() && it->second == "--dim") {
+      std::string symbols;
+      for (const SymbolSite& s : inputSymbols(*original.graph)) symbols += (symbols.empty() ? "" : ", ") + s.symbol;
+      throw UsageError(modelPath + ": --dim " + name + ": the model has no such symbol or role" +
+                       (symbols.empty() ? std::string(" (no symbolic dimension at all)") : " (its symbols: " + symbols + ")"));
+    }
+  return binding;
 }
 
 }  // namespace kiln::cli

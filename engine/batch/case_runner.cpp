@@ -136,9 +136,10 @@ void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) 
       e.run = runReference(*original->model, inputs->tensors, withLimits({}, c.options->options));
       e.original = std::shared_ptr<const Model>(original, original->model.get());
     } catch (const NotEmulatable& ex) {
-      e.note = std::string("no functional emulation: ") + ex.what();
+      e.note = std::string("numerics missing: ") + ex.what();
     } catch (const std::exception& ex) {
-      e.note = std::string("no functional emulation: the reference run failed: ") + ex.what();
+      // The original model itself does not run on these inputs: at these extents the compile means nothing.
+      e.failure = std::string("the original model does not run at the bound shapes: ") + ex.what();
     }
     return e;
   };
@@ -147,12 +148,19 @@ void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) 
   // Option sets that bind the model's symbols differently feed it other inputs: their reference is their own.
   if (reference->bindingKey != w.bindingKey) reference = std::make_shared<const ReferenceEntry>(makeReference());
   if (!reference->original) {
+    if (!reference->failure.empty()) {
+      const std::string hint = w.compiled.model->binding.hint();
+      w.failure = reference->failure + (hint.empty() ? "" : "; " + hint);
+    }
     w.note = reference->note;
     return;
   }
   w.emulation = emulateCompiled(*reference->original, *w.compiled.model, inputs->tensors, reference->run,
                                 withLimits({}, options));
-  if (!w.emulation->compiledError.empty()) w.failure = "the compiled graph could not run: " + w.emulation->compiledError;
+  if (w.emulation->compiledNotEmulatable)
+    w.note = "numerics missing: the compiled graph: " + w.emulation->compiledError;
+  else if (!w.emulation->compiledError.empty())
+    w.failure = "the compiled graph could not run: " + w.emulation->compiledError;
   w.gate = precisionGate(options, *w.compiled.model->graph);
   if (w.emulation->compiledError.empty())
     if (std::string failed = firstFailure(judgeOutputs(*w.emulation, *w.gate)); !failed.empty())

@@ -19,7 +19,8 @@ namespace kiln {
 struct ReferenceEntry {
   std::shared_ptr<const Model> original;  // null when there is no reference (see note)
   ReferenceRun run;
-  std::string note;  // why not: the model is not emulatable, the reference run failed
+  std::string note;     // why there is no reference: the model is not emulatable ("numerics missing: ...")
+  std::string failure;  // the reference run failed: the model does not run on these inputs (the case fails)
   std::string bindingKey;  // the shape binding its inputs were made at
 };
 

@@ -51,6 +51,12 @@ std::string summaryMarkdown(const BatchSummary& s) {
     for (const CaseRecord& c : s.cases)
       if (!c.passed()) md += "- **" + mdCell(c.metrics.model + " × " + c.metrics.optionSet) + "**: " + mdCell(c.failure()) + "\n";
   }
+  // A pass says nothing about numbers that were not measured: those cases are listed with the reason.
+  std::string missing;
+  for (const CaseRecord& c : s.cases)
+    if (c.passed() && !c.metrics.functional && !c.metrics.reason.empty())
+      missing += "- " + mdCell(c.metrics.model + " × " + c.metrics.optionSet) + ": " + mdCell(c.metrics.reason) + "\n";
+  if (!missing.empty()) md += "\n### Numerics not measured\n\n" + missing;
   if (s.skippedGates()) {
     md += "\n### Skipped gates\n\n";
     for (const CaseRecord& c : s.cases)

@@ -65,6 +65,10 @@ EmulationReport emulateCompiled(const Model& original, const Model& compiled, co
   const auto start = std::chrono::steady_clock::now();
   try {
     report.arena = runInArena(out, compiledInputs, compiledOptions);
+  } catch (const NotEmulatable& e) {
+    report.compiledError = e.what();
+    report.compiledNotEmulatable = true;
+    return report;
   } catch (const std::exception& e) {
     report.compiledError = e.what();
     return report;

@@ -22,6 +22,8 @@ struct EmulationReport {
   ArenaRunResult arena;
   // Why the compiled mode could not run (empty when it did): the reference results stand on their own.
   std::string compiledError;
+  // The compiled graph holds an op its mode cannot run (control flow, ...): its numbers are missing, not wrong.
+  bool compiledNotEmulatable = false;
   // Largest error over the outputs (max abs), and the smallest cosine.
   double maxAbsError() const;
   double maxRelError() const;

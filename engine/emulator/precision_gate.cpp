@@ -48,7 +48,7 @@ ComputePrecision computePrecision(const Graph& g) {
 }
 
 std::string PrecisionGate::describe() const {
-  return std::string(computePrecisionName(precision)) + " gate: cosine >= " + num(minCosine, "%.4g") +
+  return std::string(computePrecisionName(precision)) + " gate: cosine >= " + num(minCosine, "%.10g") +
          ", error <= " + num(rtol, "%.3g") + " of each value and the output's scale";
 }
 
@@ -74,9 +74,9 @@ OutputVerdict judgeOutput(const std::string& name, const Tensor& got, const Tens
     return v;
   }
   const bool exactType = !isFloating(want.dtype());
-  const std::string cosine = "cosine " + num(d.cosine, "%.6g");
+  const std::string cosine = "cosine " + num(d.cosine, "%.8g");
   if (d.cosine < gate.minCosine) {
-    v.reason = cosine + " < " + num(gate.minCosine, "%.4g");
+    v.reason = cosine + " < " + num(gate.minCosine, "%.10g");
     return v;
   }
   if (exactType) {
@@ -85,7 +85,7 @@ OutputVerdict judgeOutput(const std::string& name, const Tensor& got, const Tens
       return v;
     }
     v.passed = true;
-    v.reason = cosine + " >= " + num(gate.minCosine, "%.4g") +
+    v.reason = cosine + " >= " + num(gate.minCosine, "%.10g") +
                (d.mismatches ? ", " + std::to_string(d.mismatches) + " elements differ" : std::string(", exact"));
     return v;
   }
@@ -99,7 +99,7 @@ OutputVerdict judgeOutput(const std::string& name, const Tensor& got, const Tens
     return v;
   }
   v.passed = true;
-  v.reason = cosine + " >= " + num(gate.minCosine, "%.4g") + ", " + error + " within rtol " + num(gate.rtol);
+  v.reason = cosine + " >= " + num(gate.minCosine, "%.10g") + ", " + error + " within rtol " + num(gate.rtol);
   return v;
 }
 

@@ -159,6 +159,9 @@ void DimPolicy::set(DimRole role, int64_t value) {
 DimRole classifySymbol(const std::string& symbol, const Shape& shape, size_t axis, bool floatInput, bool* fromName) {
   if (auto r = roleFromName(symbol)) {
     if (fromName) *fromName = true;
+    // A "sequence" of floats with no feature axis is a waveform (Silero VAD's [batch, sequence]): token sequences
+    // are integer ids, embedded sequences have a hidden axis.
+    if (*r == DimRole::Sequence && axis == 1 && shape.rank() == 2 && floatInput) return DimRole::Audio;
     return *r;
   }
   if (fromName) *fromName = false;
@@ -237,14 +240,10 @@ std::string ShapeBinding::hint() const {
     }
     shown += (shown.empty() ? "" : ", ") + b.symbol + "=" + std::to_string(b.value) + " (" + b.source + ")";
   }
-  // The example names the largest extent the policy chose (the likeliest to be too large), else the first symbol.
+  // The example names the largest extent, whoever chose it: the likeliest to be past a table of the model.
   const BoundSymbol* pick = &bound.front();
-  bool fromPolicy = false;
   for (const BoundSymbol& b : bound)
-    if (b.source.rfind("dim_policy", 0) == 0 && (!fromPolicy || b.value > pick->value)) {
-      pick = &b;
-      fromPolicy = true;
-    }
+    if (b.value > pick->value) pick = &b;
   return "symbols bound as " + shown + "; other extents: --set dim_values=" + pick->symbol +
          ":N (kiln run: --dim " + pick->symbol + "=N)";
 }
@@ -321,12 +320,34 @@ ShapeBinding resolveShapeBinding(const Graph& g, const BindingRequest& request) 
     }
     out.inputShapes[name] = std::move(kept);
   }
-  // 2. dim_values, by name (names the model does not use are ignored: one option set serves many models).
-  for (const auto& [symbol, v] : request.dimValues)
-    bindFixed(symbol, v, request.dimValueSources.count(symbol) ? request.dimValueSources.at(symbol) : "dim_values");
+  // 2. dim_values, by symbol name, else by role name ("sequence" binds every sequence symbol, as --sweep does).
+  // Names that are neither are listed in `ignored` (one option set serves many models: not an error here).
+  const std::vector<SymbolSite> sites = inputSymbols(g);
+  std::set<std::string> symbols;
+  g.forEachGraph([&](const Graph& sg) {
+    for (const Value* v : sg.values())
+      if (v->type().isTensor() && v->type().shape.rankKnown())
+        for (const Dim& d : v->type().shape.dims())
+          if (d.isSymbolic()) symbols.insert(d.symbol);
+  });
+  for (const auto& [name, v] : request.dimValues) {
+    const std::string source = request.dimValueSources.count(name) ? request.dimValueSources.at(name) : "dim_values";
+    if (symbols.count(name)) {
+      bindFixed(name, v, source);
+      continue;
+    }
+    const std::optional<DimRole> role = dimRoleFromName(name);
+    bool used = false;
+    if (role && *role != DimRole::Other && *role != DimRole::TotalSequence)
+      for (const SymbolSite& s : sites)
+        if (s.role == *role && !request.dimValues.count(s.symbol)) {
+          bindFixed(s.symbol, v, source + " (role " + name + ")");
+          used = true;
+        }
+    if (!used) out.ignored.push_back(name);
+  }
 
   // 3. The policy, over the inputs' symbols in order of first appearance.
-  const std::vector<SymbolSite> sites = inputSymbols(g);
   const bool kvCache = std::any_of(sites.begin(), sites.end(),
                                    [](const SymbolSite& s) { return s.role == DimRole::PastSequence; });
   // A decode step: a KV-cache model's (non-encoder) sequence symbols take decode_sequence.

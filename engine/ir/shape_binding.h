@@ -6,7 +6,8 @@
 //   2. dim_values (by symbol name; `kiln run`/`batch` add the extents of given input data here),
 //   3. the dim policy: each symbol gets a role from its name (batch_size → batch, seq_len → sequence,
 //      past_sequence_length → past_sequence, total_sequence_length → total_sequence = past + sequence,
-//      height/width → image, samples/audio/waveform → audio) or, for unnamed exports (unk__12, None, p2o.DynamicDimension.0), from where it first
+//      height/width → image, samples/audio/waveform → audio; a "sequence" of a float [batch, N] input is audio
+//      too) or, for unnamed exports (unk__12, None, p2o.DynamicDimension.0), from where it first
 //      appears (axis 0 → batch, spatial axes of an image → image, axis 1 of a float [batch, N] input (raw audio, as
 //      wav2vec2's input_values) → audio, axis 1 of another rank-2/3 input → sequence; a
 //      sequence-like symbol of a KV-cache input, past_0 or past_key_values.0.key, → past_sequence), and the
@@ -68,6 +69,7 @@ struct BoundSymbol {
 struct ShapeBinding {
   std::vector<BoundSymbol> bound;  // in order of first appearance
   std::vector<std::string> kept;   // left symbolic (keep)
+  std::vector<std::string> ignored;  // dim_values names that are neither a symbol nor a role of this model
   // input_shape's extents per input, static positions only (the pass fixes those positions on the inputs).
   std::map<std::string, std::vector<Dim>> inputShapes;
 

@@ -169,7 +169,8 @@ const std::vector<OptionSpec>& Options::schema() {
       text("input_shape", "", "bind input shapes: \"name:1,3,224,224;mask:1,128\""),
       text("dim_values", "",
            "bind symbolic dimensions by name, wherever they appear: \"batch:1;sequence:128\" (ONNX Runtime's free "
-           "dimension overrides); names a model does not use are ignored; the item \"keep\" leaves every other "
+           "dimension overrides); a role name (sequence, batch, ...) binds every symbol of that role; names a model does "
+           "not use are ignored with a warning; the item \"keep\" leaves every other "
            "symbol symbolic instead of binding it by dim_policy"),
       text("dim_policy", DimPolicy{}.text(),
            "extents for symbols neither input_shape nor dim_values bind, by role: batch (batch_size, N, axis 0), "
@@ -430,8 +431,8 @@ std::map<std::string, int64_t> Options::parseDimValues(const std::string& text) 
   for (const auto& [name, digits] : namedItems(rest, "dim_values", "name:value or keep")) {
     int64_t v = -1;
     const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-    if (ec != std::errc() || end != digits.data() + digits.size() || v < 0 || v > (int64_t{1} << 40))
-      throw OptionError("dim_values: bad value '" + digits + "' for '" + name + "' (0 .. 2^40)");
+    if (ec != std::errc() || end != digits.data() + digits.size() || v < 1 || v > (int64_t{1} << 40))
+      throw OptionError("dim_values: bad value '" + digits + "' for '" + name + "' (1 .. 2^40)");
     if (auto [it, fresh] = out.emplace(name, v); !fresh && it->second != v)
       throw OptionError("dim_values: '" + name + "' is given twice");
   }

@@ -95,6 +95,8 @@ Json runMetricsToJson(const RunMetrics& m) {
       j.set("gate", m.gate);
       j.set("numerics_reason", m.numericsReason);
     }
+  } else {
+    j.set("numerics", "missing");  // not measured: never read as a pass (the reason says why)
   }
   j.set("compile_ms", m.compileMs);
   return j;

@@ -8,6 +8,7 @@
 #include "history/history_recorder.h"
 #include "io/model_loader.h"
 #include "passes/pass_manager.h"
+#include "passes/prepare/binding_fit.h"
 #include "pipeline/standard_pipeline.h"
 #include "schedule/task_list.h"
 
@@ -24,6 +25,19 @@ std::vector<VariantResult> compileVariants(const std::string& modelPath, const s
     r.metrics.optionSet = v.label;
     try {
       LoadedModel loaded = loadModel(modelPath, loadLimits(v.options));
+      // A point past one of the model's tables compiles with unsized tensors and numbers that mean nothing: it is
+      // reported as failed with the reason, and left out of charts.
+      if (!loaded.model->precompiled) {
+        const BindingFit fit = checkBindingFit(*loaded.model, v.options.bindingRequest());
+        if (!fit.fits()) {
+          r.binding = resolveShapeBinding(*loaded.model->graph, v.options.bindingRequest());
+          r.metrics.status = "failed";
+          r.metrics.reason = "the model cannot take " + r.binding.shortText() + ": " + fit.problem();
+          out.push_back(std::move(r));
+          if (options.progress) options.progress(out.size(), variants.size(), out.back());
+          continue;
+        }
+      }
       PassManager pm;
       addStandardPasses(pm, v.options);
       if (options.cancel) pm.setCancelFlag(options.cancel);

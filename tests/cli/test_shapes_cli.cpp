@@ -134,6 +134,33 @@ class ShapesCliTest : public QObject {
     r = runKiln({"compile", bert_, "--sweep", "sequence=64,0"});
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("--sweep sequence: '0'"), qPrintable(r.err));
+    // Past the sample's 512 positions the model cannot run: that point fails with the reason, it has no numbers.
+    r = runKiln({"compile", bert_, "--sweep", "sequence=256,1024", "--json"});
+    const QJsonArray beyond = jsonOf(r)["sweep"].toObject()["points"].toArray();
+    QCOMPARE(beyond.size(), 2);
+    QVERIFY(beyond[0].toObject()["ok"].toBool());
+    QVERIFY(!beyond[1].toObject()["ok"].toBool());
+    QVERIFY2(beyond[1].toObject()["error"].toString().contains("the model cannot take batch=1, sequence=1024"),
+             qPrintable(r.out));
+  }
+
+  // dim_values names a model does not have are warned about (an option file serves many models); --dim is given
+  // for one model, so there it is an error; a role name binds the symbols of that role.
+  void bindingNamesTheModelLacks() {
+    KilnRun r = runKiln({"compile", bert_, "--set", "dim_values=nosuch:3"});
+    QCOMPARE(r.code, 0);
+    const QString said = r.out + r.err;
+    QVERIFY2(said.contains("dim_values names 'nosuch', which is neither a symbol nor a role of this model") &&
+                 said.contains("its symbols: batch, sequence"),
+             qPrintable(said));
+    r = runKiln({"run", bert_, "--dim", "nosuch=2"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("--dim nosuch: the model has no such symbol or role"), qPrintable(r.err));
+    r = runKiln({"compile", resnet_, "--set", "dim_values=nosuch:3;batch:2"});
+    QVERIFY2(r.code == 0 && r.out.contains("batch=2 (dim_values)"), qPrintable(r.out));
+    r = runKiln({"compile", bert_, "--set", "dim_values=sequence:0"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("(1 .. 2^40)"), qPrintable(r.err));
   }
 
   void batchSweepAddsTheChart() {

@@ -37,13 +37,16 @@ class ShapeBindingTest : public QObject {
     // PyTorch / Hugging Face
     QCOMPARE(roleOf("batch_size", {"batch_size", "seq_len"}, 0), std::string("batch"));
     QCOMPARE(roleOf("seq_len", {"batch_size", "seq_len"}, 1, false), std::string("sequence"));
-    QCOMPARE(roleOf("sequence_length", {"batch_size", "sequence_length"}, 1), std::string("sequence"));
-    QCOMPARE(roleOf("max_seq_len_in_batch", {"batch", "max_seq_len_in_batch"}, 1), std::string("sequence"));
+    QCOMPARE(roleOf("sequence_length", {"batch_size", "sequence_length"}, 1, false), std::string("sequence"));
+    QCOMPARE(roleOf("max_seq_len_in_batch", {"batch", "max_seq_len_in_batch"}, 1, false), std::string("sequence"));
+    // A "sequence" of floats without a feature axis is a waveform (Silero VAD's input [batch, sequence]).
+    QCOMPARE(roleOf("sequence", {"batch", "sequence"}, 1, true), std::string("audio"));
+    QCOMPARE(roleOf("sequence", {"batch", "sequence", "80"}, 1, true), std::string("sequence"));
     QCOMPARE(roleOf("past_sequence_length", {"2", "batch", "12", "past_sequence_length", "64"}, 3),
              std::string("past_sequence"));
     QCOMPARE(roleOf("past_decoder_sequence_length", {"1", "past_decoder_sequence_length"}, 1), std::string("past_sequence"));
     QCOMPARE(roleOf("total_sequence_length", {"batch_size", "total_sequence_length"}, 1), std::string("total_sequence"));
-    QCOMPARE(roleOf("encoder_sequence_length", {"batch", "encoder_sequence_length"}, 1), std::string("sequence"));
+    QCOMPARE(roleOf("encoder_sequence_length", {"batch", "encoder_sequence_length"}, 1, false), std::string("sequence"));
     QCOMPARE(roleOf("height", {"batch", "3", "height", "width"}, 2), std::string("image"));
     QCOMPARE(roleOf("N", {"N", "3", "224", "224"}, 0), std::string("batch"));
     QCOMPARE(roleOf("samples", {"batch_size", "samples"}, 1), std::string("audio"));  // an STFT needs more than 128

@@ -2,21 +2,117 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "ir/graph.h"
 #include "ir/model.h"
 #include "ir/opdefs/shape_inference.h"
+#include "kernels/kernel.h"
 #include "kernels/kernel_shape_probe.h"
+#include "passes/constant_value.h"
 
 namespace kiln {
 namespace {
 
 bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
-// How many nodes inference fails on with `binding` applied; the graph's types are put back afterwards.
+// The shape arithmetic inference cannot see into: index vectors computed from the bound extents (Range over the
+// sequence length feeding a Gather from a position table, as GPT-2 and HF encoders build position ids, or a running
+// count of the tokens). Small
+// values computed from constants and static shapes are evaluated with the reference kernels, as ConstantFolding
+// will; a Gather whose indices are known is checked against its table's extent without reading the table. Counts the
+// nodes that fail: out-of-range indices, or a kernel that throws on the values.
+size_t shapeArithmeticFailures(const Graph& g, int64_t opset) {
+  constexpr int64_t kMaxElements = 1 << 16;  // what ConstantFolding hands to kernels for shape work, roughly
+  std::unordered_map<const Value*, Tensor> known;
+  const auto valueOf = [&](const Value* v) -> const Tensor* {
+    if (!v) return nullptr;
+    if (auto it = known.find(v); it != known.end()) return &it->second;
+    const Tensor* t = constantValueOf(v);
+    return t && t->numel() <= kMaxElements ? t : nullptr;
+  };
+  KernelLimits limits;
+  limits.maxOutputBytes = kMaxElements * 8;
+  limits.opset = opset;
+  // Integer inputs (token ids, masks) as zeros: position ids that exports count from them (CumSum of ones like
+  // input_ids) are then known too. The zeros are valid ids, so they fail nothing the real data would not.
+  for (const Value* in : g.inputs()) {
+    if (in->constant() || !in->type().isTensor() || !(isInteger(in->type().dtype) || in->type().dtype == DType::Bool))
+      continue;
+    const std::optional<int64_t> numel = in->type().shape.numel();
+    if (!numel || *numel > kMaxElements || !in->type().shape.staticExtents()) continue;
+    const size_t bytes = static_cast<size_t>(*numel) * dtypeSize(in->type().dtype);
+    known[in] = Tensor::fromBytes(in->type().dtype, *in->type().shape.staticExtents(), std::string(bytes, '\0'));
+  }
+  size_t failed = 0;
+  for (const Node* n : g.nodes()) {
+    if (!n->domain().empty() || n->numOutputs() == 0 || !n->output(0)) continue;
+    const std::string& op = n->opType();
+    if (op == "Shape" || op == "Size") {
+      const Value* in = n->input(0);
+      if (!in || !in->type().isTensor()) continue;
+      const std::optional<std::vector<int64_t>> extents = in->type().shape.staticExtents();
+      if (!extents) continue;
+      const std::vector<int64_t>& dims = *extents;
+      if (op == "Size") {
+        int64_t total = 1;
+        for (int64_t d : dims) total *= d;
+        known[n->output(0)] = Tensor::fromVector<int64_t>(DType::Int64, {}, {total});
+        continue;
+      }
+      const auto rank = static_cast<int64_t>(dims.size());
+      const auto clampIndex = [rank](int64_t i) { return std::clamp(i < 0 ? i + rank : i, int64_t{0}, rank); };
+      const int64_t start = clampIndex(n->attrInt("start", 0)), end = clampIndex(n->attrInt("end", rank));
+      std::vector<int64_t> picked(dims.begin() + start, dims.begin() + std::max(start, end));
+      known[n->output(0)] = Tensor::fromVector(DType::Int64, {static_cast<int64_t>(picked.size())}, picked);
+      continue;
+    }
+    if (op == "Gather" && n->numInputs() >= 2) {
+      // The table may be large: check the indices against its extent instead of gathering.
+      const Tensor* indices = valueOf(n->input(1));
+      const Value* data = n->input(0);
+      if (indices && data && data->type().isTensor() && data->type().shape.rankKnown() && !valueOf(data)) {
+        const Shape& s = data->type().shape;
+        int64_t axis = n->attrInt("axis", 0);
+        if (axis < 0) axis += static_cast<int64_t>(s.rank());
+        if (axis >= 0 && axis < static_cast<int64_t>(s.rank()) && s[static_cast<size_t>(axis)].isStatic()) {
+          const auto extent = static_cast<double>(s[static_cast<size_t>(axis)].value);
+          for (double i : indices->toDouble())
+            if (i < -extent || i >= extent) {
+              ++failed;
+              break;
+            }
+        }
+        continue;
+      }
+    }
+    if (!n->subgraphs().empty() || !hasKernel(*n)) continue;
+    std::vector<const Tensor*> inputs;
+    bool ready = true;
+    for (size_t i = 0; i < n->numInputs() && ready; ++i) {
+      inputs.push_back(valueOf(n->input(i)));
+      ready = !n->input(i) || inputs.back();
+    }
+    if (!ready) continue;
+    try {
+      std::vector<Tensor> out = evaluateNode(*n, inputs, limits);
+      for (size_t i = 0; i < out.size() && i < n->numOutputs(); ++i)
+        if (n->output(i) && out[i].numel() <= kMaxElements) known[n->output(i)] = std::move(out[i]);
+    } catch (const KernelOutputTooLarge&) {
+      // Not shape arithmetic: left alone.
+    } catch (const std::exception&) {
+      ++failed;
+    }
+  }
+  return failed;
+}
+
+// How many nodes inference (and the shape arithmetic after it) fails on with `binding` applied; the graph's types
+// are put back afterwards.
 size_t inferenceFailures(Graph& g, const std::map<std::string, int64_t>& opsets, const ShapeBinding& binding) {
   std::vector<std::pair<Value*, ValueType>> saved;
   g.forEachGraph([&](Graph& sg) {
@@ -28,7 +124,7 @@ size_t inferenceFailures(Graph& g, const std::map<std::string, int64_t>& opsets,
   const auto it = opsets.find("");
   const int64_t opset = it == opsets.end() ? 0 : it->second;
   options.probe = [opset](Node& n) { return probeOutputTypes(n, opset); };
-  const size_t failed = inferShapes(g, opsets, options).nodesFailed;
+  const size_t failed = inferShapes(g, opsets, options).nodesFailed + shapeArithmeticFailures(g, opset);
   for (auto& [v, t] : saved)
     if (!(v->type() == t)) v->setType(std::move(t));
   return failed;
@@ -72,10 +168,32 @@ ShapeBinding resolveFittedBinding(const Model& model, const BindingRequest& requ
   for (BoundSymbol& b : fitted.bound) {
     const BoundSymbol* was = binding.find(b.symbol);
     if (!was || was->value == b.value || !startsWith(b.source, "dim_policy")) continue;
-    b.source += ", fitted to the model: " + std::to_string(was->value) + " fails shape inference on " +
+    b.source += ", fitted to the model: " + std::to_string(was->value) + " fails shape inference or indexing on " +
                 std::to_string(atPolicy - atOne) + " node" + (atPolicy - atOne == 1 ? "" : "s");
   }
   return fitted;
+}
+
+std::string BindingFit::problem() const {
+  if (fits()) return {};
+  const size_t extra = failures - baseline;
+  return "shape inference or indexing fails on " + std::to_string(extra) + " node" + (extra == 1 ? "" : "s") +
+         " more than at extent 1 (a table of the model, such as its positions, is shorter)";
+}
+
+BindingFit checkBindingFit(const Model& model, const BindingRequest& request) {
+  Graph& g = const_cast<Graph&>(*model.graph);  // restored by every probe, as above
+  BindingFit fit;
+  fit.failures = inferenceFailures(g, model.opsets, resolveShapeBinding(g, request));
+  if (fit.failures == 0) return fit;
+  BindingRequest small = lowered(request, true, true, 1);
+  for (auto& [symbol, v] : small.dimValues) v = 1;
+  try {
+    fit.baseline = inferenceFailures(g, model.opsets, resolveShapeBinding(g, small));
+  } catch (const std::invalid_argument&) {
+    fit.baseline = fit.failures;  // no comparable binding at 1 (input_shape fixes it): nothing to blame the extents for
+  }
+  return fit;
 }
 
 }  // namespace kiln

@@ -23,4 +23,15 @@ struct Model;
 // resolveShapeBinding (throws std::invalid_argument the same way), then the fit above.
 ShapeBinding resolveFittedBinding(const Model& model, const BindingRequest& request);
 
+// Whether the extents a request fixes (a sweep's point, a gear, a user's dim_values) fit the model: the nodes whose
+// inference or shape arithmetic fails at them, against the same request with its dim_values and the policy's
+// sequence roles at 1. A point that fails more than that is past one of the model's tables.
+struct BindingFit {
+  size_t failures = 0, baseline = 0;
+  bool fits() const { return failures <= baseline; }
+  // "shape inference or indexing fails on 3 nodes more than at extent 1 (a table of the model is shorter)"
+  std::string problem() const;
+};
+BindingFit checkBindingFit(const Model& model, const BindingRequest& request);
+
 }  // namespace kiln

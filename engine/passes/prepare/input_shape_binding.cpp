@@ -14,6 +14,13 @@
 namespace kiln {
 namespace {
 
+// " (its symbols: batch_size, seq_len)" for a warning; "" when the inputs have none.
+std::string symbolList(const Graph& g) {
+  std::string list;
+  for (const SymbolSite& s : inputSymbols(g)) list += (list.empty() ? "" : ", ") + s.symbol;
+  return list.empty() ? std::string(" (its inputs have no symbolic dimension)") : " (its symbols: " + list + ")";
+}
+
 class InputShapeBinding final : public Pass {
  public:
   std::string name() const override { return "InputShapeBinding"; }
@@ -27,6 +34,9 @@ class InputShapeBinding final : public Pass {
       throw std::runtime_error(e.what());
     }
     ctx.model.binding = binding;
+    for (const std::string& name : binding.ignored)
+      ctx.warnings.push_back("InputShapeBinding: dim_values names '" + name +
+                             "', which is neither a symbol nor a role of this model; ignored" + symbolList(*ctx.model.graph));
     if (binding.empty() && binding.inputShapes.empty()) return r;
     for (const BoundSymbol& b : binding.bound) {
       r.add("symbols_bound");
