@@ -94,10 +94,11 @@ ShapeSweepView::ShapeSweepView(QWidget* parent) : QWidget(parent) {
   auto* split = new QSplitter(Qt::Horizontal);
   plot_ = new SvgChart(this);
   split->addWidget(plot_);
-  table_ = new QTableWidget(0, 7);
+  table_ = new QTableWidget(0, 8);
   table_->setObjectName("sweepTable");
   table_->setHorizontalHeaderLabels(
-      {tr("extent"), tr("arena"), tr("lower bound"), tr("no reuse"), tr("latency"), tr("nodes"), tr("shapes")});
+      {tr("extent"), tr("arena"), tr("lower bound"), tr("no reuse"), tr("graph I/O"), tr("latency"), tr("nodes"),
+       tr("shapes")});
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->verticalHeader()->hide();
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -192,21 +193,22 @@ void ShapeSweepView::showChart(std::shared_ptr<const SweepChart> chart) {
     table_->insertRow(row);
     const auto cell = [&](int col, const QString& text) {
       auto* item = new QTableWidgetItem(text);
-      if (col < 6) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+      if (col < 7) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
       table_->setItem(row, col, item);
     };
     cell(0, QString::number(p.value));
     if (!p.ok) {
       ++failed;
-      cell(6, tr("failed: %1").arg(qs(p.error)));
+      cell(7, tr("failed: %1").arg(qs(p.error)));
       continue;
     }
     cell(1, qs(formatBytes(double(p.arenaBytes))));
     cell(2, qs(formatBytes(double(p.lowerBoundBytes))));
     cell(3, qs(formatBytes(double(p.noReuseBytes))));
-    cell(4, qs(formatDuration(p.latencyUs / 1e6)));
-    cell(5, QString::number(p.nodes));
-    cell(6, qs(p.binding));
+    cell(4, qs(formatBytes(double(p.ioBytes))));
+    cell(5, qs(formatDuration(p.latencyUs / 1e6)));
+    cell(6, QString::number(p.nodes));
+    cell(7, qs(p.binding));
   }
   if (status_->text().startsWith(tr("Compiling")))
     status_->setText(tr("%1 extents of %2 compiled%3.")

@@ -161,7 +161,8 @@ std::string sweepChartSvg(const SweepChart& chart, double width) {
   };
   double maxBytes = 1, maxUs = 1;
   for (const SweepPoint* p : ok) {
-    maxBytes = std::max({maxBytes, double(p->arenaBytes), double(p->lowerBoundBytes), double(p->noReuseBytes)});
+    maxBytes = std::max({maxBytes, double(p->arenaBytes), double(p->lowerBoundBytes), double(p->noReuseBytes),
+                         double(p->ioBytes)});
     maxUs = std::max(maxUs, p->latencyUs);
   }
   const auto yBytes = [&](double b) { return top + plotH - plotH * b / (maxBytes * 1.05); };
@@ -187,6 +188,8 @@ std::string sweepChartSvg(const SweepChart& chart, double width) {
   const Series series[] = {
       {"memory without reuse", "#bab0ac", false, [](const SweepPoint& p) { return double(p.noReuseBytes); },
        " stroke-width=\"2\""},
+      {"graph inputs and outputs", "#9467bd", false, [](const SweepPoint& p) { return double(p.ioBytes); },
+       " stroke-width=\"2\" stroke-dasharray=\"2,2\""},
       {"arena", "#d62728", false, [](const SweepPoint& p) { return double(p.arenaBytes); }, " stroke-width=\"5\""},
       {"lower bound", "#2ca02c", false, [](const SweepPoint& p) { return double(p.lowerBoundBytes); },
        " stroke-width=\"1.5\" stroke-dasharray=\"4,3\""},

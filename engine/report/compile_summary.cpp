@@ -33,6 +33,7 @@ void summarizePrecompiled(const Model& compiled, CompileSummary& s) {
   for (const memory::Buffer& b : memory::alignedBlocks(life)) s.noReuseBytes += b.size;
   s.weightBytes = int64_t(metadataU64(compiled, "om.weight_size"));
   if (s.weightBytes == 0) s.weightBytes = life.weightBytes;
+  s.ioBytes = life.ioBytes;
   s.tasks = int64_t(metadataU64(compiled, "om.task_num"));
   s.built = true;
 }
@@ -62,6 +63,7 @@ CompileSummary summarizeCompile(const Model& compiled, const RunSummary& run) {
       s.lowerBoundBytes = counter(p, "lower_bound");
       s.noReuseBytes = counter(p, "no_reuse_bytes");
       s.weightBytes = counter(p, "weight_bytes");
+      s.ioBytes = counter(p, "io_bytes");
       s.unsizedTensors = counter(p, "unsized");
     }
     if (p.name == "TaskGeneration") {
@@ -87,6 +89,7 @@ Json compileSummaryToJson(const CompileSummary& s) {
     j.set("lower_bound_bytes", s.lowerBoundBytes);
     j.set("no_reuse_bytes", s.noReuseBytes);
     j.set("weight_bytes", s.weightBytes);
+    j.set("io_bytes", s.ioBytes);
     j.set("unsized_tensors", s.unsizedTensors);
     j.set("tasks", s.tasks);
   }
@@ -105,6 +108,7 @@ CompileSummary compileSummaryFromJson(const Json& j) {
   s.lowerBoundBytes = jsonCount(j, "lower_bound_bytes");
   s.noReuseBytes = jsonCount(j, "no_reuse_bytes");
   s.weightBytes = jsonCount(j, "weight_bytes");
+  s.ioBytes = jsonCount(j, "io_bytes");  // absent in summaries written before it was recorded: 0
   s.unsizedTensors = jsonCount(j, "unsized_tensors");
   s.tasks = jsonCount(j, "tasks");
   return s;

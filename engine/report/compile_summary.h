@@ -19,12 +19,14 @@ struct CompileSummary {
   int64_t streams = 0, events = 0;
   bool built = false;  // the run reached MemoryAssignment and TaskGeneration: the numbers below are set
   int64_t arenaBytes = 0, lowerBoundBytes = 0, noReuseBytes = 0, weightBytes = 0, unsizedTensors = 0;
+  // The graph's inputs and outputs (zero-copy, outside the arena): a KV cache exported as inputs and outputs is here.
+  int64_t ioBytes = 0;
   int64_t tasks = 0;
 };
 
 CompileSummary summarizeCompile(const Model& compiled, const RunSummary& run);
 // {"fused": {...}, "transdata": N, "streams": N, "events": N} and, when built, "arena_bytes", "lower_bound_bytes",
-// "no_reuse_bytes", "weight_bytes", "unsized_tensors", "tasks"
+// "no_reuse_bytes", "weight_bytes", "io_bytes", "unsized_tensors", "tasks"
 Json compileSummaryToJson(const CompileSummary& s);
 // The inverse, for untrusted JSON (a baseline or a shard's summary.json): throws std::invalid_argument naming the
 // field that is missing a type or range. `built` is true when "arena_bytes" is present.

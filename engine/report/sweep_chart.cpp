@@ -20,6 +20,7 @@ Json sweepChartToJson(const SweepChart& c) {
       j.set("arena_bytes", p.arenaBytes);
       j.set("lower_bound_bytes", p.lowerBoundBytes);
       j.set("no_reuse_bytes", p.noReuseBytes);
+      j.set("io_bytes", p.ioBytes);
       j.set("weight_bytes", p.weightBytes);
       j.set("nodes", p.nodes);
       j.set("unsized_tensors", p.unsizedTensors);
@@ -51,6 +52,7 @@ SweepChart sweepChartFromJson(const Json& j) {
     p.arenaBytes = jsonCount(e, "arena_bytes");
     p.lowerBoundBytes = jsonCount(e, "lower_bound_bytes");
     p.noReuseBytes = jsonCount(e, "no_reuse_bytes");
+    p.ioBytes = jsonCount(e, "io_bytes");
     p.weightBytes = jsonCount(e, "weight_bytes");
     p.nodes = jsonCount(e, "nodes");
     p.unsizedTensors = jsonCount(e, "unsized_tensors");
@@ -62,8 +64,8 @@ SweepChart sweepChartFromJson(const Json& j) {
 
 std::string sweepTable(const SweepChart& c) {
   char line[256];
-  std::snprintf(line, sizeof line, "%-14s %12s %12s %12s %14s %8s  %s\n", c.symbol.c_str(), "arena", "lower bound",
-                "no reuse", "latency", "nodes", "shapes");
+  std::snprintf(line, sizeof line, "%-14s %12s %12s %12s %12s %14s %8s  %s\n", c.symbol.c_str(), "arena",
+                "lower bound", "no reuse", "graph I/O", "latency", "nodes", "shapes");
   std::string out = line;
   for (const SweepPoint& p : c.points) {
     if (!p.ok) {
@@ -71,9 +73,10 @@ std::string sweepTable(const SweepChart& c) {
       out += line;
       continue;
     }
-    std::snprintf(line, sizeof line, "%-14lld %12s %12s %12s %14s %8lld  %s%s\n", static_cast<long long>(p.value),
+    std::snprintf(line, sizeof line, "%-14lld %12s %12s %12s %12s %14s %8lld  %s%s\n", static_cast<long long>(p.value),
                   formatBytes(double(p.arenaBytes)).c_str(), formatBytes(double(p.lowerBoundBytes)).c_str(),
-                  formatBytes(double(p.noReuseBytes)).c_str(), formatDuration(p.latencyUs / 1e6).c_str(),
+                  formatBytes(double(p.noReuseBytes)).c_str(), formatBytes(double(p.ioBytes)).c_str(),
+                  formatDuration(p.latencyUs / 1e6).c_str(),
                   static_cast<long long>(p.nodes), p.binding.c_str(),
                   p.unsizedTensors ? (" (" + std::to_string(p.unsizedTensors) + " tensors unsized)").c_str() : "");
     out += line;

@@ -16,6 +16,7 @@ struct SweepPoint {
   bool ok = false;         // compiled and simulated; the numbers below are set
   std::string error;       // why not
   int64_t arenaBytes = 0, lowerBoundBytes = 0, noReuseBytes = 0, weightBytes = 0;
+  int64_t ioBytes = 0;  // graph inputs and outputs: what a KV cache exported as inputs/outputs occupies
   int64_t nodes = 0, unsizedTensors = 0;
   double latencyUs = 0;
 };

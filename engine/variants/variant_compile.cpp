@@ -93,6 +93,7 @@ SweepChart sweepChart(const std::string& model, const std::string& symbol, const
     p.arenaBytes = r.metrics.compile.arenaBytes;
     p.lowerBoundBytes = r.metrics.compile.lowerBoundBytes;
     p.noReuseBytes = r.metrics.compile.noReuseBytes;
+    p.ioBytes = r.metrics.compile.ioBytes;
     p.weightBytes = r.metrics.compile.weightBytes;
     p.nodes = r.metrics.nodesAfter;
     p.unsizedTensors = r.metrics.compile.unsizedTensors;
