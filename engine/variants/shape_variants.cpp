@@ -133,6 +133,13 @@ std::vector<ShapeVariant> gearVariants(const Graph& g, const Options& options) {
         if (key == "dynamic_batch_size" && a != 0)
           throw OptionError("dynamic_batch_size: input_shape '" + d.name + "' has -1 at axis " + std::to_string(a) +
                             "; only the batch axis (0) may be dynamic");
+        // A gear changes an extent the model must leave open: a dimension it fixes is compiled for that size only.
+        for (const Value* in : g.inputs())
+          if (in->name() == d.name && in->type().shape.rankKnown() && a < in->type().shape.rank() &&
+              in->type().shape[a].isStatic())
+            throw OptionError(key + ": input '" + d.name + "' dimension " + std::to_string(a) +
+                              " is static in the model (" + in->type().shape.toString() +
+                              "); gears need a dimension the model leaves open (exported as a dynamic axis)");
         dynamic.emplace_back(d.name, a);
       }
   } else {
