@@ -71,10 +71,12 @@ Node* fuseNodes(const std::vector<Node*>& group, const FusedNodeSpec& spec, cons
           throw std::logic_error(ruleName + ": intermediate " + out->name() + " is used outside the group");
     }
   }
-  // The fused node goes where the group's last node is, so all its inputs are defined before it.
-  Node* last = nullptr;
-  for (Node* n : g.nodes())
-    if (members.count(n)) last = n;
+  // The fused node goes where the group's last node is, so all its inputs are defined before it. The group in list
+  // order, from the graph's order keys: a fusion costs its group, not the graph.
+  std::vector<Node*> order(group.begin(), group.end());
+  std::sort(order.begin(), order.end(), [&g](const Node* a, const Node* b) { return g.comesBefore(a, b); });
+  order.erase(std::unique(order.begin(), order.end()), order.end());
+  Node* last = order.back();
   std::vector<int64_t> replaced;
   for (const Node* n : group) {
     const auto inner = replacedNodeIds(*n);
@@ -97,9 +99,6 @@ Node* fuseNodes(const std::vector<Node*>& group, const FusedNodeSpec& spec, cons
     g.replaceAllUsesWith(old, now);
   }
   // Erase consumers before producers: a node can only go once its outputs are unused.
-  std::vector<Node*> order;
-  for (Node* n : g.nodes())
-    if (members.count(n)) order.push_back(n);
   for (auto it = order.rbegin(); it != order.rend(); ++it) g.eraseNode(*it);
   // Names are free again: the outputs take over the names users know from the original graph.
   for (size_t i = 0; i < spec.outputs.size(); ++i) {

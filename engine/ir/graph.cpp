@@ -61,6 +61,7 @@ void Node::setAttr(std::string name, Attribute value) {
     if (g) {
       g->parent_ = graph_;
       g->owner_ = this;
+      g->ownerId_ = id_;
     }
   };
   if (auto g = value.get<Attribute::GraphPtr>()) adopt(*g);
@@ -155,6 +156,9 @@ Graph::~Graph() {
     for (size_t i = 0; i < n.inputs_.size(); ++i)
       if (n.inputs_[i] && n.inputs_[i]->graph_ != this) removeUse(n.inputs_[i], &n, i);
   // Nodes (and with them nested subgraphs) go before values so nothing refers to a freed value meanwhile.
+  for (Node& n : nodes_)
+    if (auto it = ids_->liveNodes.find(n.id_); it != ids_->liveNodes.end() && it->second == &n)
+      ids_->liveNodes.erase(it);
   nodes_.clear();
   values_.clear();
 }
@@ -198,8 +202,10 @@ Node* Graph::addNode(std::string opType, const std::vector<Value*>& inputs, cons
   auto it = nodes_.emplace(pos, GraphKey(), this, id, std::move(opType), std::move(domain), std::move(name));
   Node* n = &*it;
   n->self_ = it;
+  placeInOrder(n);
   n->touch();
   nodeById_.emplace(id, n);
+  ids_->liveNodes[id] = n;
   n->inputs_.reserve(inputs.size());
   n->useSlot_.reserve(inputs.size());
   for (Value* in : inputs) {
@@ -345,6 +351,8 @@ void Graph::eraseNode(Node* node) {
     eraseValue(out);
   }
   nodeById_.erase(node->id_);
+  if (auto it = ids_->liveNodes.find(node->id_); it != ids_->liveNodes.end() && it->second == node)
+    ids_->liveNodes.erase(it);
   nodes_.erase(node->self_);
 }
 
@@ -365,6 +373,28 @@ void Graph::removeInput(Value* v) {
 void Graph::moveBefore(Node* node, Node* before) {
   auto pos = before ? before->self_ : nodes_.end();
   nodes_.splice(pos, nodes_, node->self_);
+  placeInOrder(node);
+}
+
+// Keys are spaced 2^20 apart when renumbered, so about 20 inserts at one spot fit before the next renumbering.
+constexpr uint64_t kOrderGap = uint64_t{1} << 20;
+
+void Graph::placeInOrder(Node* n) {
+  const auto it = n->self_;
+  const uint64_t prev = it == nodes_.begin() ? 0 : std::prev(it)->order_;
+  const auto next = std::next(it);
+  if (next == nodes_.end()) {
+    if (prev > UINT64_MAX - kOrderGap) return renumberOrder();
+    n->order_ = prev + kOrderGap;
+    return;
+  }
+  if (next->order_ - prev < 2 || next->order_ <= prev) return renumberOrder();
+  n->order_ = prev + (next->order_ - prev) / 2;
+}
+
+void Graph::renumberOrder() {
+  uint64_t k = 0;
+  for (Node& n : nodes_) n.order_ = (k += kOrderGap);
 }
 
 size_t Graph::numNodesRecursive() const {
@@ -383,6 +413,19 @@ std::vector<Value*> Graph::initializers() const {
 Node* Graph::findNode(NodeId id) const {
   auto it = nodeById_.find(id);
   return it == nodeById_.end() ? nullptr : it->second;
+}
+
+Node* Graph::findNodeInTree(NodeId id) const {
+  auto it = ids_->liveNodes.find(id);
+  if (it == ids_->liveNodes.end()) return nullptr;
+  // Attached below this graph: each graph up the chain is held by a live node of the graph above it.
+  for (const Graph* g = it->second->graph_; g; g = g->parent_) {
+    if (g == this) return it->second;
+    if (!g->owner_) return nullptr;
+    auto o = ids_->liveNodes.find(g->ownerId_);
+    if (o == ids_->liveNodes.end() || o->second != g->owner_ || g->owner_->graph_ != g->parent_) return nullptr;
+  }
+  return nullptr;
 }
 
 Value* Graph::findValue(ValueId id) const {
@@ -482,6 +525,7 @@ bool Graph::sortTopologically() {
   auto order = topologicalOrder();
   if (!order) return false;
   for (Node* n : *order) nodes_.splice(nodes_.end(), nodes_, n->self_);
+  renumberOrder();
   return true;
 }
 

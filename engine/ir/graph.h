@@ -33,6 +33,9 @@ class Node;
 struct IdSource {
   NodeId nextNode = 1;
   ValueId nextValue = 1;
+  // Every live node of the graphs sharing this source, by id (Graph::findNodeInModel): a pass looks a node up in
+  // O(1) wherever it sits, instead of walking every subgraph of the model.
+  std::unordered_map<NodeId, Node*> liveNodes;
   // Bumped by every mutation; each node and value remembers the revision of its last change, so an observer (the
   // history recorder) finds what a pass changed without comparing whole graphs.
   uint64_t revision = 0;
@@ -158,6 +161,7 @@ class Node {
   std::vector<NamedAttribute> attrs_;
   std::map<std::string, std::string> annotations_;
   std::pmr::list<Node>::iterator self_;
+  uint64_t order_ = 0;  // increases along the node list (Graph::comesBefore); gaps left for inserts
   mutable size_t scratch_ = 0;
   uint64_t revision_ = 0;
   void touch();  // dense index used by Graph::topologicalOrder
@@ -249,9 +253,14 @@ class Graph {
   const std::vector<Value*>& outputs() const { return outputs_; }
   std::vector<Value*> initializers() const;
   Node* findNode(NodeId id) const;
+  // A node anywhere in this graph or the subgraphs below it (null when erased, or in a graph detached from here).
+  Node* findNodeInTree(NodeId id) const;
   Value* findValue(ValueId id) const;
   // True when v belongs to this graph or one of its ancestors (i.e. is visible here).
   bool isVisible(const Value* v) const;
+  // Whether `a` sits before `b` in the node list (both of this graph): O(1), from keys kept in list order, so a pass
+  // never walks the whole graph to order a few nodes (a fusion's members, say).
+  bool comesBefore(const Node* a, const Node* b) const { return a->order_ < b->order_; }
   // Nodes in a dependency order (stable: keeps the current order where it is already valid). Uses from inside a
   // node's subgraphs count as that node's dependencies. Nullopt when there is a cycle.
   std::optional<std::vector<Node*>> topologicalOrder() const;
@@ -269,11 +278,14 @@ class Graph {
   void addUse(Value* v, Node* n, size_t index);
   void removeUse(Value* v, Node* n, size_t index);
   void dropReferencesOf(Node* n);  // removes n's (and its subgraphs') uses of values
+  void placeInOrder(Node* n);      // gives n an order key between its neighbours (renumbering when there is no gap)
+  void renumberOrder();
   friend class Node;
 
   std::shared_ptr<IdSource> ids_;
   Graph* parent_ = nullptr;
   Node* owner_ = nullptr;
+  NodeId ownerId_ = 0;  // the owner's id: whether owner_ is still alive is asked by id, never through the pointer
   std::string name_;
   // Nodes and values live inside pooled list cells: one allocation each, from contiguous chunks, so walking a
   // 100k-node graph stays cache friendly. The pool must outlive the lists (declared first).

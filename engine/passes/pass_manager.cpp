@@ -30,17 +30,6 @@ std::string_view stageName(Stage s) {
 
 // ------------------------------------------------------------------------------------------------ NodePass
 
-namespace {
-// A node by id anywhere in the model (it may sit in a subgraph; subgraphs may have been erased meanwhile).
-Node* findNodeAnywhere(Model& m, NodeId id) {
-  if (Node* n = m.graph->findNode(id)) return n;
-  Node* found = nullptr;
-  m.graph->forEachGraph([&](Graph& g) {
-    if (!found) found = g.findNode(id);
-  });
-  return found;
-}
-}  // namespace
 
 PassResult NodePass::run(PassContext& ctx) {
   PassResult result;
@@ -62,9 +51,13 @@ PassResult NodePass::run(PassContext& ctx) {
   std::vector<NodeId> queue;
   std::unordered_set<NodeId> queued;
   std::unordered_map<NodeId, int> visits;
+  // A node anywhere in the model in O(1): fusions erase thousands of queued ids, and a lookup must not walk every
+  // subgraph of the model to learn that one is gone.
+  Graph* const main = ctx.model.graph.get();
   auto enqueue = [&](Node* n) {
     if (n && queued.insert(n->id()).second) queue.push_back(n->id());
   };
+  auto find = [&](NodeId id) -> Node* { return main->findNodeInTree(id); };
   ctx.model.graph->forEachGraph([&](Graph& g) {
     for (Node* n : g.nodes()) enqueue(n);
   });
@@ -73,7 +66,7 @@ PassResult NodePass::run(PassContext& ctx) {
   for (size_t head = 0; head < queue.size(); ++head) {
     const NodeId id = queue[head];
     queued.erase(id);
-    Node* n = findNodeAnywhere(ctx.model, id);
+    Node* n = find(id);
     if (!n || ++visits[id] > maxVisitsPerNode()) continue;
     checkBudget();
     // Neighbours are noted before the visit: the node may be erased by it.
@@ -88,7 +81,7 @@ PassResult NodePass::run(PassContext& ctx) {
     result.changed = true;
     // Revisit what changed, and the nodes around it (they may now match).
     for (NodeId nid : neighbourIds)
-      if (Node* x = findNodeAnywhere(ctx.model, nid)) enqueue(x);
+      if (Node* x = find(nid)) enqueue(x);
     for (Node* t : work.touchedNodes()) {
       enqueue(t);
       for (Value* in : t->inputs())

@@ -185,10 +185,39 @@ class IrTest : public QObject {
     auto problems = verifyModel(m);
     QVERIFY(!problems.empty());
     elseG->setNodeInput(abs, 0, x);
-    // Erasing the If drops the captures' uses too.
+    // Any node of the model is found from the main graph in O(1), while its subgraph is attached.
+    QCOMPARE(g.findNodeInTree(neg->id()), neg);
+    QCOMPARE(g.findNodeInTree(iff->id()), iff);
+    QCOMPARE(thenG->findNodeInTree(iff->id()), static_cast<Node*>(nullptr));  // not below `then`
+    const NodeId negId = neg->id(), iffId = iff->id();
+    // Erasing the If drops the captures' uses too; its bodies (still held here) are no longer in the model.
     g.setOutputs({});
     g.eraseNode(iff);
     QCOMPARE(x->uses().size(), size_t(0));
+    QCOMPARE(g.findNodeInTree(iffId), static_cast<Node*>(nullptr));
+    QCOMPARE(g.findNodeInTree(negId), static_cast<Node*>(nullptr));
+    QCOMPARE(thenG->findNodeInTree(negId), neg);
+  }
+
+  // The node list's order keys: comesBefore agrees with the list through inserts at one spot (gaps run out and
+  // the keys are renumbered), moves and a topological sort.
+  void orderKeysFollowTheList() {
+    Model m;
+    Graph& g = *m.graph;
+    Value* x = g.addInput("x", f32({2}));
+    Node* first = g.addNode("Neg", {x}, 1, "first");
+    Node* last = g.addNode("Abs", {first->output(0)}, 1, "last");
+    for (int i = 0; i < 100; ++i) g.addNode("Relu", {first->output(0)}, 1, "r" + std::to_string(i), "", last);
+    g.moveBefore(last, first);
+    QVERIFY(g.sortTopologically());
+    std::vector<Node*> list(g.nodes().begin(), g.nodes().end());
+    for (size_t i = 0; i + 1 < list.size(); ++i) {
+      QVERIFY(g.comesBefore(list[i], list[i + 1]));
+      QVERIFY(!g.comesBefore(list[i + 1], list[i]));
+    }
+    Node* mid = list[50];
+    Node* inserted = g.addNode("Relu", {x}, 1, "inserted", "", mid);
+    QVERIFY(g.comesBefore(list[49], inserted) && g.comesBefore(inserted, mid));
   }
 
   void verifierChecksTypeConstraints() {
