@@ -79,7 +79,8 @@ std::vector<size_t> topoOrder(const std::vector<PassViewNode>& nodes, const std:
 // Where each node sits in the exporter's order, so a compiled graph is drawn (and its layers found) in the order the
 // model was written, not in the order the passes created nodes: an imported node by its id (ids follow the file),
 // a fused node by the first node it replaced, a node a pass inserted (TransData, Cast, ...) right after its latest
-// producer, or before its first consumer when it has no producer. `importedMaxId` 0: provenance unknown, ids only.
+// producer, or before its first consumer when it has no producer (graph inputs too). `importedMaxId` 0: provenance
+// unknown, ids only.
 std::vector<int64_t> provenanceKeys(const std::vector<PassViewNode>& nodes, const std::vector<NodeEdge>& edges,
                                     int64_t importedMaxId) {
   std::vector<int64_t> key(nodes.size());
@@ -88,6 +89,9 @@ std::vector<int64_t> provenanceKeys(const std::vector<PassViewNode>& nodes, cons
     const PassViewNode& n = nodes[i];
     key[i] = n.origin > 0 ? n.origin : n.id;
     inserted[i] = n.kind == PassViewNode::Kind::Op && n.origin <= 0 && importedMaxId > 0 && n.id > importedMaxId;
+    // A graph input stands right before its first reader: weights exported as inputs and a KV cache's past_N sit
+    // with their layer, not hundreds of them above the first node.
+    inserted[i] = inserted[i] || n.kind == PassViewNode::Kind::Input;
   }
   if (std::find(inserted.begin(), inserted.end(), true) == inserted.end()) return key;
   std::unordered_map<int64_t, size_t> index;
@@ -220,7 +224,7 @@ void finish(PassView& view, std::map<int64_t, PassViewNode>& nodes, std::vector<
   std::vector<PassViewNode> flat;
   flat.reserve(nodes.size());
   for (auto& [id, n] : nodes) flat.push_back(std::move(n));
-  // Terminals sort before ops by id (negative): inputs come first in the tie-break, as users expect.
+  // Ties: provenance keys (provenanceKeys), then id order, where terminals (negative ids) come first.
   for (size_t i : topoOrder(flat, edges, provenanceKeys(flat, edges, view.importedMaxId)))
     view.nodes.push_back(flat[i]);
   for (const auto& n : view.nodes) {

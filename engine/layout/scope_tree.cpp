@@ -149,21 +149,27 @@ class Structurer {
   // them (transitively); the rest are anchors, in run order.
   void splitSatellites(const std::vector<int64_t>& run, std::vector<int64_t>& anchors,
                        std::unordered_map<int64_t, int64_t>& anchorOf) const {
-    std::unordered_map<int64_t, bool> satellite;
+    std::unordered_map<int64_t, bool> satellite, terminal;
     std::unordered_map<int64_t, std::vector<int64_t>> readers;
     std::unordered_map<int64_t, size_t> position;
     for (size_t i = 0; i < run.size(); ++i) position[run[i]] = i;
     for (int64_t id : run) {
       auto it = nodes_.find(id);
+      // A graph input or output drawn as a terminal (no op type) is a satellite too: weights exported as inputs
+      // and a KV cache's past_N belong with the layer that reads them, not in a block of their own. Unlike a
+      // constant it makes no reader a satellite (everything computes from the inputs).
+      const bool isTerminal = it != nodes_.end() && it->second->opType.empty();
       bool constant = it != nodes_.end() && (it->second->opType == "Constant" || it->second->opType == "ConstantOfShape");
-      if (!constant && it != nodes_.end() && !it->second->inputs.empty()) {
-        constant = true;  // computes only from satellites
+      if (!constant && !isTerminal && it != nodes_.end() && !it->second->inputs.empty()) {
+        constant = true;  // computes only from constants
         for (int64_t in : it->second->inputs) {
           auto s = satellite.find(in);
-          if (s == satellite.end() || !s->second) constant = false;
+          if (s == satellite.end() || !s->second || terminal[in]) constant = false;
         }
       }
-      satellite[id] = constant;
+      terminal[id] = isTerminal;
+      satellite[id] = constant || isTerminal;
+      constant = satellite[id];
       if (it != nodes_.end())
         for (int64_t in : it->second->inputs) readers[in].push_back(id);
       if (!constant) {
@@ -181,6 +187,17 @@ class Structurer {
             a != anchorOf.end() && (best < 0 || position[a->second] < position[best]))
           best = a->second;
       if (best >= 0) anchorOf[*it] = best;
+    }
+    // Satellites nobody reads (a graph output's terminal) stay with their last producer's block.
+    for (int64_t id : run) {
+      if (!satellite[id] || anchorOf.count(id)) continue;
+      auto it = nodes_.find(id);
+      if (it == nodes_.end()) continue;
+      int64_t best = -1;
+      for (int64_t in : it->second->inputs)
+        if (auto a = anchorOf.find(in); a != anchorOf.end() && (best < 0 || position[a->second] > position[best]))
+          best = a->second;
+      if (best >= 0) anchorOf[id] = best;
     }
   }
   static std::vector<ScopeGroup::Item> loose(const std::vector<int64_t>& ids) {
