@@ -352,6 +352,7 @@ void MainWindow::buildActions() {
   // Overlays: what the nodes' colour says.
   tb->addWidget(new QLabel(" Colour by ", this));
   colourBy_ = new QComboBox(this);
+  colourBy_->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // "simulated time", not "simulati"
   colourBy_->setObjectName("colourBy");
   colourBy_->setToolTip("Colour the nodes by a number (a ramp, legend in the corner) or keep the compute unit");
   colourBy_->addItem("default", QString());
@@ -692,7 +693,7 @@ void MainWindow::loadCharts(qint64 runId) {
     }
     if (!shapes.empty()) outcome_ += " · shapes " + QString::fromStdString(shapes);
     if (c.memory && c.memory->planned) outcome_ += " · arena " + QString::fromStdString(formatBytes(double(c.memory->arenaBytes)));
-    if (c.timeline) outcome_ += QString(" · latency %1 µs simulated").arg(c.timeline->latencyUs, 0, 'f', 1);
+    if (c.timeline) outcome_ += " · latency " + QString::fromStdString(formatDuration(c.timeline->latencyUs / 1e6)) + " simulated";
     // The simulated time and bytes of every node, for the canvas' overlays.
     canvas_->setNodeTiming(c.timeline ? nodeTimingOf(*c.timeline) : std::unordered_map<int64_t, layout::NodeTiming>{});
     if (const qint64 id = canvas_->selectedNode()) {
