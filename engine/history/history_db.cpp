@@ -438,6 +438,28 @@ int HistoryDb::markAbandonedRuns() {
   return static_cast<int>(dead.size());
 }
 
+sqlite3* HistoryDb::openWriterConnection() const {
+  if (mode_ != Mode::ReadWrite) throw HistoryError("the history database is open read-only");
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    const std::string msg = errorOf(db);
+    sqlite3_close_v2(db);
+    throw HistoryError("cannot open " + path_ + " for writing: " + msg);
+  }
+  sqlite3_extended_result_codes(db, 1);
+  sqlite3_busy_timeout(db, 5000);
+  try {
+    // journal_mode=WAL is a property of the file (set by the first open); these two are per connection.
+    sqlExec(db, "PRAGMA synchronous = NORMAL");
+    sqlExec(db, "PRAGMA foreign_keys = ON");
+  } catch (...) {
+    sqlite3_close_v2(db);
+    throw;
+  }
+  return db;
+}
+
 int64_t HistoryDb::lastInsertId() const { return sqlite3_last_insert_rowid(db_); }
 
 void HistoryDb::checkpoint() {

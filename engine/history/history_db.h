@@ -36,6 +36,9 @@ class HistoryDb {
   int64_t lastInsertId() const;  // rowid of this connection's last INSERT
   // Copies the WAL into the main file (e.g. before measuring or copying the file). No-op when read-only.
   void checkpoint();
+  // A further read-write connection to this (validated, migrated) file, with the same settings, for a writer on
+  // another thread (history/history_writer.h). The caller closes it with sqlite3_close_v2. Throws HistoryError.
+  sqlite3* openWriterConnection() const;
 
  private:
   std::string path_;

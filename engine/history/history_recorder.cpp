@@ -6,6 +6,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "history/history_writer.h"
 #include "ir/model.h"
 #include "options/options.h"
 
@@ -69,7 +70,22 @@ bool stamped(const std::vector<uint32_t>& seen, int64_t id, uint32_t generation)
 HistoryRecorder::HistoryRecorder(HistoryDb& db, std::string modelPath) : db_(db), modelPath_(std::move(modelPath)) {}
 
 HistoryRecorder::~HistoryRecorder() {
+  if (writer_) {
+    if (std::string e = writer_->flush(); !e.empty() && error_.empty()) error_ = "history: " + e;
+    writer_.reset();
+  }
   if (runId_ && !finished_) markIncomplete(error_.empty() ? "recording stopped before the run finished" : error_);
+}
+
+void HistoryRecorder::flush() {
+  if (!writer_) return;
+  if (std::string e = writer_->flush(); !e.empty() && error_.empty()) error_ = "history: " + e;
+}
+
+void HistoryRecorder::submit() {
+  if (!writer_) writer_ = std::make_unique<HistoryWriter>(db_);
+  writer_->submit(std::move(batch_));
+  batch_ = PassRows{};
 }
 
 // Observer calls never throw into the PassManager: the first failure is kept and recording stops.
@@ -85,27 +101,6 @@ void HistoryRecorder::guarded(Fn&& fn) noexcept {
   stats_.ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-void HistoryRecorder::prepareStatements() {
-  insertPass_ = db_.prepare(
-      "INSERT INTO passes(run_id, seq, stage, name, ms, changed, counters_json, nodes_before, nodes_after, error) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
-  insertNode_ = db_.prepare(
-      "INSERT INTO nodes(run_id, node_id, first_pass, graph_owner, graph_attr, op_type, domain, name, attrs_json, "
-      "annotations_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
-  closeNode_ = db_.prepare("UPDATE nodes SET last_pass = ?4 WHERE run_id = ?1 AND node_id = ?2 AND first_pass = ?3");
-  insertValue_ = db_.prepare(
-      "INSERT INTO \"values\"(run_id, value_id, first_pass, graph_owner, graph_attr, name, dtype, shape, format, "
-      "bytes, producer_node, producer_index, is_input, is_output, is_constant) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
-  closeValue_ =
-      db_.prepare("UPDATE \"values\" SET last_pass = ?4 WHERE run_id = ?1 AND value_id = ?2 AND first_pass = ?3");
-  insertEdge_ = db_.prepare(
-      "INSERT INTO edges(run_id, consumer_node, consumer_index, first_pass, value_id) VALUES (?1, ?2, ?3, ?4, ?5)");
-  closeEdge_ = db_.prepare(
-      "UPDATE edges SET last_pass = ?5 WHERE run_id = ?1 AND consumer_node = ?2 AND consumer_index = ?3 AND "
-      "first_pass = ?4");
-}
-
 // ---------------------------------------------------------------- observer calls
 
 void HistoryRecorder::runStarted(const Model& model, const Options& options) {
@@ -118,7 +113,6 @@ void HistoryRecorder::startRun(const Model& model, const Json& options) {
   guarded([&] {
     if (runId_) throw HistoryError("runStarted called twice on one recorder");
     if (db_.readOnly()) throw HistoryError("the history database is open read-only");
-    prepareStatements();
     SqlTransaction tx(db_.handle(), SqlTransaction::Kind::Write);
 
     // The model row is shared by every run of the same file (same path and size).
@@ -158,6 +152,7 @@ void HistoryRecorder::startRun(const Model& model, const Json& options) {
         .bind(7, hostName())
         .run();
     runId_ = db_.lastInsertId();
+    tx.commit();  // the run exists (readers list it as running); its passes follow from the writer
 
     PassRecord imported;
     imported.index = 0;
@@ -165,7 +160,7 @@ void HistoryRecorder::startRun(const Model& model, const Json& options) {
     imported.nodesBefore = imported.nodesAfter = nodes;
     insertPassRow(imported);
     recordGraph(model, 0);
-    tx.commit();
+    submit();
     lastSeq_ = 0;
   });
 }
@@ -181,21 +176,20 @@ void HistoryRecorder::passFailed(const PassRecord& record, const Model& model) {
 void HistoryRecorder::runFinished(const RunSummary& summary, const Model& model) {
   guarded([&] {
     if (!runId_) return;
-    SqlStatement upd = db_.prepare(
-        "UPDATE runs SET status = ?2, finished_at = ?3, total_ms = ?4, nodes_before = ?5, nodes_after = ?6, "
-        "error = ?7 WHERE id = ?1");
-    upd.bind(1, runId_)
-        .bind(2, statusText(summary.status))
-        .bind(3, nowIso())
-        .bind(4, summary.ms)
-        .bind(5, summary.nodesBefore)
-        .bind(6, summary.nodesAfter ? summary.nodesAfter : static_cast<int64_t>(model.graph->numNodesRecursive()));
-    if (summary.error.empty())
-      upd.bindNull(7);
-    else
-      upd.bind(7, summary.error);
-    upd.run();
-    finished_ = true;
+    batch_.runId = runId_;
+    batch_.seq = lastSeq_;
+    PassRows::Finish f;
+    f.status = statusText(summary.status);
+    f.finishedAt = nowIso();
+    f.totalMs = summary.ms;
+    f.nodesBefore = summary.nodesBefore;
+    f.nodesAfter = summary.nodesAfter ? summary.nodesAfter : static_cast<int64_t>(model.graph->numNodesRecursive());
+    f.error = summary.error;
+    batch_.finish = std::move(f);
+    submit();
+    // Everything is committed when the run is reported finished: callers read it right after.
+    flush();
+    finished_ = error_.empty();
   });
 }
 
@@ -217,34 +211,31 @@ void HistoryRecorder::recordPass(const PassRecord& record, const Model& model) {
   if (record.index <= lastSeq_)
     throw HistoryError("pass " + record.name + " has index " + std::to_string(record.index) + " after pass " +
                        std::to_string(lastSeq_));
-  SqlTransaction tx(db_.handle(), SqlTransaction::Kind::Write);
   insertPassRow(record);
   recordGraph(model, record.index);
   // The binding InputShapeBinding resolved, with the pass that resolved it (written once, when it appears).
   if (!model.binding.empty() && !bindingRecorded_) {
-    SqlStatement upd = db_.prepare("UPDATE runs SET shape_binding = ?2 WHERE id = ?1");
-    upd.bind(1, runId_).bind(2, model.binding.toJson().dump()).run();
+    batch_.shapeBindingJson = model.binding.toJson().dump();
     bindingRecorded_ = true;
   }
-  tx.commit();
+  submit();
   lastSeq_ = record.index;
 }
 
+// Starts the batch of pass r: its passes row; recordGraph adds the graph rows.
 void HistoryRecorder::insertPassRow(const PassRecord& r) {
-  insertPass_.bind(1, runId_)
-      .bind(2, r.index)
-      .bind(3, r.index == 0 ? std::string("import") : std::string(stageName(r.stage)))
-      .bind(4, r.name)
-      .bind(5, r.ms)
-      .bind(6, r.changed ? 1 : 0)
-      .bind(7, countersJson(r.counters))
-      .bind(8, r.nodesBefore)
-      .bind(9, r.nodesAfter);
-  if (r.error.empty())
-    insertPass_.bindNull(10);
-  else
-    insertPass_.bind(10, r.error);
-  insertPass_.run();
+  batch_.runId = runId_;
+  batch_.seq = r.index;
+  PassRows::PassRow p;
+  p.stage = r.index == 0 ? std::string("import") : std::string(stageName(r.stage));
+  p.name = r.name;
+  p.ms = r.ms;
+  p.changed = r.changed;
+  p.countersJson = countersJson(r.counters);
+  p.nodesBefore = r.nodesBefore;
+  p.nodesAfter = r.nodesAfter;
+  p.error = r.error;
+  batch_.pass = std::move(p);
 }
 
 void HistoryRecorder::recordGraph(const Model& model, int seq) {
@@ -286,7 +277,7 @@ void HistoryRecorder::recordGraph(const Model& model, int seq) {
       ++valuesStillThere;
       ValueRow row = valueRowOf(*v);
       if (row.sameContent(it->second)) continue;
-      closeValue_.bind(1, runId_).bind(2, row.id).bind(3, it->second.span.firstPass).bind(4, seq).run();
+      batch_.closedValues.push_back({row.id, it->second.span.firstPass});
       ++stats_.rowsClosed;
       row.span.firstPass = seq;
       writeValueRow(row);
@@ -301,7 +292,7 @@ void HistoryRecorder::recordGraph(const Model& model, int seq) {
         ++it;
         continue;
       }
-      closeNode(it->second, seq);
+      closeNode(it->second);
       it = nodes_.erase(it);
     }
   }
@@ -311,7 +302,7 @@ void HistoryRecorder::recordGraph(const Model& model, int seq) {
         ++it;
         continue;
       }
-      closeValue_.bind(1, runId_).bind(2, it->first).bind(3, it->second.span.firstPass).bind(4, seq).run();
+      batch_.closedValues.push_back({it->first, it->second.span.firstPass});
       ++stats_.rowsClosed;
       it = values_.erase(it);
     }
@@ -324,17 +315,7 @@ void HistoryRecorder::recordGraph(const Model& model, int seq) {
 
 // Inserts the row opened at row.span.firstPass (shared by new nodes and re-versioned ones).
 void HistoryRecorder::writeNodeRow(const NodeRow& r) {
-  insertNode_.bind(1, runId_)
-      .bind(2, r.id)
-      .bind(3, r.span.firstPass)
-      .bind(4, r.graphOwner)
-      .bind(5, r.graphAttr)
-      .bind(6, r.opType)
-      .bind(7, r.domain)
-      .bind(8, r.name)
-      .bind(9, r.attrsJson)
-      .bind(10, r.annotationsJson)
-      .run();
+  batch_.nodes.push_back(r);
   ++stats_.nodeRows;
 }
 
@@ -351,7 +332,7 @@ void HistoryRecorder::insertNode(const Node& n, int seq) {
 void HistoryRecorder::updateNode(OpenNode& open, const Node& n, int seq) {
   NodeRow row = nodeRowOf(n);
   if (!row.sameContent(open.row)) {
-    closeNode_.bind(1, runId_).bind(2, row.id).bind(3, open.row.span.firstPass).bind(4, seq).run();
+    batch_.closedNodes.push_back({row.id, open.row.span.firstPass});
     ++stats_.rowsClosed;
     row.span.firstPass = seq;
     writeNodeRow(row);
@@ -361,17 +342,12 @@ void HistoryRecorder::updateNode(OpenNode& open, const Node& n, int seq) {
   syncEdges(open, n, seq);
 }
 
-void HistoryRecorder::closeNode(OpenNode& open, int seq) {
-  closeNode_.bind(1, runId_).bind(2, open.row.id).bind(3, open.row.span.firstPass).bind(4, seq).run();
+void HistoryRecorder::closeNode(OpenNode& open) {
+  batch_.closedNodes.push_back({open.row.id, open.row.span.firstPass});
   ++stats_.rowsClosed;
   for (size_t i = 0; i < open.inputs.size(); ++i) {
     if (!open.inputs[i]) continue;
-    closeEdge_.bind(1, runId_)
-        .bind(2, open.row.id)
-        .bind(3, static_cast<int64_t>(i))
-        .bind(4, open.edgeFirstPass[i])
-        .bind(5, seq)
-        .run();
+    batch_.closedEdges.push_back({open.row.id, static_cast<int64_t>(i), open.edgeFirstPass[i]});
     ++stats_.rowsClosed;
   }
 }
@@ -385,16 +361,11 @@ void HistoryRecorder::syncEdges(OpenNode& open, const Node& n, int seq) {
     const int64_t now = v ? v->id() : 0;
     if (now == open.inputs[i]) continue;
     if (open.inputs[i]) {
-      closeEdge_.bind(1, runId_)
-          .bind(2, n.id())
-          .bind(3, static_cast<int64_t>(i))
-          .bind(4, open.edgeFirstPass[i])
-          .bind(5, seq)
-          .run();
+      batch_.closedEdges.push_back({n.id(), static_cast<int64_t>(i), open.edgeFirstPass[i]});
       ++stats_.rowsClosed;
     }
     if (now) {
-      insertEdge_.bind(1, runId_).bind(2, n.id()).bind(3, static_cast<int64_t>(i)).bind(4, seq).bind(5, now).run();
+      batch_.edges.push_back({n.id(), static_cast<int64_t>(i), now});
       ++stats_.edgeRows;
       open.edgeFirstPass[i] = seq;
     }
@@ -415,25 +386,7 @@ void HistoryRecorder::insertValue(const Value& v, int seq) {
 }
 
 void HistoryRecorder::writeValueRow(const ValueRow& r) {
-  insertValue_.bind(1, runId_)
-      .bind(2, r.id)
-      .bind(3, r.span.firstPass)
-      .bind(4, r.graphOwner)
-      .bind(5, r.graphAttr)
-      .bind(6, r.name)
-      .bind(7, r.dtype);
-  if (r.shape)
-    insertValue_.bind(8, *r.shape);
-  else
-    insertValue_.bindNull(8);
-  insertValue_.bind(9, r.format)
-      .bind(10, r.bytes)
-      .bind(11, r.producerNode)
-      .bind(12, r.producerIndex)
-      .bind(13, r.isInput ? 1 : 0)
-      .bind(14, r.isOutput ? 1 : 0)
-      .bind(15, r.isConstant ? 1 : 0)
-      .run();
+  batch_.values.push_back(r);
   ++stats_.valueRows;
 }
 

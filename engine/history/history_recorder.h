@@ -1,7 +1,9 @@
 #pragma once
 // Writes a compile into the history as versioned rows: a PassObserver, so passes never know they are recorded.
 // runStarted stores the model, the run and the imported graph (pass 0); afterPass / passFailed store the pass and
-// the graph delta it produced, each in ONE transaction (a killed process leaves every earlier pass readable).
+// the graph delta it produced, each in ONE transaction (a killed process leaves every committed pass readable). The
+// rows are worked out here and written by a HistoryWriter on its own thread and connection, overlapping the next
+// passes; runFinished (and flush) wait until everything is committed.
 //
 // Cheap by construction: the IR stamps every changed node/value with a model-wide increasing revision, so after a
 // pass only the objects whose revision moved past the last recorded one are re-serialised and compared with the
@@ -18,6 +20,7 @@
 
 #include "history/history_db.h"
 #include "history/history_rows.h"
+#include "history/history_writer.h"
 #include "passes/pass_manager.h"
 
 namespace kiln {
@@ -43,6 +46,8 @@ class HistoryRecorder final : public PassObserver {
   void startRun(const Model& model, const Json& options);
 
   int64_t runId() const { return runId_; }
+  // Waits until every pass recorded so far is committed (runFinished does; a caller may read the run before).
+  void flush();
   // Observers must not break a compile, so a write failure (disk full, lock timeout) is kept here and recording
   // stops; callers check it after the run. Empty when everything was written.
   const std::string& error() const { return error_; }
@@ -67,11 +72,11 @@ class HistoryRecorder final : public PassObserver {
   void insertNode(const Node& n, int seq);
   void writeNodeRow(const NodeRow& row);
   void updateNode(OpenNode& open, const Node& n, int seq);
-  void closeNode(OpenNode& open, int seq);
+  void closeNode(OpenNode& open);
   void syncEdges(OpenNode& open, const Node& n, int seq);
   void insertValue(const Value& v, int seq);
   void writeValueRow(const ValueRow& row);
-  void prepareStatements();
+  void submit();  // hands batch_ to the writer thread
   void markIncomplete(const std::string& why) noexcept;
   template <typename Fn>
   void guarded(Fn&& fn) noexcept;
@@ -95,7 +100,8 @@ class HistoryRecorder final : public PassObserver {
   std::vector<uint32_t> nodeSeen_, valueSeen_;
   uint32_t generation_ = 0;
 
-  SqlStatement insertPass_, insertNode_, closeNode_, insertValue_, closeValue_, insertEdge_, closeEdge_;
+  PassRows batch_;                       // the rows of the pass being recorded
+  std::unique_ptr<HistoryWriter> writer_;  // writes the batches on its own thread (history_writer.h)
 };
 
 }  // namespace kiln

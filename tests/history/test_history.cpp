@@ -760,6 +760,7 @@ PRAGMA user_version = 1;
         d.start();
         d.pass("InferShapes", [&] { sm.conv->output(0)->setType(f32({1, 4, 6, 6})); });
         d.pass("PadConv", [&] { sm.conv->setAttr("pads", Attribute(std::vector<int64_t>{1, 1, 1, 1})); });
+        rec.flush();  // the two passes are committed (the writer thread has written them); then the kill
         if (!rec.error().empty()) _exit(3);
         db.exec("BEGIN IMMEDIATE");
         db.exec("INSERT INTO passes(run_id, seq, stage, name, ms, changed, counters_json) "

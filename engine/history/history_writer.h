@@ -1,0 +1,94 @@
+#pragma once
+// The history recorder's writing half, on a thread and an SQLite connection of its own: the compile thread works out
+// what a pass changed (in memory, from revisions) and hands the rows over as one PassRows batch; this thread writes
+// each batch as one transaction while the next passes run. Recording then costs the compile little more than
+// working out the rows, and the SQLite work overlaps the passes.
+//
+// Ordering and durability are the recorder's as before: batches are written in the order submitted, one transaction
+// each, so a reader sees passes appear one by one and a killed process loses no committed pass (a pass not yet
+// written when the process dies was never committed). flush() waits until everything submitted is committed; the
+// recorder flushes when the run finishes and before it goes. A write failure (disk full, a lock held too long) is
+// kept, later batches are dropped, and flush() returns the message.
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "history/history_rows.h"
+
+struct sqlite3;
+
+namespace kiln {
+
+class HistoryDb;
+
+// What one pass wrote: its passes row and the graph rows it opened and closed. Every close ends its row at `seq`.
+struct PassRows {
+  int64_t runId = 0;
+  int seq = 0;
+  struct PassRow {
+    std::string stage, name, countersJson, error;
+    double ms = 0;
+    bool changed = false;
+    int64_t nodesBefore = 0, nodesAfter = 0;
+  };
+  std::optional<PassRow> pass;
+  std::vector<NodeRow> nodes;  // opened at seq
+  std::vector<ValueRow> values;
+  struct Edge {
+    int64_t node = 0, index = 0, value = 0;
+  };
+  std::vector<Edge> edges;
+  struct Closed {
+    int64_t id = 0;
+    int firstPass = 0;
+  };
+  std::vector<Closed> closedNodes, closedValues;
+  struct ClosedEdge {
+    int64_t node = 0, index = 0;
+    int firstPass = 0;
+  };
+  std::vector<ClosedEdge> closedEdges;
+  std::optional<std::string> shapeBindingJson;  // runs.shape_binding, written once
+  // runs: status, finished_at, total_ms, nodes_before, nodes_after, error (the run's last batch).
+  struct Finish {
+    std::string status, finishedAt, error;
+    double totalMs = 0;
+    int64_t nodesBefore = 0, nodesAfter = 0;
+  };
+  std::optional<Finish> finish;
+};
+
+class HistoryWriter {
+ public:
+  // Opens a second connection to `db`'s file (already validated and migrated by `db`) and starts the thread.
+  explicit HistoryWriter(const HistoryDb& db);
+  // Writes what is queued, then stops.
+  ~HistoryWriter();
+  HistoryWriter(const HistoryWriter&) = delete;
+  HistoryWriter& operator=(const HistoryWriter&) = delete;
+
+  // Queues a batch; waits while a few are already queued, so a slow disk cannot let memory grow with the graph.
+  void submit(PassRows rows);
+  // Waits until every submitted batch is committed (or dropped after a failure); the first failure, "" when none.
+  std::string flush();
+
+ private:
+  void loop();
+  void write(const PassRows& rows);
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<PassRows> queue_;
+  bool busy_ = false, stopping_ = false;
+  std::string error_;
+  std::thread thread_;  // last: started once everything above exists
+};
+
+}  // namespace kiln
