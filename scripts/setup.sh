@@ -28,12 +28,13 @@ install_deps() {
 
 # Each phase says how long it took; with KILN_PHASE_LOG set (as .ci/run does) it also appends "name seconds" there.
 phase() {
-  local name="$1" t0=$SECONDS
+  local name="$1" t0=$SECONDS rc=0
   shift
-  "$@"
+  "$@" || rc=$?
   local took=$((SECONDS - t0))
   echo "setup: $name took ${took} s" >&2
   if [ -n "${KILN_PHASE_LOG:-}" ]; then echo "$name $took" >>"$KILN_PHASE_LOG"; fi
+  return "$rc"
 }
 
 # build PRESET [TARGET...]: configure and build (all targets when none is named).
