@@ -260,7 +260,7 @@ void HistoryRecorder::recordGraph(const Model& model, int seq) {
         insertNode(*n, seq);
       } else {
         ++nodesStillThere;
-        updateNode(it->second, *n, seq);
+        updateNode(it->second, *n, seq, sameIds && n->attrsRevision() <= since);
       }
     }
     for (const Value* v : g.values()) {
@@ -329,8 +329,10 @@ void HistoryRecorder::insertNode(const Node& n, int seq) {
   nodes_.emplace(id, std::move(open));
 }
 
-void HistoryRecorder::updateNode(OpenNode& open, const Node& n, int seq) {
-  NodeRow row = nodeRowOf(n);
+void HistoryRecorder::updateNode(OpenNode& open, const Node& n, int seq, bool attrsUnchanged) {
+  // Scheduling passes annotate every node: the attributes (tensor hashes among them) are serialised again only
+  // when they changed.
+  NodeRow row = attrsUnchanged ? nodeRowOf(n, &open.row.attrsJson) : nodeRowOf(n);
   if (!row.sameContent(open.row)) {
     batch_.closedNodes.push_back({row.id, open.row.span.firstPass});
     ++stats_.rowsClosed;

@@ -71,7 +71,7 @@ class HistoryRecorder final : public PassObserver {
   void insertPassRow(const PassRecord& record);
   void insertNode(const Node& n, int seq);
   void writeNodeRow(const NodeRow& row);
-  void updateNode(OpenNode& open, const Node& n, int seq);
+  void updateNode(OpenNode& open, const Node& n, int seq, bool attrsUnchanged);
   void closeNode(OpenNode& open);
   void syncEdges(OpenNode& open, const Node& n, int seq);
   void insertValue(const Value& v, int seq);

@@ -132,21 +132,25 @@ void locateGraph(const Graph* g, int64_t& owner, std::string& attr) {
 
 std::string attributeJson(const Attribute& a) { return attributeToJson(a).dump(); }
 
-NodeRow nodeRowOf(const Node& n) {
+NodeRow nodeRowOf(const Node& n, const std::string* knownAttrsJson) {
   NodeRow r;
   r.id = n.id();
   locateGraph(n.graph(), r.graphOwner, r.graphAttr);
   r.opType = n.opType();
   r.domain = n.domain();
   r.name = n.name();
-  // Sorted by name: a pass that removes and re-adds an attribute (moving it to the end) changes nothing.
-  std::vector<const NamedAttribute*> attrs;
-  attrs.reserve(n.attributes().size());
-  for (const NamedAttribute& a : n.attributes()) attrs.push_back(&a);
-  std::sort(attrs.begin(), attrs.end(), [](const auto* x, const auto* y) { return x->name < y->name; });
-  Json aj = Json::object();
-  for (const NamedAttribute* a : attrs) aj.set(a->name, attributeToJson(a->value));
-  r.attrsJson = aj.dump();
+  if (knownAttrsJson) {
+    r.attrsJson = *knownAttrsJson;
+  } else {
+    // Sorted by name: a pass that removes and re-adds an attribute (moving it to the end) changes nothing.
+    std::vector<const NamedAttribute*> attrs;
+    attrs.reserve(n.attributes().size());
+    for (const NamedAttribute& a : n.attributes()) attrs.push_back(&a);
+    std::sort(attrs.begin(), attrs.end(), [](const auto* x, const auto* y) { return x->name < y->name; });
+    Json aj = Json::object();
+    for (const NamedAttribute* a : attrs) aj.set(a->name, attributeToJson(a->value));
+    r.attrsJson = aj.dump();
+  }
   Json nj = Json::object();
   for (const auto& [k, v] : n.annotations()) nj.set(k, v);
   r.annotationsJson = nj.dump();

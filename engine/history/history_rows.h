@@ -72,7 +72,8 @@ struct EdgeRow {
 
 // Serialisation of live IR objects into row content (span left default). graphOwner/graphAttr come from the
 // graph the object sits in.
-NodeRow nodeRowOf(const Node& n);
+// `knownAttrsJson`: the attributes as last serialised, when the caller knows they have not changed since.
+NodeRow nodeRowOf(const Node& n, const std::string* knownAttrsJson = nullptr);
 ValueRow valueRowOf(const Value& v);
 // One attribute as JSON text: numbers and strings as themselves, tensors summarised as
 // {"dtype","dims","fnv1a64"} (the bytes are hashed, never stored), graphs as "<graph NAME>".

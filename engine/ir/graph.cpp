@@ -68,6 +68,7 @@ void Node::setAttr(std::string name, Attribute value) {
   if (auto gs = value.get<std::vector<Attribute::GraphPtr>>())
     for (auto& g : *gs) adopt(g);
   touch();
+  attrsRevision_ = revision_;
   for (auto& a : attrs_) {
     if (a.name == name) {
       a.value = std::move(value);
@@ -82,6 +83,7 @@ bool Node::removeAttr(std::string_view name) {
   if (it == attrs_.end()) return false;
   attrs_.erase(it);
   touch();
+  attrsRevision_ = revision_;
   return true;
 }
 

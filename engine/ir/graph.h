@@ -143,6 +143,8 @@ class Node {
   void setDocString(std::string d);
   // Revision of the last change to this node: op, name, attributes, inputs or outputs.
   uint64_t revision() const { return revision_; }
+  // The revision of the last change to the attributes alone: a recorder re-serialises them only when it moved.
+  uint64_t attrsRevision() const { return attrsRevision_; }
 
   Node(GraphKey, Graph* g, NodeId id, std::string op, std::string domain, std::string name)
       : graph_(g), id_(id), opType_(std::move(op)), domain_(std::move(domain)), name_(std::move(name)) {}
@@ -164,6 +166,7 @@ class Node {
   uint64_t order_ = 0;  // increases along the node list (Graph::comesBefore); gaps left for inserts
   mutable size_t scratch_ = 0;
   uint64_t revision_ = 0;
+  uint64_t attrsRevision_ = 0;
   void touch();  // dense index used by Graph::topologicalOrder
 };
 
