@@ -91,6 +91,9 @@ class Tensor {
 // fp16 / bf16 conversions (round to nearest even) used when reading, printing and generating tensors.
 float halfToFloat(uint16_t h);
 uint16_t floatToHalf(float f);
+// floatToHalf over an array, bit for bit the same (NaNs included); with the CPU's F16C instructions when it has
+// them (checked at run time): converting a model's weights runs at memory speed.
+void floatsToHalves(const float* in, uint16_t* out, size_t n);
 float bfloat16ToFloat(uint16_t b);
 uint16_t floatToBfloat16(float f);
 

@@ -120,6 +120,11 @@ Tensor convertTensor(const Tensor& x, DType to, int64_t maxOutputBytes) {
         bytes.value_or(INT64_MAX));
   std::string buffer(static_cast<size_t>(*bytes), '\0');
   uint8_t* out = reinterpret_cast<uint8_t*>(buffer.data());
+  if (x.dtype() == DType::Float && to == DType::Float16) {  // weights narrowed to fp16: in bulk
+    floatsToHalves(reinterpret_cast<const float*>(x.data()), reinterpret_cast<uint16_t*>(out),
+                   static_cast<size_t>(x.numel()));
+    return Tensor::fromBytes(to, x.dims(), std::move(buffer));
+  }
   bool supported = false;
   using namespace kernels;
   dispatch<kAll>(x.dtype(), [&](auto inTag) {
