@@ -55,7 +55,8 @@ void GraphCanvas::setPassView(std::shared_ptr<const layout::PassView> view) {
     groupItems_.clear();
     return;
   }
-  tree_ = layout::ScopeTree::build(layout::scopeNames(*view_));
+  // Found with the view, off the UI thread (PassView::scopes); built here only for a view made without them.
+  tree_ = view_->scopes ? *view_->scopes : layout::ScopeTree::build(layout::scopeNames(*view_));
   if (!sameRun) fitNext_ = true;
   emit overlayMetricsChanged();
   relayout();

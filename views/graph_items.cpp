@@ -210,23 +210,53 @@ void GroupItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidg
 ClusterItem::ClusterItem(int group, QString label, QRectF rect) : group_(group), label_(std::move(label)), rect_(rect) {
   setToolTip(label_ + "\ndouble-click the title to close");
   setZValue(0);
+  setFlag(QGraphicsItem::ItemUsesExtendedStyleOption);  // paint() gets the exposed rect: big groups draw what shows
 }
 
 QRectF ClusterItem::boundingRect() const { return rect_.adjusted(-1, -1, 1, 1); }
 
-void ClusterItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget* widget) {
+void ClusterItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget* widget) {
   const QPalette pal = paletteOf(widget);
-  p->setRenderHint(QPainter::Antialiasing);
   QColor fill = pal.color(QPalette::AlternateBase);
   fill.setAlphaF(0.6);
-  p->setPen(QPen(pal.color(QPalette::Mid), 1, Qt::DashLine));
-  p->setBrush(fill);
-  p->drawRoundedRect(rect_, 8, 8);
+  const QPen border(pal.color(QPalette::Mid), 1, Qt::DashLine);
+  const QRectF seen = option ? option->exposedRect.adjusted(-2, -2, 2, 2) : rect_;
+  if (seen.contains(rect_)) {
+    p->setRenderHint(QPainter::Antialiasing);
+    p->setPen(border);
+    p->setBrush(fill);
+    p->drawRoundedRect(rect_, 8, 8);
+  } else {
+    // An open group of thousands of nodes spans far more than the view: its whole rounded, dashed outline would
+    // be stroked on every paint (seconds at that size). Only the part in view is drawn: the fill and the visible
+    // stretch of each side, its dashes kept in phase with the side's start so they do not crawl while panning.
+    p->fillRect(rect_.intersected(seen), fill);
+    p->setPen(border);
+    constexpr double kDashPeriod = 6;  // Qt::DashLine: 4 on, 2 off, in pen widths
+    const auto side = [&](QPointF a, QPointF b) {
+      if (a.y() == b.y()) {  // horizontal
+        if (a.y() < seen.top() || a.y() > seen.bottom()) return;
+        const double from = std::max(a.x(), a.x() + std::floor((seen.left() - a.x()) / kDashPeriod) * kDashPeriod);
+        const double to = std::min(b.x(), seen.right());
+        if (from < to) p->drawLine(QPointF(from, a.y()), QPointF(to, a.y()));
+      } else {
+        if (a.x() < seen.left() || a.x() > seen.right()) return;
+        const double from = std::max(a.y(), a.y() + std::floor((seen.top() - a.y()) / kDashPeriod) * kDashPeriod);
+        const double to = std::min(b.y(), seen.bottom());
+        if (from < to) p->drawLine(QPointF(a.x(), from), QPointF(a.x(), to));
+      }
+    };
+    side(rect_.topLeft(), rect_.topRight());
+    side(rect_.bottomLeft(), rect_.bottomRight());
+    side(rect_.topLeft(), rect_.bottomLeft());
+    side(rect_.topRight(), rect_.bottomRight());
+  }
   QFont f = widget ? widget->font() : QApplication::font();
   f.setBold(true);
   p->setFont(f);
   p->setPen(pal.color(QPalette::WindowText));
-  p->drawText(rect_.adjusted(10, 4, -10, 0), Qt::AlignLeft | Qt::AlignTop, "▾ " + label_);
+  const QRectF title(rect_.left() + 10, rect_.top() + 4, rect_.width() - 20, QFontMetricsF(f).height() + 2);
+  if (title.intersects(seen)) p->drawText(title, Qt::AlignLeft | Qt::AlignTop, "▾ " + label_);
 }
 
 // ------------------------------------------------------------------------------------------------ EdgeItem

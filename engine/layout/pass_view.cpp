@@ -236,6 +236,7 @@ void finish(PassView& view, std::map<int64_t, PassViewNode>& nodes, std::vector<
   }
   for (size_t i = 0; i < view.nodes.size(); ++i) view.index[view.nodes[i].id] = i;
   view.edges = std::move(edges);
+  view.scopes = std::make_shared<const ScopeTree>(ScopeTree::build(scopeNames(view)));
 }
 
 }  // namespace

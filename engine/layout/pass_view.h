@@ -8,11 +8,13 @@
 // owner node (the body computes what the owner yields), and a value a body captures from outside is an edge from its
 // producer into the body.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "history/history_reader.h"
+#include "layout/scope_tree.h"
 #include "layout/view_graph.h"
 
 namespace kiln {
@@ -47,6 +49,9 @@ struct PassView {
   int64_t bodyOps = 0;  // op nodes inside control-flow bodies after the pass
   int64_t added = 0, removed = 0, changed = 0;  // op nodes, bodies included (terminals are drawn but not counted)
   int64_t importedMaxId = 0;  // largest node id of the imported graph (0: unknown); see provenanceKeys in the .cpp
+  // Its groups (scopes, repeated layers, bodies, chunks), found where the view is built (a worker thread): on a
+  // 40k-node graph the search takes longer than a frame.
+  std::shared_ptr<const ScopeTree> scopes;
 };
 
 // Terminal node ids: the graph input (or a value entering a drawn part from outside) and the graph output (or a

@@ -4,7 +4,7 @@
 // (a 5 ms heartbeat timer measures the largest gap between its ticks); how long opening the largest top-level group
 // takes, then opening every group inside it (about 2,000 nodes drawn on the 44k model); and the longest stall while
 // zooming and panning over what is drawn. The stall of the window's first show is reported apart ("startup stall").
-// Prints a table and writes JSON; asserts nothing (speed is measured, not tested).
+// Prints a table and writes JSON; asserts nothing (speed is measured, not tested). usage: bench_gui [OUT.json [ONLY]]
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -86,7 +86,10 @@ int main(int argc, char** argv) {
   std::printf("%-22s %7s %11s %13s %11s %9s %10s %13s %10s %10s %9s\n", "", "", "ms", "ms", "max ms", "group",
               "", "drawn", "", "stall ms", "stall ms");
   Json rows = Json::array();
+  // bench_gui [OUT.json [LABEL_SUBSTRING]]: only the models whose label contains the text.
+  const QString only = argc > 2 ? QString(argv[2]) : QString();
   for (const auto& [label, path] : models) {
+    if (!only.isEmpty() && !label.contains(only)) continue;
     if (!QFileInfo::exists(path)) {
       std::printf("%-22s skipped (%s not present)\n", qPrintable(label), qPrintable(path));
       continue;
