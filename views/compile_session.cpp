@@ -18,6 +18,7 @@
 #include "passes/pass_manager.h"
 #include "pipeline/standard_pipeline.h"
 #include "util/json.h"
+#include "worker_pool.h"
 
 namespace kiln::views {
 
@@ -45,7 +46,7 @@ CompileSession::CompileSession(QObject* parent) : QObject(parent), historyPath_(
 CompileSession::~CompileSession() {
   if (cancel_) cancel_->store(true);
   // The worker only touches its own copies and a QPointer to us; wait so the process never exits mid-transaction.
-  QThreadPool::globalInstance()->waitForDone(30000);
+  workerPool()->waitForDone(30000);
 }
 
 QString CompileSession::defaultHistoryPath() {
@@ -70,7 +71,7 @@ bool CompileSession::start(const QString& modelPath, const kiln::Options& option
       fn(self.data());
     }, Qt::QueuedConnection);
   };
-  QThreadPool::globalInstance()->start([self, finish, cancel = cancel_, model = modelPath.toStdString(),
+  workerPool()->start([self, finish, cancel = cancel_, model = modelPath.toStdString(),
                                         history = historyPath_.toStdString(), options = kiln::Options(options), verifyNumerics]() mutable {
     try {
       LoadedModel loaded = loadModel(model);

@@ -9,6 +9,7 @@
 #include "graph_items.h"
 #include "overlay_legend.h"
 #include "minimap.h"
+#include "worker_pool.h"
 
 namespace kiln::views {
 
@@ -57,6 +58,20 @@ void GraphCanvas::setPassView(std::shared_ptr<const layout::PassView> view) {
   }
   // Found with the view, off the UI thread (PassView::scopes); built here only for a view made without them.
   tree_ = view_->scopes ? *view_->scopes : layout::ScopeTree::build(layout::scopeNames(*view_));
+  // Diff counts per group, once per view: each changed node counts in its group and every group above it (a
+  // closed group's badges), so drawing a level costs nothing per group.
+  nodeSizes_.clear();
+  groupSizes_.clear();
+  groupDiff_.assign(tree_.groups().size(), DiffCounts{});
+  for (const auto& n : view_->nodes) {
+    if (n.state == NodeState::Unchanged) continue;
+    for (int g = tree_.groupOf(n.id); g >= 0; g = tree_.group(g).parent) {
+      DiffCounts& d = groupDiff_[static_cast<size_t>(g)];
+      if (n.state == NodeState::Added) ++d.added;
+      if (n.state == NodeState::Removed) ++d.removed;
+      if (n.state == NodeState::Changed) ++d.changed;
+    }
+  }
   if (!sameRun) fitNext_ = true;
   emit overlayMetricsChanged();
   relayout();
@@ -115,12 +130,16 @@ void GraphCanvas::relayout() {
     buildScene(vg, **it);
     return;
   }
+  const auto groupLabel = [&](int64_t g) { return QString::fromStdString(tree_.group(static_cast<int>(g)).label); };
   std::vector<layout::ItemSize> sizes;
   sizes.reserve(vg.items.size());
   for (const ViewItem& item : vg.items) {
-    const QSizeF s = item.kind == ViewItem::Kind::Node
-                         ? nodeItemSize(*view_->node(item.id), font())
-                         : groupItemSize(QString::fromStdString(tree_.group(static_cast<int>(item.id)).label), font());
+    QHash<int64_t, QSizeF>& known = item.kind == ViewItem::Kind::Node ? nodeSizes_ : groupSizes_;
+    auto it = known.find(item.id);
+    if (it == known.end())
+      it = known.insert(item.id, item.kind == ViewItem::Kind::Node ? nodeItemSize(*view_->node(item.id), font())
+                                                                   : groupItemSize(groupLabel(item.id), font()));
+    const QSizeF s = *it;
     sizes.push_back({s.width(), s.height()});
   }
   if (pending_) disconnect(&pending_->watcher, nullptr, this, nullptr);
@@ -139,8 +158,15 @@ void GraphCanvas::relayout() {
     cache_.insert(k, result.layout);
     buildScene(result.vg, *result.layout);
   });
-  job->watcher.setFuture(QtConcurrent::run([vg = std::move(vg), sizes = std::move(sizes)]() mutable {
+  latestGeneration_->store(generation);
+  job->watcher.setFuture(QtConcurrent::run(workerPool(), [vg = std::move(vg), sizes = std::move(sizes), generation,
+                                            latest = latestGeneration_]() mutable {
     LayoutJob out;
+    // Several opens in a row queue several layouts; only the newest is shown, so the others are not laid out.
+    if (latest->load() != generation) {
+      out.error = "superseded";
+      return out;
+    }
     try {
       out.layout = std::make_shared<const layout::Layout>(layout::layoutWithDot(vg, sizes));
     } catch (const std::exception& e) {
@@ -172,18 +198,6 @@ void GraphCanvas::buildScene(const layout::ViewGraph& vg, const layout::Layout& 
                                  QRectF(r.x, r.y, r.width, r.height));
     scene()->addItem(item);
   }
-  // Diff counts per closed group, so changes inside show as badges.
-  auto countsFor = [&](int g) {
-    DiffCounts d;
-    for (const auto& n : view_->nodes) {
-      const int ng = tree_.groupOf(n.id);
-      if (ng < 0 || !tree_.within(ng, g)) continue;
-      if (n.state == NodeState::Added) ++d.added;
-      if (n.state == NodeState::Removed) ++d.removed;
-      if (n.state == NodeState::Changed) ++d.changed;
-    }
-    return d;
-  };
   std::vector<DiffState> itemState(vg.items.size(), DiffState::Unchanged);
   for (size_t i = 0; i < vg.items.size(); ++i) {
     const auto& r = l.items[i];
@@ -198,7 +212,8 @@ void GraphCanvas::buildScene(const layout::ViewGraph& vg, const layout::Layout& 
     } else {
       const int g = static_cast<int>(vg.items[i].id);
       const auto& grp = tree_.group(g);
-      auto* item = new GroupItem(g, QString::fromStdString(grp.label), grp.totalNodes, countsFor(g), rect);
+      auto* item =
+          new GroupItem(g, QString::fromStdString(grp.label), grp.totalNodes, groupDiff_[static_cast<size_t>(g)], rect);
       scene()->addItem(item);
       groupItems_.insert(g, item);
     }

@@ -8,12 +8,14 @@
 #include <QFutureWatcher>
 #include <QGraphicsView>
 #include <QHash>
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <unordered_map>
 #include <set>
 #include <vector>
 
+#include "graph_items.h"
 #include "layout/dot_layout.h"
 #include "layout/node_overlay.h"
 #include "layout/pass_view.h"
@@ -108,6 +110,11 @@ class GraphCanvas : public QGraphicsView {
   std::unique_ptr<Pending> pending_;
   std::vector<std::unique_ptr<Pending>> abandoned_;  // cancelled layouts still running on the pool
   uint64_t generation_ = 0;
+  // The newest layout request, read by queued jobs so a superseded one is skipped instead of laid out.
+  std::shared_ptr<std::atomic<uint64_t>> latestGeneration_ = std::make_shared<std::atomic<uint64_t>>(0);
+  std::vector<DiffCounts> groupDiff_;
+  // Item sizes measured once per view (text shaping of thousands of labels is most of a relayout's UI time).
+  QHash<int64_t, QSizeF> nodeSizes_, groupSizes_;  // per group of tree_: what the pass changed inside it (badges)
   int64_t selected_ = 0;
   int64_t revealAfterLayout_ = 0;
   QList<int64_t> matches_;

@@ -20,6 +20,7 @@
 #include "memory/memory_plan.h"
 #include "memory_plot.h"
 #include "util/units.h"
+#include "worker_pool.h"
 
 namespace kiln::views {
 
@@ -170,7 +171,7 @@ void MemoryView::setPlanner(const QString& planner) {
     replanning_ = false;
     showChart(watcher->result());
   });
-  watcher->setFuture(QtConcurrent::run([model = compiled_, name = planner.toStdString()] {
+  watcher->setFuture(QtConcurrent::run(workerPool(), [model = compiled_, name = planner.toStdString()] {
     return std::make_shared<const MemoryChart>(buildMemoryChart(*model->graph, name));
   }));
 }

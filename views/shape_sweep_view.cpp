@@ -20,6 +20,7 @@
 #include "report/chart_svg.h"
 #include "util/units.h"
 #include "variants/variant_compile.h"
+#include "worker_pool.h"
 
 namespace kiln::views {
 
@@ -160,7 +161,7 @@ bool ShapeSweepView::startSweep() {
     if (o.chart) showChart(o.chart);
     emit finished();
   });
-  watcher->setFuture(QtConcurrent::run([path = modelPath_.toStdString(), options = options_, sweep,
+  watcher->setFuture(QtConcurrent::run(workerPool(), [path = modelPath_.toStdString(), options = options_, sweep,
                                         cancel = cancelFlag_]() -> SweepOutcome {
     SweepOutcome out;
     try {

@@ -47,6 +47,7 @@
 #include "highlight_rules_dialog.h"
 #include "report/run_charts.h"
 #include "util/units.h"
+#include "worker_pool.h"
 
 namespace kiln::app {
 
@@ -528,7 +529,7 @@ void MainWindow::showRun(qint64 runId) {
     loadCharts(runId);
     emit runShown(runId);
   });
-  watcher->setFuture(QtConcurrent::run([db = historyPath_.toStdString(), runId] {
+  watcher->setFuture(QtConcurrent::run(views::workerPool(), [db = historyPath_.toStdString(), runId] {
     RunData out;
     try {
       HistoryDb h(db, HistoryDb::Mode::ReadOnly);
@@ -591,7 +592,8 @@ void MainWindow::showPass(int seq) {
     if (comparePanel_->isVisible()) loadCompareView();
     emit passShown(seq);
   });
-  watcher->setFuture(QtConcurrent::run(readPassView, historyPath_.toStdString(), runId_, seq, prev));
+  watcher->setFuture(
+      QtConcurrent::run(views::workerPool(), readPassView, historyPath_.toStdString(), runId_, seq, prev));
 }
 
 bool MainWindow::expandFusion(qint64 fusedNode, qint64 original) {
@@ -611,7 +613,8 @@ bool MainWindow::expandFusion(qint64 fusedNode, qint64 original) {
     if (!d.error.empty()) return fusedView_->showMessage(QString::fromStdString(d.error));
     fusedView_->showFusion(record, d.view, original);
   });
-  watcher->setFuture(QtConcurrent::run([db = historyPath_.toStdString(), run = runId_, index = fusions_, record = *f] {
+  watcher->setFuture(QtConcurrent::run(views::workerPool(), [db = historyPath_.toStdString(), run = runId_,
+                                                              index = fusions_, record = *f] {
     ViewData out;
     try {
       HistoryDb h(db, HistoryDb::Mode::ReadOnly);
@@ -655,7 +658,7 @@ void MainWindow::loadCompareView() {
     if (!d.error.empty()) return showError(QString::fromStdString(d.error));
     compareCanvas_->setPassView(d.view);
   });
-  watcher->setFuture(QtConcurrent::run(readPassView, historyPath_.toStdString(), runId_, seq, -1));
+  watcher->setFuture(QtConcurrent::run(views::workerPool(), readPassView, historyPath_.toStdString(), runId_, seq, -1));
 }
 
 void MainWindow::loadCharts(qint64 runId) {
@@ -703,7 +706,8 @@ void MainWindow::loadCharts(qint64 runId) {
     clearBusy(QString());
   });
   // The model the session just compiled when this is its run (no second compile), else loadRunCharts compiles again.
-  watcher->setFuture(QtConcurrent::run(loadRunCharts, historyPath_.toStdString(), static_cast<int64_t>(runId),
+  watcher->setFuture(QtConcurrent::run(views::workerPool(), loadRunCharts, historyPath_.toStdString(),
+                                       static_cast<int64_t>(runId),
                                        session_->compiledModel(runId)));
 }
 

@@ -15,6 +15,7 @@
 #include "layout/pass_view.h"
 #include "main_window.h"
 #include "run_compare_view.h"
+#include "worker_pool.h"
 
 namespace kiln::app {
 
@@ -112,7 +113,8 @@ void MainWindow::compareRuns(qint64 a, qint64 b) {
     if (!p.error.isEmpty()) return showError(p.error);
     compareView_->setRuns(p.a, p.b, p.sameModel);
   });
-  watcher->setFuture(QtConcurrent::run([db = historyPath_.toStdString(), a, b, ca = session_->compiledModel(a),
+  watcher->setFuture(QtConcurrent::run(views::workerPool(), [db = historyPath_.toStdString(), a, b,
+                                                              ca = session_->compiledModel(a),
                                         cb = session_->compiledModel(b)] {
     ComparePair p;
     RunInfo ia, ib;
