@@ -64,7 +64,6 @@ bool isHistoryFile(const QString& path) {
 // History reads run on the pool with their own read-only connection (SQLite handles are per thread here).
 struct RunData {
   std::vector<PassInfo> passes;
-  std::shared_ptr<const layout::FusionIndex> fusions;
   std::vector<PassAccuracyRow> accuracy;  // when the run's numerics were verified
   RunInfo info;
   std::string error;
@@ -400,6 +399,8 @@ void MainWindow::setHistoryPath(const QString& path) {
   refreshRuns();
 }
 
+bool MainWindow::compiling() const { return session_->running(); }
+
 bool MainWindow::busy() const { return session_->running() || pendingReads_ > 0 || canvas_->layoutPending(); }
 
 void MainWindow::openPath(const QString& path) {
@@ -448,7 +449,45 @@ void MainWindow::rerun() {
 }
 
 void MainWindow::refreshRuns() {
-  // Called whenever the file changes (HistoryWatcher): the list keeps its place.
+  // Called whenever the file changes (HistoryWatcher). Read on a worker: while a compile writes a large history,
+  // a read on the UI thread waited 50-120 ms. One read at a time; a change meanwhile reads again after it.
+  if (runsReading_) {
+    runsStale_ = true;
+    return;
+  }
+  runsReading_ = true;
+  ++pendingReads_;
+  struct RunList {
+    std::vector<RunInfo> runs;
+    QString error;
+  };
+  auto* watcher = new QFutureWatcher<RunList>(this);
+  connect(watcher, &QFutureWatcher<RunList>::finished, this, [this, watcher, path = historyPath_] {
+    watcher->deleteLater();
+    pendingReads_ = std::max(0, pendingReads_ - 1);
+    runsReading_ = false;
+    const RunList r = watcher->result();
+    if (path == historyPath_) {
+      if (!r.error.isEmpty()) log("history: " + r.error);
+      else showRunList(r.runs);
+    }
+    if (std::exchange(runsStale_, false) || path != historyPath_) refreshRuns();
+  });
+  watcher->setFuture(QtConcurrent::run(views::workerPool(), [path = historyPath_.toStdString()] {
+    RunList out;
+    try {
+      if (!QFileInfo::exists(QString::fromStdString(path))) return out;
+      HistoryDb db(path, HistoryDb::Mode::ReadOnly);
+      out.runs = HistoryReader(db).listRuns();
+    } catch (const std::exception& e) {
+      out.error = QString::fromUtf8(e.what());
+    }
+    return out;
+  }));
+}
+
+void MainWindow::showRunList(const std::vector<RunInfo>& runs) {
+  // The list keeps its place.
   const int scroll = runs_->verticalScrollBar()->value();
   struct KeepScroll {
     QListWidget* list;
@@ -456,38 +495,32 @@ void MainWindow::refreshRuns() {
     ~KeepScroll() { list->verticalScrollBar()->setValue(value); }
   } keep{runs_, scroll};
   runs_->clear();
-  try {
-    if (!QFileInfo::exists(historyPath_)) return;
-    HistoryDb db(historyPath_.toStdString(), HistoryDb::Mode::ReadOnly);
-    const auto runs = HistoryReader(db).listRuns();
-    for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
-      if (!modelPath_.isEmpty() && QString::fromStdString(it->modelPath) != modelPath_) continue;
-      auto* item = new QListWidgetItem(QString("run %1 · %2 · %3 → %4 nodes\n%5")
-                                           .arg(it->id)
-                                           .arg(QString::fromStdString(it->status))
-                                           .arg(it->nodesBefore.value_or(0))
-                                           .arg(it->nodesAfter.value_or(0))
-                                           .arg(QString::fromStdString(it->optionsSummary)));
-      item->setData(kRunRole, static_cast<qlonglong>(it->id));
-      item->setToolTip(QString::fromStdString(it->modelPath + "\n" + it->startedAt));
-      runs_->addItem(item);
-      if (it->id == runId_) {
-        runs_->setCurrentItem(item);
-        // The run shown was still being written (by a batch, say) and now has ended: show all of it.
-        if (shownRunning_ && it->status != "running") {
-          shownRunning_ = false;
-          QTimer::singleShot(0, this, [this, id = runId_] { showRun(id); });
-        }
+  for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+    if (!modelPath_.isEmpty() && QString::fromStdString(it->modelPath) != modelPath_) continue;
+    auto* item = new QListWidgetItem(QString("run %1 · %2 · %3 → %4 nodes\n%5")
+                                         .arg(it->id)
+                                         .arg(QString::fromStdString(it->status))
+                                         .arg(it->nodesBefore.value_or(0))
+                                         .arg(it->nodesAfter.value_or(0))
+                                         .arg(QString::fromStdString(it->optionsSummary)));
+    item->setData(kRunRole, static_cast<qlonglong>(it->id));
+    item->setToolTip(QString::fromStdString(it->modelPath + "\n" + it->startedAt));
+    runs_->addItem(item);
+    if (it->id == runId_) {
+      runs_->setCurrentItem(item);
+      // The run shown was still being written (by a batch, say) and now has ended: show all of it.
+      if (shownRunning_ && it->status != "running") {
+        shownRunning_ = false;
+        QTimer::singleShot(0, this, [this, id = runId_] { showRun(id); });
       }
     }
-  } catch (const std::exception& e) {
-    log(QString("history: %1").arg(e.what()));
   }
 }
 
 void MainWindow::showRun(qint64 runId) {
   if (runId <= 0) return;
   runId_ = runId;
+  readFusions(runId);
   ++pendingReads_;
   setBusy("Reading run…", false);
   auto* watcher = new QFutureWatcher<RunData>(this);
@@ -518,15 +551,10 @@ void MainWindow::showRun(qint64 runId) {
     passes_ = d.passes;
     navigator_->setPasses(d.passes);
     navigator_->setAccuracy(d.accuracy);
-    fusions_ = d.fusions;
-    inspector_->setFusions(fusions_);
-    fusedView_->showMessage(fusions_ && !fusions_->records().empty()
-                                ? QString("Run %1 has %2 fused nodes. Double-click one (or its \"fused by\" row in "
-                                          "the inspector) to see what it replaced.")
-                                      .arg(runId)
-                                      .arg(fusions_->records().size())
-                                : QString("Run %1 recorded no fusions.").arg(runId));
-    loadCharts(runId);
+    // The charts (memory plan, timeline) are worked out once the graph is on screen: on two cores, both at once
+    // delayed the graph by the charts' time on a 50k-node model.
+    chartsAfterView_ = runId;
+    if (d.passes.empty()) loadCharts(std::exchange(chartsAfterView_, 0));
     emit runShown(runId);
   });
   watcher->setFuture(QtConcurrent::run(views::workerPool(), [db = historyPath_.toStdString(), runId] {
@@ -537,11 +565,40 @@ void MainWindow::showRun(qint64 runId) {
       out.info = r.run(runId);
       out.passes = r.passes(runId);
       out.accuracy = readPassAccuracy(h, runId);
-      out.fusions = std::make_shared<const layout::FusionIndex>(layout::readFusions(r, runId));
     } catch (const std::exception& e) {
       out.error = e.what();
     }
     return out;
+  }));
+}
+
+void MainWindow::readFusions(qint64 runId) {
+  // Its own read, alongside the run's: finding the fused nodes scans every node row of the run (a quarter of a
+  // second at 50k nodes) and the graph need not wait for it.
+  fusions_.reset();
+  inspector_->setFusions(fusions_);
+  ++pendingReads_;
+  auto* watcher = new QFutureWatcher<std::shared_ptr<const layout::FusionIndex>>(this);
+  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, runId] {
+    watcher->deleteLater();
+    pendingReads_ = std::max(0, pendingReads_ - 1);
+    if (runId != runId_) return;
+    fusions_ = watcher->result();
+    inspector_->setFusions(fusions_);
+    fusedView_->showMessage(fusions_ && !fusions_->records().empty()
+                                ? QString("Run %1 has %2 fused nodes. Double-click one (or its \"fused by\" row in "
+                                          "the inspector) to see what it replaced.")
+                                      .arg(runId)
+                                      .arg(fusions_->records().size())
+                                : QString("Run %1 recorded no fusions.").arg(runId));
+  });
+  watcher->setFuture(QtConcurrent::run(views::workerPool(), [db = historyPath_.toStdString(), runId] {
+    try {
+      HistoryDb h(db, HistoryDb::Mode::ReadOnly);
+      return std::make_shared<const layout::FusionIndex>(layout::readFusions(HistoryReader(h), runId));
+    } catch (const std::exception&) {
+      return std::shared_ptr<const layout::FusionIndex>();  // the run's own read reports what is wrong with it
+    }
   }));
 }
 
@@ -556,6 +613,7 @@ void MainWindow::showPass(int seq) {
     watcher->deleteLater();
     pendingReads_ = std::max(0, pendingReads_ - 1);
     const ViewData d = watcher->result();
+    if (chartsAfterView_) loadCharts(std::exchange(chartsAfterView_, 0));
     if (request != viewRequest_) return;  // the user moved on
     if (!d.error.empty()) {
       clearBusy("");

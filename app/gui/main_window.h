@@ -85,10 +85,11 @@ class MainWindow : public QMainWindow {
   views::RunCompareView* runCompareView() const { return compareView_; }
   QWidget* runCompareWindow() const { return compareWindow_; }
   bool comparePending() const { return comparePending_; }
-  bool chartsPending() const { return chartsPending_; }
+  bool chartsPending() const { return chartsPending_ || chartsAfterView_ != 0; }
   QListWidget* runList() const { return runs_; }
   qint64 currentRun() const { return runId_; }
   bool busy() const;  // compiling, reading (passes, charts) or laying out
+  bool compiling() const;  // the compile itself (busy() also covers what the window reads and lays out after it)
   void setCompareEnabled(bool on);
   // Reruns record each pass's numeric error (Run ▸ Verify Numerics).
   void setVerifyNumerics(bool on);
@@ -117,6 +118,8 @@ class MainWindow : public QMainWindow {
   // A node chosen in the memory view or the Gantt chart: selected in both, on the canvas and in the inspector.
   void selectChartNode(qint64 nodeId);
   void refreshRuns();
+  void readFusions(qint64 runId);
+  void showRunList(const std::vector<RunInfo>& runs);
   void addRecent(const QString& path);
   void rebuildRecentMenu();
   void setBusy(const QString& what, bool cancellable);
@@ -168,8 +171,10 @@ class MainWindow : public QMainWindow {
   int pass_ = -1;
   uint64_t viewRequest_ = 0;  // drops stale history reads
   int pendingReads_ = 0;
+  bool runsReading_ = false, runsStale_ = false;  // the run list's read on a worker (refreshRuns)
   uint64_t chartRequest_ = 0;  // drops stale chart loads
   bool chartsPending_ = false;
+  qint64 chartsAfterView_ = 0;  // the run whose charts start when its first pass view arrives
   QString chartsKey_;  // history path and run of the charts shown or loading
   qint64 revealAfterPass_ = 0;  // a chart's node to select once the last pass is shown
   QList<int64_t> matches_;

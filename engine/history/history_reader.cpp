@@ -251,6 +251,38 @@ const Row* findById(const std::vector<Row>& rows, int64_t id) {
 
 // ---------------------------------------------------------------- result helpers
 
+GraphSnapshot graphBefore(const GraphSnapshot& after, const GraphDiff& d) {
+  GraphSnapshot s;
+  s.runId = after.runId;
+  s.pass = d.fromPass;
+  // Rows: the later graph's, less what the diff added, with the earlier side of what it changed, plus what it
+  // removed; sorted as graphAt sorts them.
+  auto rebuild = [](const auto& later, const auto& added, const auto& changed, const auto& removed, auto& out) {
+    std::set<int64_t> gone;
+    for (const auto& r : added) gone.insert(r.id);
+    std::unordered_map<int64_t, const std::remove_cvref_t<decltype(removed.front())>*> earlier;
+    for (const auto& c : changed) earlier[c.after.id] = &c.before;
+    out.reserve(later.size() + removed.size());
+    for (const auto& r : later) {
+      if (gone.count(r.id)) continue;
+      auto it = earlier.find(r.id);
+      out.push_back(it == earlier.end() ? r : *it->second);
+    }
+    out.insert(out.end(), removed.begin(), removed.end());
+    std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.id < y.id; });
+  };
+  rebuild(after.nodes, d.addedNodes, d.changedNodes, d.removedNodes, s.nodes);
+  rebuild(after.values, d.addedValues, d.changedValues, d.removedValues, s.values);
+  auto key = [](const EdgeRow& e) { return std::tuple(e.consumerNode, e.consumerIndex, e.valueId); };
+  std::set<std::tuple<int64_t, int64_t, int64_t>> addedEdges;
+  for (const auto& e : d.addedEdges) addedEdges.insert(key(e));
+  for (const auto& e : after.edges)
+    if (!addedEdges.count(key(e))) s.edges.push_back(e);
+  s.edges.insert(s.edges.end(), d.removedEdges.begin(), d.removedEdges.end());
+  std::sort(s.edges.begin(), s.edges.end(), bySlot);
+  return s;
+}
+
 const NodeRow* GraphSnapshot::node(int64_t id) const { return findById(nodes, id); }
 const ValueRow* GraphSnapshot::value(int64_t id) const { return findById(values, id); }
 
@@ -418,7 +450,14 @@ GraphDiff HistoryReader::diff(int64_t runId, int fromPass, int toPass) const {
   return d;
 }
 
-GraphDiff HistoryReader::diffForward(int64_t runId, int a, int b) const {
+GraphDiff HistoryReader::diff(const GraphSnapshot& later, int fromPass) const {
+  if (fromPass > later.pass) return diff(later.runId, fromPass, later.pass);
+  SqlTransaction tx(db_.handle(), SqlTransaction::Kind::Read);
+  requirePass(later.runId, fromPass);
+  return diffForward(later.runId, fromPass, later.pass, &later);
+}
+
+GraphDiff HistoryReader::diffForward(int64_t runId, int a, int b, const GraphSnapshot* later) const {
   GraphDiff d;
   d.runId = runId;
   d.fromPass = a;
@@ -428,11 +467,18 @@ GraphDiff HistoryReader::diffForward(int64_t runId, int a, int b) const {
   // Only rows valid at exactly one of the two passes can differ; rows valid at both are the same row.
   const char* startedIn = a >= 0 ? kStartedIn : kStartedInFromImport;
   std::vector<NodeRow> nodesGone = selectNodes(db_, kEndedIn, runId, a, b);
-  std::vector<NodeRow> nodesNew = selectNodes(db_, startedIn, runId, a, b);
+  // Started in (a, b]: valid at b with a first pass after a (graphAt's rows are sorted as the selections are).
+  auto startedAfterA = [a](const auto& rows) {
+    std::remove_cvref_t<decltype(rows)> out;
+    for (const auto& r : rows)
+      if (r.span.firstPass > a) out.push_back(r);
+    return out;
+  };
+  std::vector<NodeRow> nodesNew = later ? startedAfterA(later->nodes) : selectNodes(db_, startedIn, runId, a, b);
   std::vector<ValueRow> valuesGone = selectValues(db_, kEndedIn, runId, a, b);
-  std::vector<ValueRow> valuesNew = selectValues(db_, startedIn, runId, a, b);
+  std::vector<ValueRow> valuesNew = later ? startedAfterA(later->values) : selectValues(db_, startedIn, runId, a, b);
   std::vector<EdgeRow> edgesGone = selectEdges(db_, kEndedIn, runId, a, b);
-  std::vector<EdgeRow> edgesNew = selectEdges(db_, startedIn, runId, a, b);
+  std::vector<EdgeRow> edgesNew = later ? startedAfterA(later->edges) : selectEdges(db_, startedIn, runId, a, b);
 
   // Nodes: both lists are sorted by id, so a merge pairs up the ids present on both sides.
   std::map<int64_t, size_t> changedAt;

@@ -113,19 +113,25 @@ std::vector<std::string> overlayMetrics(const PassView& view, const std::unorder
     out.push_back(kBytesMoved);
   }
   out.push_back(kOutputBytes);
+  const AnnotationKeys keys = view.annotationKeys ? *view.annotationKeys : findAnnotationKeys(view);
+  if (keys.planned) out.push_back(kArenaOffset);
+  if (keys.units) out.push_back(kUnit);
+  for (const std::string& k : keys.numeric) out.push_back(kAnnotation + k);
+  return out;
+}
+
+AnnotationKeys findAnnotationKeys(const PassView& view) {
+  AnnotationKeys keys;
   std::set<std::string> numeric;
-  bool planned = false, units = false;
   for (const NodeRow& row : view.after.nodes) {
     for (const auto& [k, v] : annotationsOf(row)) {
-      if (k == "mem.out") planned = planned || number(v).has_value();
-      else if (k == "unit") units = true;
+      if (k == "mem.out") keys.planned = keys.planned || number(v).has_value();
+      else if (k == "unit") keys.units = true;
       else if (number(v) && v.find_first_not_of("0123456789.-e+") == std::string::npos) numeric.insert(k);
     }
   }
-  if (planned) out.push_back(kArenaOffset);
-  if (units) out.push_back(kUnit);
-  for (const std::string& k : numeric) out.push_back(kAnnotation + k);
-  return out;
+  keys.numeric.assign(numeric.begin(), numeric.end());
+  return keys;
 }
 
 std::string overlayMetricName(const std::string& typed) {

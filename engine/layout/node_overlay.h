@@ -45,6 +45,8 @@ struct Overlay {
   static Rgb categoryColour(size_t index);
 };
 
+// Which annotations the nodes after the pass carry (PassView::annotationKeys keeps it with the view).
+AnnotationKeys findAnnotationKeys(const PassView& view);
 // The metrics this view has data for: "simulated time" and "bytes moved" when `timing` is given, "output bytes",
 // "arena offset" once planned, "compute unit", and "annotation:KEY" for every annotation with numeric values.
 std::vector<std::string> overlayMetrics(const PassView& view, const std::unordered_map<int64_t, NodeTiming>& timing);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <future>
 #include <map>
 #include <queue>
 #include <unordered_map>
@@ -10,6 +11,7 @@
 
 #include "history/history_rows.h"
 #include "ir/fused_node.h"
+#include "layout/node_overlay.h"
 #include "ir/graph.h"
 #include "util/json.h"
 
@@ -237,6 +239,7 @@ void finish(PassView& view, std::map<int64_t, PassViewNode>& nodes, std::vector<
   for (size_t i = 0; i < view.nodes.size(); ++i) view.index[view.nodes[i].id] = i;
   view.edges = std::move(edges);
   view.scopes = std::make_shared<const ScopeTree>(ScopeTree::build(scopeNames(view)));
+  if (!view.annotationKeys) view.annotationKeys = std::make_shared<const AnnotationKeys>(findAnnotationKeys(view));
 }
 
 }  // namespace
@@ -266,16 +269,32 @@ PassView buildPassView(const HistoryReader& reader, int64_t runId, int toPass, i
   view.fromPass = fromPass;
   view.after = reader.graphAt(runId, toPass);
   view.importedMaxId = reader.importedMaxNodeId(runId);
+  // The earlier side (the diff's read, the earlier graph) is worked out on a second thread while this one builds
+  // the later side: on a 50k-node pass both take about as long. The reader is used by that thread only meanwhile.
+  struct Earlier {
+    GraphDiff diff;
+    std::map<int64_t, PassViewNode> nodes;
+  };
+  std::future<Earlier> earlier;
+  if (fromPass >= 0)
+    earlier = std::async(std::launch::async, [&] {
+      Earlier e;
+      e.diff = reader.diff(view.after, fromPass);
+      view.before = graphBefore(view.after, e.diff);
+      std::vector<NodeEdge> ignored;
+      std::set<std::tuple<int64_t, int64_t, int64_t>> ignoredSeen;
+      addGraph(view.before, e.nodes, ignored, ignoredSeen);
+      return e;
+    });
   std::map<int64_t, PassViewNode> nodes;
   std::vector<NodeEdge> edges;
   std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
   addGraph(view.after, nodes, edges, seen);
+  view.annotationKeys = std::make_shared<const AnnotationKeys>(findAnnotationKeys(view));
   if (fromPass >= 0) {
-    view.before = reader.graphAt(runId, fromPass);
-    std::map<int64_t, PassViewNode> beforeNodes;
-    std::vector<NodeEdge> ignored;
-    std::set<std::tuple<int64_t, int64_t, int64_t>> ignoredSeen;
-    addGraph(view.before, beforeNodes, ignored, ignoredSeen);
+    Earlier e = earlier.get();
+    const GraphDiff& diff = e.diff;
+    std::map<int64_t, PassViewNode>& beforeNodes = e.nodes;
     for (auto& [id, n] : nodes)
       if (!beforeNodes.count(id)) n.state = NodeState::Added;
     for (auto& [id, n] : beforeNodes)
@@ -284,7 +303,6 @@ PassView buildPassView(const HistoryReader& reader, int64_t runId, int toPass, i
         nodes.emplace(id, n);
       }
     addGraph(view.before, nodes, edges, seen);  // ghosts keep their edges
-    const GraphDiff diff = reader.diff(runId, fromPass, toPass);
     for (const NodeChange& c : diff.changedNodes) {
       auto it = nodes.find(c.after.id);
       if (it == nodes.end() || it->second.state != NodeState::Unchanged) continue;

@@ -37,6 +37,13 @@ struct PassViewNode {
   std::vector<std::string> changes;  // "attr:axis", "inputs", "output shape", ... (Changed only)
 };
 
+// Which annotations the nodes after a pass carry, for the overlay menu (node_overlay.h).
+struct AnnotationKeys {
+  bool planned = false;              // "mem.out" with numbers: an arena offset to colour by
+  bool units = false;                // "unit": the compute unit
+  std::vector<std::string> numeric;  // other keys with numeric values, sorted
+};
+
 struct PassView {
   int64_t runId = 0;
   int fromPass = -1, toPass = 0;
@@ -52,6 +59,8 @@ struct PassView {
   // Its groups (scopes, repeated layers, bodies, chunks), found where the view is built (a worker thread): on a
   // 40k-node graph the search takes longer than a frame.
   std::shared_ptr<const ScopeTree> scopes;
+  // Found there too: parsing every node's annotations takes ~100 ms at 50k nodes. Null: not looked for yet.
+  std::shared_ptr<const AnnotationKeys> annotationKeys;
 };
 
 // Terminal node ids: the graph input (or a value entering a drawn part from outside) and the graph output (or a
