@@ -364,7 +364,8 @@ class HistoryTest : public QObject {
         const QString given = checkDiff(reader.diff(reader.graphAt(run, b), a), expected[a], expected[b]);
         QVERIFY2(given.isEmpty(), qPrintable(QString("diff(graphAt(%2), %1): %3").arg(a).arg(b).arg(given)));
         // The graph at a, rebuilt from the graph at b and the diff (what the pass view reads), is graphAt(a).
-        const QString rebuilt = compareSnapshot(graphBefore(reader.graphAt(run, b), reader.diff(run, a, b)), expected[a]);
+        const QString rebuilt =
+            compareSnapshot(graphBefore(reader.graphAt(run, b), reader.diff(run, a, b)), expected[a]);
         QVERIFY2(rebuilt.isEmpty(), qPrintable(QString("graphBefore(%1 from %2): %3").arg(a).arg(b).arg(rebuilt)));
       }
 
