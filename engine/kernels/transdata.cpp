@@ -4,7 +4,9 @@
 //   FRACTAL_NZ x[...][h][w]   -> y[...][w / 16][h / 16][h % 16][w % 16]
 // Every logical element is copied to its physical place; the rest of a block (C0 / 16 padding) stays zero, so the
 // padded bytes are real and deterministic.
+#include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "kernels/kernel_util.h"
 #include "kernels/transdata.h"
@@ -79,8 +81,28 @@ Tensor transDataTensor(const Tensor& x, Format src, Format dst, const std::vecto
     }
     return terms;
   };
-  const auto from = axisTerms(src, *inPhys);
-  const auto to = axisTerms(dst, *outPhys);
+  auto from = axisTerms(src, *inPhys);
+  auto to = axisTerms(dst, *outPhys);
+  // The copy's inner axis: the one with the longest runs contiguous on both sides, else the one contiguous in the
+  // output (FRACTAL_Z weights: c, whose 16 elements sit side by side), so writes go in order. The axes' order
+  // does not matter otherwise: an offset is a sum of per-axis terms.
+  auto runLength = [](const std::vector<int64_t>& f, const std::vector<int64_t>& t) {
+    size_t n = 1;
+    while (n < f.size() && f[n] == f[n - 1] + 1 && t[n] == t[n - 1] + 1) ++n;
+    return n;
+  };
+  size_t innerAxis = rank - 1;
+  auto score = [&](size_t a) {
+    const bool outContiguous = to[a].size() > 1 && to[a][1] == to[a][0] + 1;
+    return std::pair(runLength(from[a], to[a]), outContiguous);
+  };
+  for (size_t a = 0; a < rank; ++a)
+    if (score(a) > score(innerAxis)) innerAxis = a;
+  if (innerAxis != rank - 1) {
+    std::swap(from[innerAxis], from[rank - 1]);
+    std::swap(to[innerAxis], to[rank - 1]);
+    std::swap(logical[innerAxis], logical[rank - 1]);
+  }
   const int64_t inner = logical.back();
   const std::vector<int64_t>& fromLast = from.back();
   const std::vector<int64_t>& toLast = to.back();
@@ -99,16 +121,31 @@ Tensor transDataTensor(const Tensor& x, Format src, Format dst, const std::vecto
   }
   std::vector<int64_t> idx(rank, 0);
   const size_t e = static_cast<size_t>(elem);
+  // Runs of one element (no axis contiguous on both sides): a typed move each, not a memcpy call each.
+  const bool single = runs.size() == static_cast<size_t>(inner);
+  const uint8_t* source = x.data();  // (a virtual call: once, not per element)
+  char* target = out.data();
+  auto copyElements = [&]<typename T>(T, int64_t fromBase, int64_t toBase) {
+    for (size_t k = 0; k < static_cast<size_t>(inner); ++k) {
+      T v;
+      std::memcpy(&v, source + static_cast<size_t>(fromBase + fromLast[k]) * sizeof(T), sizeof(T));
+      std::memcpy(target + static_cast<size_t>(toBase + toLast[k]) * sizeof(T), &v, sizeof(T));
+    }
+  };
   while (true) {
     int64_t fromBase = 0, toBase = 0;
     for (size_t a = 0; a + 1 < rank; ++a) {
       fromBase += from[a][static_cast<size_t>(idx[a])];
       toBase += to[a][static_cast<size_t>(idx[a])];
     }
-    for (const Run& r : runs)
-      std::memcpy(out.data() + static_cast<size_t>(toBase + toLast[static_cast<size_t>(r.k)]) * e,
-                  x.data() + static_cast<size_t>(fromBase + fromLast[static_cast<size_t>(r.k)]) * e,
-                  static_cast<size_t>(r.length) * e);
+    if (single && e == 2) copyElements(uint16_t{}, fromBase, toBase);
+    else if (single && e == 4) copyElements(uint32_t{}, fromBase, toBase);
+    else if (single && e == 1) copyElements(uint8_t{}, fromBase, toBase);
+    else
+      for (const Run& r : runs)
+        std::memcpy(target + static_cast<size_t>(toBase + toLast[static_cast<size_t>(r.k)]) * e,
+                    source + static_cast<size_t>(fromBase + fromLast[static_cast<size_t>(r.k)]) * e,
+                    static_cast<size_t>(r.length) * e);
     size_t d = rank - 1;  // next row: odometer over every axis but the last
     while (d > 0) {
       --d;

@@ -46,10 +46,18 @@ namespace {
 // float buffer: a ResNet-50's 25M weights would otherwise pass through three double-sized copies.
 Tensor scaledPerOutputChannel(const Tensor& w, const std::vector<double>& scale, size_t perChannel) {
   if (w.dtype() == DType::Float) {
-    std::vector<float> v(static_cast<size_t>(w.numel()));
-    std::memcpy(v.data(), w.data(), v.size() * sizeof(float));
-    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(double(v[i]) * scale[i / perChannel]);
-    return Tensor::fromVector(DType::Float, w.dims(), v);
+    // Straight into the new tensor's bytes, a channel at a time (no per-element division; the inner loop
+    // vectorises).
+    const size_t n = static_cast<size_t>(w.numel());
+    // (Copied first: the source may be a view at any byte offset of a model file; the new buffer is aligned.)
+    std::string bytes(reinterpret_cast<const char*>(w.data()), n * sizeof(float));
+    auto* v = reinterpret_cast<float*>(bytes.data());
+    for (size_t c = 0; c < scale.size() && c * perChannel < n; ++c) {
+      const double s = scale[c];
+      const size_t base = c * perChannel, end = std::min(n, base + perChannel);
+      for (size_t i = base; i < end; ++i) v[i] = static_cast<float>(double(v[i]) * s);
+    }
+    return Tensor::fromBytes(DType::Float, w.dims(), std::move(bytes));
   }
   std::vector<double> v = w.toDouble();
   for (size_t i = 0; i < v.size(); ++i) v[i] *= scale[i / perChannel];
