@@ -1,0 +1,125 @@
+// kiln.History: a history database read-only (runs, passes with their counters, the graph after any pass, the diff
+// between any two passes), as `kiln history` and the workbench read it. A file that is not a Kiln history, or a
+// newer one, raises kiln.Error naming it; nothing is ever written.
+#include <memory>
+
+#include <pybind11/stl.h>
+
+#include "history/history_db.h"
+#include "history/history_reader.h"
+#include "py_support.h"
+
+namespace kiln::py {
+namespace {
+
+struct PyHistory {
+  explicit PyHistory(const std::string& path) : db(path, HistoryDb::Mode::ReadOnly), reader(db) {}
+  HistoryDb db;
+  HistoryReader reader;
+};
+
+pb::dict runDict(const RunInfo& r) {
+  pb::dict d;
+  d["id"] = r.id;
+  d["model_path"] = r.modelPath;
+  d["model_name"] = r.modelName;
+  d["status"] = r.status;
+  d["started_at"] = r.startedAt;
+  d["finished_at"] = r.finishedAt;
+  d["total_ms"] = r.totalMs;
+  d["nodes_before"] = r.nodesBefore;
+  d["nodes_after"] = r.nodesAfter;
+  d["error"] = r.error;
+  d["kiln_version"] = r.kilnVersion;
+  d["passes"] = r.passCount;
+  d["last_pass"] = r.lastPass;
+  d["options_summary"] = r.optionsSummary;
+  auto parsed = [](const std::string& text) -> pb::object {
+    if (text.empty()) return pb::none();
+    try {
+      return toPython(Json::parse(text));
+    } catch (const std::exception&) {
+      return pb::str(text);
+    }
+  };
+  d["options"] = parsed(r.optionsJson);
+  d["shape_binding"] = parsed(r.shapeBindingJson);
+  return d;
+}
+
+pb::dict passDict(const PassInfo& p) {
+  pb::dict d;
+  d["seq"] = p.seq;
+  d["stage"] = p.stage;
+  d["name"] = p.name;
+  d["ms"] = p.ms;
+  d["changed"] = p.changed;
+  d["counters"] = p.counters;
+  d["nodes_before"] = p.nodesBefore;
+  d["nodes_after"] = p.nodesAfter;
+  d["error"] = p.error.empty() ? pb::none() : pb::cast(p.error);
+  d["node_rows_started"] = p.nodeRowsStarted;
+  d["node_rows_ended"] = p.nodeRowsEnded;
+  return d;
+}
+
+}  // namespace
+
+void bindHistory(pb::module_& m) {
+  pb::class_<PyHistory, std::shared_ptr<PyHistory>>(m, "History",
+                                                      "A Kiln history database, opened read-only.")
+      .def(pb::init([](const pb::object& path) {
+             const std::string p = pathOf(path);
+             pb::gil_scoped_release unlocked;
+             return std::make_shared<PyHistory>(p);
+           }),
+           pb::arg("path"))
+      .def_property_readonly("path", [](const PyHistory& h) { return h.db.path(); })
+      .def("runs",
+           [](const PyHistory& h) {
+             std::vector<RunInfo> runs;
+             {
+               pb::gil_scoped_release unlocked;
+               runs = h.reader.listRuns();
+             }
+             pb::list out;
+             for (const RunInfo& r : runs) out.append(runDict(r));
+             return out;
+           },
+           "Every run, oldest first.")
+      .def("run", [](const PyHistory& h, int64_t id) { return runDict(h.reader.run(id)); }, pb::arg("run"))
+      .def("passes",
+           [](const PyHistory& h, int64_t run) {
+             std::vector<PassInfo> passes;
+             {
+               pb::gil_scoped_release unlocked;
+               passes = h.reader.passes(run);
+             }
+             pb::list out;
+             for (const PassInfo& p : passes) out.append(passDict(p));
+             return out;
+           },
+           pb::arg("run"), "The passes of a run, the imported graph (seq 0) first.")
+      .def("graph",
+           [](const PyHistory& h, int64_t run, int pass) {
+             pb::gil_scoped_release unlocked;
+             return h.reader.graphAt(run, pass);
+           },
+           pb::arg("run"), pb::arg("pass_seq"), "The graph after pass `pass_seq` (0: as imported).")
+      .def("diff",
+           [](const PyHistory& h, int64_t run, int from, int to) {
+             pb::gil_scoped_release unlocked;
+             return h.reader.diff(run, from, to);
+           },
+           pb::arg("run"), pb::arg("from_pass"), pb::arg("to_pass"),
+           "What changed from pass `from_pass` to pass `to_pass` (either order).")
+      .def("pass_diff",
+           [](const PyHistory& h, int64_t run, int pass) {
+             pb::gil_scoped_release unlocked;
+             return h.reader.diff(run, pass);
+           },
+           pb::arg("run"), pb::arg("pass_seq"), "What pass `pass_seq` changed (against the pass recorded before it).")
+      .def("__repr__", [](const PyHistory& h) { return "<kiln.History '" + h.db.path() + "'>"; });
+}
+
+}  // namespace kiln::py
