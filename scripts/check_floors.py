@@ -92,6 +92,22 @@ def main():
                     if m and m.group(1) == '"' and os.path.basename(m.group(2)) in app_headers and \
                             not os.path.exists(os.path.join(views, m.group(2))):
                         problems.append(f"{os.path.relpath(path, repo)}:{lineno}: views/ includes app/ ({m.group(2)})")
+    # The Python module is a front end over the engine alone: no Qt, nothing from views/ or app/.
+    python_dir = os.path.join(repo, "python")
+    if os.path.isdir(python_dir):
+        ui_headers = {f for d in ("app", "views") for _, _, fs in os.walk(os.path.join(repo, d)) for f in fs
+                      if f.endswith(".h")}
+        for path in sources(python_dir):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                for lineno, line in enumerate(f, 1):
+                    m = INCLUDE.match(line)
+                    if not m:
+                        continue
+                    name = m.group(2)
+                    if name.startswith("Q") or (m.group(1) == '"' and os.path.basename(name) in ui_headers and
+                                                not os.path.exists(os.path.join(python_dir, name))):
+                        problems.append(f"{os.path.relpath(path, repo)}:{lineno}: python/ includes {name} "
+                                        "(the module stands on the engine alone)")
     for p in problems:
         print(p)
     if problems:

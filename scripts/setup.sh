@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 mode="${1:-run}"
 packages=(build-essential cmake ninja-build ccache pkg-config qt6-base-dev qt6-svg-dev libgraphviz-dev graphviz
           libprotobuf-dev protobuf-compiler libonnx-dev libsqlite3-dev libopenblas-dev zlib1g-dev
-          xvfb xauth fonts-dejavu-core libonnx-testdata python3-onnx)
+          xvfb xauth fonts-dejavu-core libonnx-testdata python3-onnx
+          pybind11-dev python3-dev python3-numpy python3-pytest)
 
 install_deps() {
   local missing=()

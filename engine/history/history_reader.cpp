@@ -251,6 +251,22 @@ const Row* findById(const std::vector<Row>& rows, int64_t id) {
 
 // ---------------------------------------------------------------- result helpers
 
+GraphSnapshot snapshotOf(const Graph& g) {
+  GraphSnapshot s;
+  g.forEachGraph([&](const Graph& sub) {
+    for (const Node* n : sub.nodes()) {
+      s.nodes.push_back(nodeRowOf(*n));
+      for (size_t i = 0; i < n->numInputs(); ++i)
+        if (const Value* v = n->input(i)) s.edges.push_back({v->id(), n->id(), int64_t(i), {}});
+    }
+    for (const Value* v : sub.values()) s.values.push_back(valueRowOf(*v));
+  });
+  std::sort(s.nodes.begin(), s.nodes.end(), byId<NodeRow, NodeRow>);
+  std::sort(s.values.begin(), s.values.end(), byId<ValueRow, ValueRow>);
+  std::sort(s.edges.begin(), s.edges.end(), bySlot);
+  return s;
+}
+
 GraphSnapshot graphBefore(const GraphSnapshot& after, const GraphDiff& d) {
   GraphSnapshot s;
   s.runId = after.runId;

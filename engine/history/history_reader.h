@@ -10,6 +10,7 @@
 
 #include "history/history_db.h"
 #include "history/history_rows.h"
+#include "ir/graph.h"
 
 namespace kiln {
 
@@ -92,6 +93,10 @@ struct GraphDiff {
 // reads, without reading every row a second time (a 50k-node pass view read both graphs in full). Rows the two
 // passes share are the later graph's rows.
 GraphSnapshot graphBefore(const GraphSnapshot& after, const GraphDiff& d);
+
+// A live graph (its subgraphs included) as the rows the history would record for it, sorted as graphAt sorts
+// them: what the views and the Python API read, whether the graph came from a file or from a history.
+GraphSnapshot snapshotOf(const Graph& g);
 
 class HistoryReader {
  public:

@@ -246,14 +246,7 @@ void finish(PassView& view, std::map<int64_t, PassViewNode>& nodes, std::vector<
 
 PassView passViewOf(const Graph& g) {
   PassView view;
-  g.forEachGraph([&](const Graph& sub) {
-    for (const Node* n : sub.nodes()) {
-      view.after.nodes.push_back(nodeRowOf(*n));
-      for (size_t i = 0; i < n->numInputs(); ++i)
-        if (const Value* v = n->input(i)) view.after.edges.push_back({v->id(), n->id(), int64_t(i), {}});
-    }
-    for (const Value* v : sub.values()) view.after.values.push_back(valueRowOf(*v));
-  });
+  view.after = snapshotOf(g);
   std::map<int64_t, PassViewNode> nodes;
   std::vector<NodeEdge> edges;
   std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
