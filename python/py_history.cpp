@@ -5,6 +5,7 @@
 
 #include <pybind11/stl.h>
 
+#include "history/ge_dump_import.h"
 #include "history/history_db.h"
 #include "history/history_reader.h"
 #include "py_support.h"
@@ -120,6 +121,27 @@ void bindHistory(pb::module_& m) {
            },
            pb::arg("run"), pb::arg("pass_seq"), "What pass `pass_seq` changed (against the pass recorded before it).")
       .def("__repr__", [](const PyHistory& h) { return "<kiln.History '" + h.db.path() + "'>"; });
+
+  m.def(
+      "import_ge_dump",
+      [](const pb::object& folder, const pb::object& history) {
+        const std::string dir = pathOf(folder), path = pathOf(history);
+        gedump::ImportResult r;
+        {
+          pb::gil_scoped_release unlocked;
+          HistoryDb db(path);  // created when absent; a foreign or newer file is refused untouched
+          r = gedump::importDumps(dir, db);
+        }
+        pb::dict out;
+        out["run"] = r.runId;
+        out["passes"] = r.passes;
+        out["warnings"] = r.warnings;
+        return out;
+      },
+      pb::arg("folder"), pb::arg("history"),
+      "Imports a folder of GE graph dumps (ge_proto_*_graph_*_<Stage>.txt, as GE writes with DUMP_GE_GRAPH) into a history as "
+      "one run, as `kiln history import` does; read it back with kiln.History(history). Returns the run id, the "
+      "passes and any warnings; a broken dump raises kiln.Error naming the file.");
 }
 
 }  // namespace kiln::py

@@ -95,6 +95,21 @@ def test_compile_with_keyword_options_records_every_pass(sample, tmp_path):
     assert len(back.added_nodes) == len(h.diff(r.run_id, 0, last).removed_nodes)
 
 
+def test_ge_dump_folder_imports_as_a_run(sample, tmp_path):
+    dumps = tmp_path / "dumps"
+    subprocess.run([KILN, "compile", sample, "--dump-dir", str(dumps), "--dump-format", "ge_proto"], check=True,
+                   stdout=subprocess.DEVNULL)
+    got = kiln.import_ge_dump(dumps, tmp_path / "imported.db")
+    h = kiln.History(tmp_path / "imported.db")
+    passes = h.passes(got["run"])
+    assert got["passes"] == len(passes) - 1 > 0
+    assert len(h.graph(got["run"], passes[-1]["seq"]).nodes) < len(h.graph(got["run"], 0).nodes)
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "ge_proto_00000001_graph_1_PreRunBegin.txt").write_text("graph { garbage")
+    with pytest.raises(kiln.Error, match="ge_proto_00000001"):
+        kiln.import_ge_dump(tmp_path / "broken", tmp_path / "other.db")
+
+
 def test_option_sets_compare(sample):
     fp16 = kiln.compile(sample)  # the default: force_fp16
     o1 = kiln.compile(sample, options={"oo_level": "O1"})
