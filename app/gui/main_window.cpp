@@ -466,6 +466,7 @@ void MainWindow::refreshRuns() {
     watcher->deleteLater();
     pendingReads_ = std::max(0, pendingReads_ - 1);
     runsReading_ = false;
+    clearBusy(QString());  // the last read to finish shows the outcome
     const RunList r = watcher->result();
     if (path == historyPath_) {
       if (!r.error.isEmpty()) log("history: " + r.error);
@@ -582,6 +583,7 @@ void MainWindow::readFusions(qint64 runId) {
   connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, runId] {
     watcher->deleteLater();
     pendingReads_ = std::max(0, pendingReads_ - 1);
+    clearBusy(QString());  // the last read to finish shows the outcome
     if (runId != runId_) return;
     fusions_ = watcher->result();
     inspector_->setFusions(fusions_);
