@@ -98,21 +98,24 @@ pb::dict timelineDict(const Timeline& t) {
   return out;
 }
 
-pb::dict passDict(const PassRecord& p) {
-  pb::dict d;
-  d["seq"] = p.index;
-  d["stage"] = std::string(stageName(p.stage));
-  d["name"] = p.name;
-  d["ms"] = p.ms;
-  d["changed"] = p.changed;
-  d["counters"] = p.counters;
-  d["nodes_before"] = p.nodesBefore;
-  d["nodes_after"] = p.nodesAfter;
-  d["error"] = p.error.empty() ? pb::none() : pb::cast(p.error);
-  return d;
+// A compile's pass record in the history's terms, so both print alike (py_support's passDict).
+PassInfo passInfoOf(const PassRecord& p) {
+  PassInfo out;
+  out.seq = p.index;
+  out.stage = std::string(stageName(p.stage));
+  out.name = p.name;
+  out.ms = p.ms;
+  out.changed = p.changed;
+  out.counters = p.counters;
+  out.nodesBefore = p.nodesBefore;
+  out.nodesAfter = p.nodesAfter;
+  out.error = p.error;
+  return out;
 }
 
-const char* statusName(RunStatus s) { return s == RunStatus::Ok ? "ok" : s == RunStatus::Failed ? "failed" : "stopped"; }
+const char* statusName(RunStatus s) {
+  return s == RunStatus::Ok ? "ok" : s == RunStatus::Failed ? "failed" : "stopped";
+}
 
 }  // namespace
 
@@ -133,7 +136,7 @@ void bindCompile(pb::module_& m) {
           "passes",
           [](const CompileResult& r) {
             pb::list out;
-            for (const PassRecord& p : r.summary.passes) out.append(passDict(p));
+            for (const PassRecord& p : r.summary.passes) out.append(passDict(passInfoOf(p), false));
             return out;
           },
           "one dict per pass run: seq, stage, name, ms, changed, counters, nodes_before, nodes_after, error")
@@ -142,7 +145,9 @@ void bindCompile(pb::module_& m) {
                              "the graph after the last pass run")
       .def_property_readonly(
           "summary",
-          [](const CompileResult& r) { return toPython(compileSummaryToJson(summarizeCompile(*r.compiled, r.summary))); },
+          [](const CompileResult& r) {
+            return toPython(compileSummaryToJson(summarizeCompile(*r.compiled, r.summary)));
+          },
           "fusions by rule, TransData, streams, events, arena, lower bound, no-reuse bytes, weights, tasks (as "
           "kiln compile --json)")
       .def(
@@ -180,7 +185,8 @@ void bindCompile(pb::module_& m) {
   m.def(
       "_run",
       [](const std::string& path, const pb::object& options, const pb::dict& overrides,
-         const std::optional<std::string>& inputs, std::optional<uint32_t> seed, const std::optional<std::string>& history) {
+         const std::optional<std::string>& inputs, std::optional<uint32_t> seed,
+         const std::optional<std::string>& history) {
         Options o = optionsFrom(options, overrides);
         EmulationReport report;
         std::string notEmulatable;

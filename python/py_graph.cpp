@@ -13,15 +13,6 @@
 namespace kiln::py {
 namespace {
 
-pb::object parsedJson(const std::string& text) {
-  if (text.empty()) return pb::dict();
-  try {
-    return toPython(Json::parse(text));
-  } catch (const std::exception&) {
-    return pb::str(text);  // an unreadable cell is shown as it is, not dropped
-  }
-}
-
 // "1×3×224×224" / "batch×128" / "scalar" / "?" as a list of ints and symbol names (None: unknown rank).
 pb::object dimsOf(const std::optional<std::string>& shape) {
   if (!shape) return pb::none();
@@ -57,9 +48,10 @@ void bindGraph(pb::module_& m) {
       .def_readonly("name", &NodeRow::name)
       .def_readonly("graph_owner", &NodeRow::graphOwner, "0 in the main graph, else the node whose body holds it")
       .def_readonly("graph_attr", &NodeRow::graphAttr)
-      .def_property_readonly("attrs", [](const NodeRow& n) { return parsedJson(n.attrsJson); },
+      .def_property_readonly("attrs", [](const NodeRow& n) { return parsedJson(n.attrsJson, pb::dict()); },
                              "attribute name -> value (tensors summarised as dtype, dims and a hash)")
-      .def_property_readonly("annotations", [](const NodeRow& n) { return parsedJson(n.annotationsJson); },
+      .def_property_readonly("annotations",
+                             [](const NodeRow& n) { return parsedJson(n.annotationsJson, pb::dict()); },
                              "what passes recorded on the node: engine, stream, memory offsets, fusion, ...")
       .def("__repr__", &nodeRepr);
 
@@ -94,7 +86,8 @@ void bindGraph(pb::module_& m) {
       .def_readonly("edges", &GraphSnapshot::edges)
       .def_readonly("pass_seq", &GraphSnapshot::pass, "the pass it is the graph after (history graphs)")
       .def("node", [](const GraphSnapshot& g, int64_t id) { return g.node(id) ? pb::cast(*g.node(id)) : pb::none(); })
-      .def("value", [](const GraphSnapshot& g, int64_t id) { return g.value(id) ? pb::cast(*g.value(id)) : pb::none(); })
+      .def("value",
+           [](const GraphSnapshot& g, int64_t id) { return g.value(id) ? pb::cast(*g.value(id)) : pb::none(); })
       .def("node_named",
            [](const GraphSnapshot& g, const std::string& name) -> pb::object {
              for (const NodeRow& n : g.nodes)

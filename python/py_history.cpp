@@ -35,32 +35,8 @@ pb::dict runDict(const RunInfo& r) {
   d["passes"] = r.passCount;
   d["last_pass"] = r.lastPass;
   d["options_summary"] = r.optionsSummary;
-  auto parsed = [](const std::string& text) -> pb::object {
-    if (text.empty()) return pb::none();
-    try {
-      return toPython(Json::parse(text));
-    } catch (const std::exception&) {
-      return pb::str(text);
-    }
-  };
-  d["options"] = parsed(r.optionsJson);
-  d["shape_binding"] = parsed(r.shapeBindingJson);
-  return d;
-}
-
-pb::dict passDict(const PassInfo& p) {
-  pb::dict d;
-  d["seq"] = p.seq;
-  d["stage"] = p.stage;
-  d["name"] = p.name;
-  d["ms"] = p.ms;
-  d["changed"] = p.changed;
-  d["counters"] = p.counters;
-  d["nodes_before"] = p.nodesBefore;
-  d["nodes_after"] = p.nodesAfter;
-  d["error"] = p.error.empty() ? pb::none() : pb::cast(p.error);
-  d["node_rows_started"] = p.nodeRowsStarted;
-  d["node_rows_ended"] = p.nodeRowsEnded;
+  d["options"] = parsedJson(r.optionsJson, pb::none());
+  d["shape_binding"] = parsedJson(r.shapeBindingJson, pb::none());
   return d;
 }
 
@@ -97,7 +73,7 @@ void bindHistory(pb::module_& m) {
                passes = h.reader.passes(run);
              }
              pb::list out;
-             for (const PassInfo& p : passes) out.append(passDict(p));
+             for (const PassInfo& p : passes) out.append(passDict(p, true));
              return out;
            },
            pb::arg("run"), "The passes of a run, the imported graph (seq 0) first.")
@@ -139,7 +115,8 @@ void bindHistory(pb::module_& m) {
         return out;
       },
       pb::arg("folder"), pb::arg("history"),
-      "Imports a folder of GE graph dumps (ge_proto_*_graph_*_<Stage>.txt, as GE writes with DUMP_GE_GRAPH) into a history as "
+      "Imports a folder of GE graph dumps (ge_proto_*_graph_*_<Stage>.txt, as GE writes with DUMP_GE_GRAPH) into a "
+      "history as "
       "one run, as `kiln history import` does; read it back with kiln.History(history). Returns the run id, the "
       "passes and any warnings; a broken dump raises kiln.Error naming the file.");
 }

@@ -26,6 +26,33 @@ pb::object toPython(const Json& j) {
   return out;
 }
 
+pb::object parsedJson(const std::string& text, pb::object ifEmpty) {
+  if (text.empty()) return ifEmpty;
+  try {
+    return toPython(Json::parse(text));
+  } catch (const std::exception&) {
+    return pb::str(text);
+  }
+}
+
+pb::dict passDict(const PassInfo& p, bool rowCounts) {
+  pb::dict d;
+  d["seq"] = p.seq;
+  d["stage"] = p.stage;
+  d["name"] = p.name;
+  d["ms"] = p.ms;
+  d["changed"] = p.changed;
+  d["counters"] = p.counters;
+  d["nodes_before"] = p.nodesBefore;
+  d["nodes_after"] = p.nodesAfter;
+  d["error"] = p.error.empty() ? pb::none() : pb::cast(p.error);
+  if (rowCounts) {
+    d["node_rows_started"] = p.nodeRowsStarted;
+    d["node_rows_ended"] = p.nodeRowsEnded;
+  }
+  return d;
+}
+
 Json fromPython(const pb::handle& o) {
   if (o.is_none()) return Json();
   if (pb::isinstance<pb::bool_>(o)) return Json(o.cast<bool>());

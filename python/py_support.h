@@ -6,6 +6,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include "history/history_reader.h"
 #include "ir/tensor.h"
 #include "options/options.h"
 #include "util/json.h"
@@ -17,6 +18,12 @@ namespace pb = pybind11;
 // A path given as str or any os.PathLike (pathlib.Path).
 std::string pathOf(const pb::handle& path);
 pb::object toPython(const Json& j);
+// A JSON cell of a row (attributes, annotations, options) as Python values; `ifEmpty` for an empty cell, the text
+// itself for an unreadable one (shown as it is, not dropped).
+pb::object parsedJson(const std::string& text, pb::object ifEmpty);
+// One pass as a dict, whether it comes from a compile or a history: seq, stage, name, ms, changed, counters,
+// nodes_before, nodes_after, error; with `rowCounts`, the history's node_rows_started/ended too.
+pb::dict passDict(const PassInfo& p, bool rowCounts);
 Json fromPython(const pb::handle& o);  // None, bool, int, float, str, list/tuple, dict with str keys; TypeError else
 // None: the defaults; str: an option file; dict: key -> value (each checked by the option schema, as --set is).
 Options optionsFrom(const pb::object& options, const pb::dict& overrides);

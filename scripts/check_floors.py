@@ -41,6 +41,33 @@ def floor_of(folder):
     return None
 
 
+def includes(path):
+    """(line number, line, match) for each #include of a source file."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for lineno, line in enumerate(f, 1):
+            m = INCLUDE.match(line)
+            if m:
+                yield lineno, line, m
+
+
+def front_end_includes(repo, folder, above, qt_allowed):
+    """Includes of `folder`'s sources that reach into the folders in `above` (or Qt, unless allowed)."""
+    root = os.path.join(repo, folder)
+    if not os.path.isdir(root):
+        return []
+    headers = {f for d in above for _, _, fs in os.walk(os.path.join(repo, d)) for f in fs if f.endswith(".h")}
+    found = []
+    for path in sources(root):
+        for lineno, _, m in includes(path):
+            name = m.group(2)
+            if (not qt_allowed and name.startswith("Q")) or (
+                    m.group(1) == '"' and os.path.basename(name) in headers and
+                    not os.path.exists(os.path.join(root, name))):
+                found.append(f"{os.path.relpath(path, repo)}:{lineno}: {folder}/ includes {name}, which it "
+                             f"must not ({folder}/ stands below {', '.join(d + '/' for d in above)})")
+    return found
+
+
 def sources(root):
     for base, _, files in os.walk(root):
         for f in sorted(files):
@@ -60,54 +87,28 @@ def main():
         rel = os.path.relpath(path, repo)
         own = rel.split(os.sep)[1]
         own_floor = floor_of(own)
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for lineno, line in enumerate(f, 1):
-                m = INCLUDE.match(line)
-                if not m:
-                    continue
-                header = m.group(2)
-                top = header.split("/")[0]
-                where = f"{rel}:{lineno}: #include {line.strip().split(None, 1)[1] if line.strip().startswith('#include') else header}"
-                if top.startswith("Q") and m.group(1) == "<":
-                    problems.append(f"{where}: the engine has no Qt")
-                    continue
-                if m.group(1) != '"' or "/" not in header or top == own:
-                    continue
-                if top in ("views", "app") or header.endswith(("graph_canvas.h", "main_window.h")):
-                    problems.append(f"{where}: the engine does not include the GUI")
-                    continue
-                target = floor_of(top)
-                if target is None or own_floor is None:
-                    continue  # a third-party path ("onnx/...") or a folder reported above
-                if target >= own_floor:
-                    rel_word = "the same floor as" if target == own_floor else "a floor above"
-                    problems.append(f"{where}: {top}/ is on {rel_word} {own}/")
-    views = os.path.join(repo, "views")
-    if os.path.isdir(views):
-        app_headers = {f for _, _, fs in os.walk(os.path.join(repo, "app")) for f in fs if f.endswith(".h")}
-        for path in sources(views):
-            with open(path, encoding="utf-8", errors="replace") as f:
-                for lineno, line in enumerate(f, 1):
-                    m = INCLUDE.match(line)
-                    if m and m.group(1) == '"' and os.path.basename(m.group(2)) in app_headers and \
-                            not os.path.exists(os.path.join(views, m.group(2))):
-                        problems.append(f"{os.path.relpath(path, repo)}:{lineno}: views/ includes app/ ({m.group(2)})")
-    # The Python module is a front end over the engine alone: no Qt, nothing from views/ or app/.
-    python_dir = os.path.join(repo, "python")
-    if os.path.isdir(python_dir):
-        ui_headers = {f for d in ("app", "views") for _, _, fs in os.walk(os.path.join(repo, d)) for f in fs
-                      if f.endswith(".h")}
-        for path in sources(python_dir):
-            with open(path, encoding="utf-8", errors="replace") as f:
-                for lineno, line in enumerate(f, 1):
-                    m = INCLUDE.match(line)
-                    if not m:
-                        continue
-                    name = m.group(2)
-                    if name.startswith("Q") or (m.group(1) == '"' and os.path.basename(name) in ui_headers and
-                                                not os.path.exists(os.path.join(python_dir, name))):
-                        problems.append(f"{os.path.relpath(path, repo)}:{lineno}: python/ includes {name} "
-                                        "(the module stands on the engine alone)")
+        for lineno, line, m in includes(path):
+            header = m.group(2)
+            top = header.split("/")[0]
+            where = f"{rel}:{lineno}: #include {line.strip().split(None, 1)[1] if line.strip().startswith('#include') else header}"
+            if top.startswith("Q") and m.group(1) == "<":
+                problems.append(f"{where}: the engine has no Qt")
+                continue
+            if m.group(1) != '"' or "/" not in header or top == own:
+                continue
+            if top in ("views", "app") or header.endswith(("graph_canvas.h", "main_window.h")):
+                problems.append(f"{where}: the engine does not include the GUI")
+                continue
+            target = floor_of(top)
+            if target is None or own_floor is None:
+                continue  # a third-party path ("onnx/...") or a folder reported above
+            if target >= own_floor:
+                rel_word = "the same floor as" if target == own_floor else "a floor above"
+                problems.append(f"{where}: {top}/ is on {rel_word} {own}/")
+    # Front ends above the engine: views/ includes nothing from app/; the Python module stands on the engine alone
+    # (no Qt, nothing from views/ or app/).
+    problems += front_end_includes(repo, "views", ("app",), qt_allowed=True)
+    problems += front_end_includes(repo, "python", ("app", "views"), qt_allowed=False)
     for p in problems:
         print(p)
     if problems:

@@ -4,13 +4,6 @@ namespace kiln {
 
 namespace {
 
-void bindOptional(SqlStatement& s, int index, const std::optional<double>& v) {
-  if (v)
-    s.bind(index, *v);
-  else
-    s.bindNull(index);
-}
-
 std::optional<double> optionalDouble(const SqlStatement& s, int column) {
   if (s.isNull(column)) return std::nullopt;
   return s.getDouble(column);
@@ -24,9 +17,9 @@ void writePassAccuracy(HistoryDb& db, int64_t runId, const PassAccuracyRow& row)
       "INSERT OR REPLACE INTO pass_accuracy(run_id, seq, status, max_abs, max_rel, cosine, detail) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
   s.bind(1, runId).bind(2, row.seq).bind(3, row.status);
-  bindOptional(s, 4, row.maxAbs);
-  bindOptional(s, 5, row.maxRel);
-  bindOptional(s, 6, row.cosine);
+  s.bind(4, row.maxAbs);
+  s.bind(5, row.maxRel);
+  s.bind(6, row.cosine);
   s.bind(7, row.detail);
   s.run();
   tx.commit();

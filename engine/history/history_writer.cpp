@@ -81,12 +81,9 @@ void HistoryWriter::write(const PassRows& r) {
         .bind(6, r.pass->changed ? 1 : 0)
         .bind(7, r.pass->countersJson)
         .bind(8, r.pass->nodesBefore)
-        .bind(9, r.pass->nodesAfter);
-    if (r.pass->error.empty())
-      q.bindNull(10);
-    else
-      q.bind(10, r.pass->error);
-    q.run();
+        .bind(9, r.pass->nodesAfter)
+        .bindTextOrNull(10, r.pass->error)
+        .run();
   }
   if (!r.closedNodes.empty()) {
     SqlStatement q(db_, "UPDATE nodes SET last_pass = ?4 WHERE run_id = ?1 AND node_id = ?2 AND first_pass = ?3");
@@ -128,12 +125,9 @@ void HistoryWriter::write(const PassRows& r) {
                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
     for (const ValueRow& v : r.values) {
       q.bind(1, r.runId).bind(2, v.id).bind(3, r.seq).bind(4, v.graphOwner).bind(5, v.graphAttr).bind(6, v.name);
-      q.bind(7, v.dtype);
-      if (v.shape)
-        q.bind(8, *v.shape);
-      else
-        q.bindNull(8);
-      q.bind(9, v.format)
+      q.bind(7, v.dtype)
+          .bind(8, v.shape)
+          .bind(9, v.format)
           .bind(10, v.bytes)
           .bind(11, v.producerNode)
           .bind(12, v.producerIndex)
@@ -162,12 +156,9 @@ void HistoryWriter::write(const PassRows& r) {
         .bind(3, r.finish->finishedAt)
         .bind(4, r.finish->totalMs)
         .bind(5, r.finish->nodesBefore)
-        .bind(6, r.finish->nodesAfter);
-    if (r.finish->error.empty())
-      q.bindNull(7);
-    else
-      q.bind(7, r.finish->error);
-    q.run();
+        .bind(6, r.finish->nodesAfter)
+        .bindTextOrNull(7, r.finish->error)
+        .run();
   }
   tx.commit();
 }

@@ -65,6 +65,18 @@ SqlStatement& SqlStatement::bind(int index, std::optional<int64_t> v) {
   return v ? bind(index, *v) : bindNull(index);
 }
 
+SqlStatement& SqlStatement::bind(int index, const std::optional<double>& v) {
+  return v ? bind(index, *v) : bindNull(index);
+}
+
+SqlStatement& SqlStatement::bind(int index, const std::optional<std::string>& text) {
+  return text ? bind(index, std::string_view(*text)) : bindNull(index);
+}
+
+SqlStatement& SqlStatement::bindTextOrNull(int index, const std::string& text) {
+  return text.empty() ? bindNull(index) : bind(index, std::string_view(text));
+}
+
 SqlStatement& SqlStatement::bindNull(int index) {
   prepareForBind();
   if (sqlite3_bind_null(stmt_, index) != SQLITE_OK) fail("bind");

@@ -38,7 +38,11 @@ class SqlStatement {
   SqlStatement& bind(int index, std::string_view text);
   SqlStatement& bind(int index, const std::string& text) { return bind(index, std::string_view(text)); }
   SqlStatement& bind(int index, const char* text) { return bind(index, std::string_view(text)); }
+  // Absent values (and, for bindTextOrNull, empty text) are bound as NULL.
   SqlStatement& bind(int index, std::optional<int64_t> v);
+  SqlStatement& bind(int index, const std::optional<double>& v);
+  SqlStatement& bind(int index, const std::optional<std::string>& text);
+  SqlStatement& bindTextOrNull(int index, const std::string& text);
   SqlStatement& bindNull(int index);
 
   // Advances: true when a row is available, false when done. Throws HistoryError on failure.
