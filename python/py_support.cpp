@@ -49,6 +49,7 @@ pb::dict passDict(const PassInfo& p, bool rowCounts) {
   if (rowCounts) {
     d["node_rows_started"] = p.nodeRowsStarted;
     d["node_rows_ended"] = p.nodeRowsEnded;
+    d["nodes_annotated"] = p.nodesAnnotated;
   }
   return d;
 }

@@ -125,6 +125,20 @@ CREATE INDEX edges_ended ON edges(run_id, last_pass) WHERE last_pass IS NOT NULL
 
 )sql";
 
+// Annotation-only changes, one row per pass (version 5; annotation_changes.h has the format), and the same as one
+// row per node and key for people who query the file: what pass `seq` changed in annotation `key` of `node_id`.
+constexpr const char* kAnnotationChanges = R"sql(
+CREATE TABLE annotation_changes(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  nodes INTEGER NOT NULL,
+  changes_json TEXT NOT NULL,
+  PRIMARY KEY(run_id, seq)) WITHOUT ROWID;
+CREATE VIEW node_annotation_changes(run_id, seq, node_id, key, old_value, new_value) AS
+  SELECT c.run_id, c.seq, CAST(n.key AS INTEGER), k.key, json_extract(k.value, '$[0]'), json_extract(k.value, '$[1]')
+  FROM annotation_changes c, json_each(c.changes_json) n, json_each(n.value) k;
+)sql";
+
 // What the emulator records (version 3): per-pass numerical error (kiln verify) and the simulated timeline. Part of
 // the current schema, and what migrateTo3 adds to older files.
 constexpr const char* kEmulationTables = R"sql(
@@ -159,6 +173,7 @@ CREATE TABLE timeline(
 void createCurrent(sqlite3* db) {
   sqlExec(db, kSchemaCurrent);
   sqlExec(db, kEmulationTables);
+  sqlExec(db, kAnnotationChanges);
   sqlExec(db, "INSERT INTO meta(key, value) VALUES ('application', 'kiln')");
 }
 
@@ -184,9 +199,12 @@ CREATE INDEX edges_ended ON edges(run_id, last_pass) WHERE last_pass IS NOT NULL
 void migrateTo3(sqlite3* db) { sqlExec(db, kEmulationTables); }
 // Version 4 records the shape binding a run compiled at (ShapeBinding::toJson; NULL for earlier runs).
 void migrateTo4(sqlite3* db) { sqlExec(db, "ALTER TABLE runs ADD COLUMN shape_binding TEXT"); }
+// Version 5 keeps annotation-only changes out of the node rows (older runs simply have none).
+void migrateTo5(sqlite3* db) { sqlExec(db, kAnnotationChanges); }
 
 using Migration = void (*)(sqlite3*);
-constexpr std::array<Migration, HistoryDb::kSchemaVersion - 1> kMigrations = {&migrateTo2, &migrateTo3, &migrateTo4};
+constexpr std::array<Migration, HistoryDb::kSchemaVersion - 1> kMigrations = {&migrateTo2, &migrateTo3, &migrateTo4,
+                                                                         &migrateTo5};
 
 // ---------------------------------------------------------------- validation
 
@@ -261,6 +279,7 @@ FileFacts inspectExisting(const std::string& path) {
   const bool inUse = exists(path + "-wal") || exists(path + "-journal");
   const std::string name = inUse ? path : fileUri(path) + "?immutable=1";
   Connection c;
+  configureSqlite();
   int rc = sqlite3_open_v2(name.c_str(), &c.db, SQLITE_OPEN_READONLY | (inUse ? 0 : SQLITE_OPEN_URI), nullptr);
   if (rc != SQLITE_OK) refuse(path, rc, c.db);
   sqlite3_busy_timeout(c.db, 5000);
@@ -362,6 +381,7 @@ void HistoryDb::openConnection(bool blank) {
   // per-call connection mutex is pure overhead on the recorder's many small statements.
   const int flags = (mode_ == Mode::ReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
                     SQLITE_OPEN_NOMUTEX;
+  configureSqlite();
   const int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     const std::string msg = errorOf(db_);

@@ -88,7 +88,8 @@ HistoryMergeStats mergeHistories(const std::string& out, const std::vector<std::
         const int64_t from = runs.getInt(0);
         copyRun.bind(1, modelIdIn(db, runs.getInt(1), stats)).bind(2, from).run();
         const int64_t to = db.lastInsertId();
-        for (const char* table : {"passes", "nodes", "values", "edges", "pass_accuracy", "timeline"})
+        for (const char* table :
+             {"passes", "nodes", "values", "edges", "annotation_changes", "pass_accuracy", "timeline"})
           copyRunRows(db, table, from, to);
         ++stats.runs;
       }

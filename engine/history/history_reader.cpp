@@ -1,10 +1,12 @@
 #include "history/history_reader.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <tuple>
 #include <unordered_map>
 
+#include "history/annotation_changes.h"
 #include "util/json.h"
 
 namespace kiln {
@@ -123,6 +125,24 @@ std::optional<NodeRow> nodeAt(const HistoryDb& db, int64_t run, int64_t id, int 
   return nodeFrom(q);
 }
 
+// Adds the annotation changes of passes (from, to] of a run to `log`: every node's, or those `wanted` accepts.
+void loadAnnotationChanges(const HistoryDb& db, int64_t run, int from, int to, AnnotationLog& log,
+                           const std::function<bool(int64_t)>& wanted = {}) {
+  if (from >= to) return;
+  SqlStatement q =
+      db.prepare("SELECT seq, changes_json FROM annotation_changes WHERE run_id = ?1 AND seq > ?2 AND seq <= ?3");
+  q.bind(1, run).bind(2, from).bind(3, to);
+  while (q.step()) {
+    const int seq = static_cast<int>(q.getInt(0));
+    try {
+      log.add(seq, q.getText(1), wanted);
+    } catch (const JsonError& e) {
+      throw HistoryError(db.path() + ": run " + std::to_string(run) + ", pass " + std::to_string(seq) +
+                         ": unreadable annotation_changes (" + e.what() + ")");
+    }
+  }
+}
+
 // Names of the keys of two JSON objects whose values differ (present on one side only included).
 std::vector<std::string> differingKeys(const std::string& a, const std::string& b, const char* whole) {
   if (a == b) return {};
@@ -144,6 +164,33 @@ std::vector<std::string> differingKeys(const std::string& a, const std::string& 
   }
 }
 
+// differingKeys for annotation cells, read as flat string maps (the common case: a scheduling pass's diff compares
+// tens of thousands of them).
+std::vector<std::string> differingAnnotationKeys(const std::string& a, const std::string& b) {
+  if (a == b) return {};
+  Annotations x, y;
+  try {
+    x = parseAnnotations(a);
+    y = parseAnnotations(b);
+  } catch (const JsonError&) {
+    return differingKeys(a, b, "(annotations)");
+  }
+  std::vector<std::string> out;
+  auto i = x.begin(), j = y.begin();
+  while (i != x.end() || j != y.end()) {
+    if (j == y.end() || (i != x.end() && i->first < j->first)) {
+      out.push_back((i++)->first);
+    } else if (i == x.end() || j->first < i->first) {
+      out.push_back((j++)->first);
+    } else {
+      if (i->second != j->second) out.push_back(i->first);
+      ++i;
+      ++j;
+    }
+  }
+  return out;
+}
+
 NodeChange compareNodes(NodeRow before, NodeRow after) {
   NodeChange c;
   c.opType = before.opType != after.opType;
@@ -151,7 +198,7 @@ NodeChange compareNodes(NodeRow before, NodeRow after) {
   c.name = before.name != after.name;
   c.graph = before.graphOwner != after.graphOwner || before.graphAttr != after.graphAttr;
   c.attrs = differingKeys(before.attrsJson, after.attrsJson, "(attributes)");
-  c.annotations = differingKeys(before.annotationsJson, after.annotationsJson, "(annotations)");
+  c.annotations = differingAnnotationKeys(before.annotationsJson, after.annotationsJson);
   c.before = std::move(before);
   c.after = std::move(after);
   return c;
@@ -371,6 +418,12 @@ std::vector<PassInfo> HistoryReader::passes(int64_t runId) const {
     q.bind(1, runId);
     while (q.step()) (*into)[static_cast<int>(q.getInt(0))] = q.getInt(1);
   }
+  std::map<int, int64_t> annotated;
+  {
+    SqlStatement q = db_.prepare("SELECT seq, nodes FROM annotation_changes WHERE run_id = ?1");
+    q.bind(1, runId);
+    while (q.step()) annotated[static_cast<int>(q.getInt(0))] = q.getInt(1);
+  }
   SqlStatement q = db_.prepare(
       "SELECT seq, stage, name, ms, changed, counters_json, nodes_before, nodes_after, error FROM passes "
       "WHERE run_id = ?1 ORDER BY seq");
@@ -396,6 +449,7 @@ std::vector<PassInfo> HistoryReader::passes(int64_t runId) const {
     p.error = q.getText(8);
     p.nodeRowsStarted = started.count(p.seq) ? started[p.seq] : 0;
     p.nodeRowsEnded = ended.count(p.seq) ? ended[p.seq] : 0;
+    p.nodesAnnotated = annotated.count(p.seq) ? annotated[p.seq] : 0;
     out.push_back(std::move(p));
   }
   return out;
@@ -421,6 +475,12 @@ GraphSnapshot HistoryReader::graphAt(int64_t runId, int pass) const {
   s.runId = runId;
   s.pass = pass;
   s.nodes = selectNodes(db_, kValidAt, runId, pass);
+  AnnotationLog log;
+  loadAnnotationChanges(db_, runId, -1, pass, log);
+  if (!log.empty()) {
+    log.seal();
+    for (NodeRow& n : s.nodes) log.applyForward(n, pass);
+  }
   s.values = selectValues(db_, kValidAt, runId, pass);
   s.edges = selectEdges(db_, kValidAt, runId, pass);
   return s;
@@ -480,7 +540,8 @@ GraphDiff HistoryReader::diffForward(int64_t runId, int a, int b, const GraphSna
   d.toPass = b;
   if (a == b) return d;
 
-  // Only rows valid at exactly one of the two passes can differ; rows valid at both are the same row.
+  // Only rows valid at exactly one of the two passes can differ; rows valid at both are the same row (their
+  // annotations aside, which annotation_changes carries).
   const char* startedIn = a >= 0 ? kStartedIn : kStartedInFromImport;
   std::vector<NodeRow> nodesGone = selectNodes(db_, kEndedIn, runId, a, b);
   // Started in (a, b]: valid at b with a first pass after a (graphAt's rows are sorted as the selections are).
@@ -496,7 +557,73 @@ GraphDiff HistoryReader::diffForward(int64_t runId, int a, int b, const GraphSna
   std::vector<EdgeRow> edgesGone = selectEdges(db_, kEndedIn, runId, a, b);
   std::vector<EdgeRow> edgesNew = later ? startedAfterA(later->edges) : selectEdges(db_, startedIn, runId, a, b);
 
-  // Nodes: both lists are sorted by id, so a merge pairs up the ids present on both sides.
+  // Edges: matched by content (an edge removed and re-added between a and b is unchanged). A kept node whose
+  // inputs or outputs moved is changed even when its own row is not.
+  std::set<int64_t> inputsMoved, outputsMoved;
+  {
+    auto key = [](const EdgeRow& e) { return std::tuple(e.consumerNode, e.consumerIndex, e.valueId); };
+    std::set<std::tuple<int64_t, int64_t, int64_t>> gone, added;
+    for (const auto& e : edgesGone) gone.insert(key(e));
+    for (const auto& e : edgesNew) added.insert(key(e));
+    for (auto& e : edgesGone)
+      if (!added.count(key(e))) d.removedEdges.push_back(e);
+    for (auto& e : edgesNew)
+      if (!gone.count(key(e))) d.addedEdges.push_back(e);
+    for (const auto* list : {&d.removedEdges, &d.addedEdges})
+      for (const auto& e : *list) inputsMoved.insert(e.consumerNode);
+  }
+  // Values: both lists are sorted by id, so a merge pairs up the ids present on both sides.
+  {
+    size_t i = 0, j = 0;
+    while (i < valuesGone.size() || j < valuesNew.size()) {
+      if (j == valuesNew.size() || (i < valuesGone.size() && valuesGone[i].id < valuesNew[j].id)) {
+        d.removedValues.push_back(std::move(valuesGone[i++]));
+      } else if (i == valuesGone.size() || valuesNew[j].id < valuesGone[i].id) {
+        d.addedValues.push_back(std::move(valuesNew[j++]));
+      } else {
+        if (!valuesGone[i].sameContent(valuesNew[j]))
+          d.changedValues.push_back(ValueChange{std::move(valuesGone[i]), std::move(valuesNew[j])});
+        ++i;
+        ++j;
+      }
+    }
+  }
+  for (const auto* list : {&d.addedValues, &d.removedValues})
+    for (const auto& v : *list)
+      if (v.producerNode) outputsMoved.insert(*v.producerNode);
+  for (const auto& c : d.changedValues) {
+    if (c.before.producerNode == c.after.producerNode && c.before.producerIndex == c.after.producerIndex) continue;
+    if (c.before.producerNode) outputsMoved.insert(*c.before.producerNode);
+    if (c.after.producerNode) outputsMoved.insert(*c.after.producerNode);
+  }
+
+  // Annotations: every node's changes of (a, b] (annotation-only changes, undone from the later side); the changes
+  // before that only for the rows read raw from the table here, which need them applied.
+  AnnotationLog log;
+  loadAnnotationChanges(db_, runId, a, b, log);
+  log.seal();
+  std::set<int64_t> reversioned;
+  for (const auto* rows : {&nodesGone, &nodesNew})
+    for (const auto& r : *rows) reversioned.insert(r.id);
+  std::vector<int64_t> edited;
+  for (int64_t id : log.nodesEditedIn(a, b))
+    if (!reversioned.count(id)) edited.push_back(id);
+  std::set<int64_t> raw(inputsMoved.begin(), inputsMoved.end());
+  raw.insert(outputsMoved.begin(), outputsMoved.end());
+  for (const auto& r : nodesGone) raw.insert(r.id);
+  if (!later) {
+    for (const auto& r : nodesNew) raw.insert(r.id);
+    raw.insert(edited.begin(), edited.end());
+  }
+  if (!raw.empty()) {
+    loadAnnotationChanges(db_, runId, -1, a, log, [&](int64_t id) { return raw.count(id) > 0; });
+    log.seal();
+  }
+  for (NodeRow& r : nodesGone) log.applyForward(r, a);
+  if (!later)
+    for (NodeRow& r : nodesNew) log.applyForward(r, b);
+
+  // Nodes re-versioned in (a, b]: merged by id like the values.
   std::map<int64_t, size_t> changedAt;
   {
     size_t i = 0, j = 0;
@@ -515,12 +642,21 @@ GraphDiff HistoryReader::diffForward(int64_t runId, int a, int b, const GraphSna
       }
     }
   }
+  // Nodes whose row stayed and whose annotations changed: the later side rewound to a.
+  for (NodeRow& after : rowsAt(runId, b, edited, later)) {
+    if (!later) log.applyForward(after, b);
+    NodeRow before = after;
+    log.rewind(before, a, b);
+    if (before.annotationsJson == after.annotationsJson) continue;  // changed and changed back
+    changedAt[after.id] = d.changedNodes.size();
+    d.changedNodes.push_back(compareNodes(std::move(before), std::move(after)));
+  }
+
   std::set<int64_t> addedIds, removedIds;
   for (const auto& n : d.addedNodes) addedIds.insert(n.id);
   for (const auto& n : d.removedNodes) removedIds.insert(n.id);
-
-  // A node kept on both sides whose inputs or outputs moved is changed even when its own row is not; its row is
-  // fetched at both passes (it may have changed and changed back).
+  // A kept node whose inputs or outputs moved: its row is fetched at both passes (it may have changed and changed
+  // back).
   auto flagNode = [&](int64_t id, bool inputs) {
     if (addedIds.count(id) || removedIds.count(id)) return;
     auto it = changedAt.find(id);
@@ -528,53 +664,38 @@ GraphDiff HistoryReader::diffForward(int64_t runId, int a, int b, const GraphSna
       auto before = nodeAt(db_, runId, id, a);
       auto after = nodeAt(db_, runId, id, b);
       if (!before || !after) return;
+      log.applyForward(*before, a);
+      log.applyForward(*after, b);
       it = changedAt.emplace(id, d.changedNodes.size()).first;
       d.changedNodes.push_back(compareNodes(std::move(*before), std::move(*after)));
     }
     (inputs ? d.changedNodes[it->second].inputs : d.changedNodes[it->second].outputs) = true;
   };
-
-  // Edges: matched by content (an edge removed and re-added between a and b is unchanged).
-  {
-    auto key = [](const EdgeRow& e) { return std::tuple(e.consumerNode, e.consumerIndex, e.valueId); };
-    std::set<std::tuple<int64_t, int64_t, int64_t>> gone, added;
-    for (const auto& e : edgesGone) gone.insert(key(e));
-    for (const auto& e : edgesNew) added.insert(key(e));
-    for (auto& e : edgesGone)
-      if (!added.count(key(e))) d.removedEdges.push_back(e);
-    for (auto& e : edgesNew)
-      if (!gone.count(key(e))) d.addedEdges.push_back(e);
-    for (const auto* list : {&d.removedEdges, &d.addedEdges})
-      for (const auto& e : *list) flagNode(e.consumerNode, true);
-  }
-
-  // Values, like nodes.
-  {
-    size_t i = 0, j = 0;
-    while (i < valuesGone.size() || j < valuesNew.size()) {
-      if (j == valuesNew.size() || (i < valuesGone.size() && valuesGone[i].id < valuesNew[j].id)) {
-        d.removedValues.push_back(std::move(valuesGone[i++]));
-      } else if (i == valuesGone.size() || valuesNew[j].id < valuesGone[i].id) {
-        d.addedValues.push_back(std::move(valuesNew[j++]));
-      } else {
-        if (!valuesGone[i].sameContent(valuesNew[j]))
-          d.changedValues.push_back(ValueChange{std::move(valuesGone[i]), std::move(valuesNew[j])});
-        ++i;
-        ++j;
-      }
-    }
-  }
-  for (const auto* list : {&d.addedValues, &d.removedValues})
-    for (const auto& v : *list)
-      if (v.producerNode) flagNode(*v.producerNode, false);
-  for (const auto& c : d.changedValues) {
-    if (c.before.producerNode == c.after.producerNode && c.before.producerIndex == c.after.producerIndex) continue;
-    if (c.before.producerNode) flagNode(*c.before.producerNode, false);
-    if (c.after.producerNode) flagNode(*c.after.producerNode, false);
-  }
+  for (int64_t id : inputsMoved) flagNode(id, true);
+  for (int64_t id : outputsMoved) flagNode(id, false);
   std::sort(d.changedNodes.begin(), d.changedNodes.end(),
             [](const NodeChange& x, const NodeChange& y) { return x.after.id < y.after.id; });
   return d;
+}
+
+std::vector<NodeRow> HistoryReader::rowsAt(int64_t runId, int pass, const std::vector<int64_t>& ids,
+                                           const GraphSnapshot* at) const {
+  std::vector<NodeRow> out;
+  if (ids.empty()) return out;
+  if (at) {
+    for (int64_t id : ids)
+      if (const NodeRow* r = at->node(id)) out.push_back(*r);
+    return out;
+  }
+  // Many ids: one pass over the run's rows beats a lookup per id.
+  if (ids.size() > 256) {
+    for (NodeRow& r : selectNodes(db_, kValidAt, runId, pass))
+      if (std::binary_search(ids.begin(), ids.end(), r.id)) out.push_back(std::move(r));
+    return out;
+  }
+  for (int64_t id : ids)
+    if (auto r = nodeAt(db_, runId, id, pass)) out.push_back(std::move(*r));
+  return out;
 }
 
 }  // namespace kiln

@@ -45,6 +45,8 @@ struct PassInfo {
   std::string error;  // set when the pass failed
   // Node rows this pass opened / closed (a changed node counts in both): how much it touched.
   int64_t nodeRowsStarted = 0, nodeRowsEnded = 0;
+  // Nodes whose annotations alone this pass changed (their rows stay; annotation_changes.h).
+  int64_t nodesAnnotated = 0;
 };
 
 // The graph of a run after one pass: every row valid at that pass. Sorted by id (edges by consumer, input index).
@@ -127,6 +129,10 @@ class HistoryReader {
   void requirePass(int64_t runId, int pass) const;
   // `later`, when given, is the graph at b: the rows started in (a, b] are taken from it.
   GraphDiff diffForward(int64_t runId, int a, int b, const GraphSnapshot* later = nullptr) const;
+  // The node rows with these ids (ascending) valid at `pass`: from `at` when given (the graph at that pass),
+  // else read raw from the table (annotation changes not applied).
+  std::vector<NodeRow> rowsAt(int64_t runId, int pass, const std::vector<int64_t>& ids,
+                              const GraphSnapshot* at) const;
 };
 
 }  // namespace kiln

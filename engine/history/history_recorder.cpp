@@ -6,6 +6,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "history/annotation_changes.h"
 #include "history/history_writer.h"
 #include "ir/model.h"
 #include "options/options.h"
@@ -84,6 +85,7 @@ void HistoryRecorder::flush() {
 
 void HistoryRecorder::submit() {
   if (!writer_) writer_ = std::make_unique<HistoryWriter>(db_);
+  if (!batch_.annotationChanges.empty()) batch_.annotationChanges += '}';
   writer_->submit(std::move(batch_));
   batch_ = PassRows{};
 }
@@ -323,6 +325,7 @@ void HistoryRecorder::insertNode(const Node& n, int seq) {
   OpenNode open;
   open.row = nodeRowOf(n);
   open.row.span.firstPass = seq;
+  open.annotations = n.annotations();
   writeNodeRow(open.row);
   syncEdges(open, n, seq);
   const int64_t id = open.row.id;
@@ -330,15 +333,23 @@ void HistoryRecorder::insertNode(const Node& n, int seq) {
 }
 
 void HistoryRecorder::updateNode(OpenNode& open, const Node& n, int seq, bool attrsUnchanged) {
-  // Scheduling passes annotate every node: the attributes (tensor hashes among them) are serialised again only
-  // when they changed.
-  NodeRow row = attrsUnchanged ? nodeRowOf(n, &open.row.attrsJson) : nodeRowOf(n);
-  if (!row.sameContent(open.row)) {
+  // Scheduling passes touch every node: the row is compared in place (the attributes, tensor hashes among them,
+  // serialised again only when they changed), the annotations as maps.
+  if (!sameStructure(open.row, n, attrsUnchanged)) {
+    NodeRow row = nodeRowOf(n, attrsUnchanged ? &open.row.attrsJson : nullptr);
     batch_.closedNodes.push_back({row.id, open.row.span.firstPass});
     ++stats_.rowsClosed;
     row.span.firstPass = seq;
     writeNodeRow(row);
     open.row = std::move(row);
+    open.annotations = n.annotations();
+  } else if (n.annotations() != open.annotations) {
+    // The row stays; the pass's annotation_changes carries what changed.
+    if (batch_.annotationChanges.empty()) batch_.annotationChanges = "{";
+    appendAnnotationChanges(batch_.annotationChanges, n.id(), open.annotations, n.annotations());
+    ++batch_.annotatedNodes;
+    ++stats_.annotatedNodes;
+    open.annotations = n.annotations();
   }
   // Rewiring alone does not re-version the node row: only the affected edge rows change.
   syncEdges(open, n, seq);

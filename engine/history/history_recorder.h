@@ -5,6 +5,9 @@
 // rows are worked out here and written by a HistoryWriter on its own thread and connection, overlapping the next
 // passes; runFinished (and flush) wait until everything is committed.
 //
+// A node whose annotations alone changed keeps its row: the change goes into the pass's annotation_changes
+// (annotation_changes.h), so a scheduling pass that annotates every node writes one row, not one per node.
+//
 // Cheap by construction: the IR stamps every changed node/value with a model-wide increasing revision, so after a
 // pass only the objects whose revision moved past the last recorded one are re-serialised and compared with the
 // open row kept in memory; unchanged objects cost a revision compare and a presence stamp.
@@ -13,6 +16,7 @@
 // replaces a constant's data in place without changing its type shows no change (folding creates new values, which
 // do show). A subgraph re-attached to another node without touching its nodes keeps its old graph_owner.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -54,6 +58,7 @@ class HistoryRecorder final : public PassObserver {
 
   struct Stats {
     int64_t nodeRows = 0, valueRows = 0, edgeRows = 0;  // rows inserted
+    int64_t annotatedNodes = 0;                         // entries in annotation_changes
     int64_t rowsClosed = 0;                             // rows whose last_pass was set
     double ms = 0;                                      // time spent inside the observer calls
   };
@@ -62,6 +67,7 @@ class HistoryRecorder final : public PassObserver {
  private:
   struct OpenNode {
     NodeRow row;                     // content of the open row (row.span.firstPass = its first pass)
+    std::map<std::string, std::string> annotations;  // as last recorded (row or annotation_changes)
     std::vector<int64_t> inputs;     // value id per input slot, 0 = omitted
     std::vector<int> edgeFirstPass;  // first_pass of the open edge row of each slot
   };

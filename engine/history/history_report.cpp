@@ -158,6 +158,7 @@ Json passToJson(const PassInfo& p) {
   j.set("nodes_after", optJson(p.nodesAfter));
   j.set("node_rows_started", p.nodeRowsStarted);
   j.set("node_rows_ended", p.nodeRowsEnded);
+  j.set("nodes_annotated", p.nodesAnnotated);
   j.set("error", p.error.empty() ? Json() : Json(p.error));
   return j;
 }
@@ -299,16 +300,17 @@ std::string formatRunDetails(const RunInfo& r, const std::vector<PassInfo>& pass
   out += "writer:   kiln " + r.kilnVersion + ", pid " + std::to_string(r.writerPid) + " on " + r.writerHost + "\n";
   if (!r.error.empty()) out += "error:    " + r.error + "\n";
   out += "\n";
-  std::vector<std::vector<std::string>> rows = {{"#", "STAGE", "PASS", "TIME", "NODES", "ROWS +/-", "COUNTERS"}};
+  std::vector<std::vector<std::string>> rows = {{"#", "STAGE", "PASS", "TIME", "NODES", "ROWS +/-", "ANNOTATED", "COUNTERS"}};
   for (const PassInfo& p : passes) {
     std::string counters;
     for (const auto& [k, v] : p.counters) counters += (counters.empty() ? "" : " ") + k + "=" + withThousands(v);
     if (!p.error.empty()) counters = "FAILED: " + p.error;
     rows.push_back({std::to_string(p.seq), p.stage, p.name, msText(p.ms),
                     p.seq == 0 ? optText(p.nodesAfter) : optText(p.nodesBefore) + " -> " + optText(p.nodesAfter),
-                    "+" + std::to_string(p.nodeRowsStarted) + " -" + std::to_string(p.nodeRowsEnded), counters});
+                    "+" + std::to_string(p.nodeRowsStarted) + " -" + std::to_string(p.nodeRowsEnded),
+                    p.nodesAnnotated ? withThousands(p.nodesAnnotated) : std::string("-"), counters});
   }
-  return out + table(rows, {true, false, false, true, true, true, false});
+  return out + table(rows, {true, false, false, true, true, true, true, false});
 }
 
 std::string formatSnapshot(const GraphSnapshot& g, size_t maxRows) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "history/annotation_changes.h"
 #include "ir/graph.h"
 #include "util/json.h"
 
@@ -132,28 +133,45 @@ void locateGraph(const Graph* g, int64_t& owner, std::string& attr) {
 
 std::string attributeJson(const Attribute& a) { return attributeToJson(a).dump(); }
 
-NodeRow nodeRowOf(const Node& n, const std::string* knownAttrsJson) {
+namespace {
+
+// The attributes column: sorted by name, so a pass that removes and re-adds an attribute (moving it to the end)
+// changes nothing.
+std::string attributesJson(const Node& n) {
+  std::vector<const NamedAttribute*> attrs;
+  attrs.reserve(n.attributes().size());
+  for (const NamedAttribute& a : n.attributes()) attrs.push_back(&a);
+  std::sort(attrs.begin(), attrs.end(), [](const auto* x, const auto* y) { return x->name < y->name; });
+  Json aj = Json::object();
+  for (const NamedAttribute* a : attrs) aj.set(a->name, attributeToJson(a->value));
+  return aj.dump();
+}
+
+}  // namespace
+
+bool sameStructure(const NodeRow& row, const Node& n, bool attrsUnchanged) {
+  if (row.opType != n.opType() || row.domain != n.domain() || row.name != n.name()) return false;
+  const Graph* g = n.graph();
+  if (g && g->owner()) {
+    int64_t owner = 0;
+    std::string attr;
+    locateGraph(g, owner, attr);
+    if (owner != row.graphOwner || attr != row.graphAttr) return false;
+  } else if (row.graphOwner != 0 || !row.graphAttr.empty()) {
+    return false;
+  }
+  return attrsUnchanged || attributesJson(n) == row.attrsJson;
+}
+
+NodeRow nodeRowOf(const Node& n, const std::string* knownAttrsJson, bool withAnnotations) {
   NodeRow r;
   r.id = n.id();
   locateGraph(n.graph(), r.graphOwner, r.graphAttr);
   r.opType = n.opType();
   r.domain = n.domain();
   r.name = n.name();
-  if (knownAttrsJson) {
-    r.attrsJson = *knownAttrsJson;
-  } else {
-    // Sorted by name: a pass that removes and re-adds an attribute (moving it to the end) changes nothing.
-    std::vector<const NamedAttribute*> attrs;
-    attrs.reserve(n.attributes().size());
-    for (const NamedAttribute& a : n.attributes()) attrs.push_back(&a);
-    std::sort(attrs.begin(), attrs.end(), [](const auto* x, const auto* y) { return x->name < y->name; });
-    Json aj = Json::object();
-    for (const NamedAttribute* a : attrs) aj.set(a->name, attributeToJson(a->value));
-    r.attrsJson = aj.dump();
-  }
-  Json nj = Json::object();
-  for (const auto& [k, v] : n.annotations()) nj.set(k, v);
-  r.annotationsJson = nj.dump();
+  r.attrsJson = knownAttrsJson ? *knownAttrsJson : attributesJson(n);
+  if (withAnnotations) r.annotationsJson = annotationsJson(n.annotations());
   return r;
 }
 

@@ -28,10 +28,12 @@ struct NodeRow {
   std::string opType, domain, name;
   std::string attrsJson;        // {"axis":1,"value":{"dtype":"fp32","dims":[3],"fnv1a64":"..."}} sorted by name
   std::string annotationsJson;  // {"engine":"aicore"}
-  bool sameContent(const NodeRow& o) const {
+  // Everything but the annotations: what re-versions a node's row (annotation_changes.h).
+  bool sameStructure(const NodeRow& o) const {
     return graphOwner == o.graphOwner && graphAttr == o.graphAttr && opType == o.opType && domain == o.domain &&
-           name == o.name && attrsJson == o.attrsJson && annotationsJson == o.annotationsJson;
+           name == o.name && attrsJson == o.attrsJson;
   }
+  bool sameContent(const NodeRow& o) const { return sameStructure(o) && annotationsJson == o.annotationsJson; }
 };
 
 struct ValueRow {
@@ -73,8 +75,13 @@ struct EdgeRow {
 // Serialisation of live IR objects into row content (span left default). graphOwner/graphAttr come from the
 // graph the object sits in.
 // `knownAttrsJson`: the attributes as last serialised, when the caller knows they have not changed since.
-NodeRow nodeRowOf(const Node& n, const std::string* knownAttrsJson = nullptr);
+// `withAnnotations` false leaves annotationsJson empty (the recorder compares annotations as maps).
+NodeRow nodeRowOf(const Node& n, const std::string* knownAttrsJson = nullptr, bool withAnnotations = true);
 ValueRow valueRowOf(const Value& v);
+// Whether nodeRowOf(n) would have the same structure as `row` (NodeRow::sameStructure), without building it:
+// the recorder asks this of every node a pass touched. `attrsUnchanged`: the attributes are known to be as
+// serialised in the row.
+bool sameStructure(const NodeRow& row, const Node& n, bool attrsUnchanged);
 // One attribute as JSON text: numbers and strings as themselves, tensors summarised as
 // {"dtype","dims","fnv1a64"} (the bytes are hashed, never stored), graphs as "<graph NAME>".
 std::string attributeJson(const Attribute& a);

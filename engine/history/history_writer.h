@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -53,6 +54,9 @@ struct PassRows {
     int firstPass = 0;
   };
   std::vector<ClosedEdge> closedEdges;
+  // annotation_changes of the pass (annotation_changes.h): "" when no node's annotations changed on their own.
+  std::string annotationChanges;
+  int64_t annotatedNodes = 0;
   std::optional<std::string> shapeBindingJson;  // runs.shape_binding, written once
   // runs: status, finished_at, total_ms, nodes_before, nodes_after, error (the run's last batch).
   struct Finish {
@@ -72,7 +76,7 @@ class HistoryWriter {
   HistoryWriter(const HistoryWriter&) = delete;
   HistoryWriter& operator=(const HistoryWriter&) = delete;
 
-  // Queues a batch; waits while a few are already queued, so a slow disk cannot let memory grow with the graph.
+  // Queues a batch; waits while many rows are already queued, so a slow disk cannot let memory grow without bound.
   void submit(PassRows rows);
   // Waits until every submitted batch is committed (or dropped after a failure); the first failure, "" when none.
   std::string flush();
@@ -80,12 +84,17 @@ class HistoryWriter {
  private:
   void loop();
   void write(const PassRows& rows);
+  void checkpointWhenIdle(size_t rowsWritten);
 
   std::string path_;
   sqlite3* db_ = nullptr;
+  struct Statements;
+  std::unique_ptr<Statements> st_;  // prepared on the writer's thread, finalised before db_ closes
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<PassRows> queue_;
+  size_t queuedRows_ = 0;  // rows in queue_ (history_writer.cpp: rowCount)
+  size_t rowsSinceCheckpoint_ = 0;  // the writer thread's own
   bool busy_ = false, stopping_ = false;
   std::string error_;
   std::thread thread_;  // last: started once everything above exists

@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <mutex>
+
 namespace kiln {
 
 SqlStatement::SqlStatement(sqlite3* db, std::string_view sql) : db_(db) {
@@ -57,6 +59,13 @@ SqlStatement& SqlStatement::bind(int index, std::string_view text) {
   prepareForBind();
   // SQLITE_TRANSIENT: SQLite copies the text, so callers may pass temporaries.
   if (sqlite3_bind_text64(stmt_, index, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8) != SQLITE_OK)
+    fail("bind");
+  return *this;
+}
+
+SqlStatement& SqlStatement::bindView(int index, std::string_view text) {
+  prepareForBind();
+  if (sqlite3_bind_text64(stmt_, index, text.data(), text.size(), SQLITE_STATIC, SQLITE_UTF8) != SQLITE_OK)
     fail("bind");
   return *this;
 }
@@ -140,6 +149,16 @@ void SqlTransaction::commit() {
   if (!open_) return;
   sqlExec(db_, "COMMIT");
   open_ = false;
+}
+
+void configureSqlite() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // SQLite counts every allocation under one global mutex by default, for sqlite3_memory_used(), which Kiln never
+    // asks: the history writer's thread paid it on each of its tens of thousands of row allocations per run.
+    // Refused (harmlessly) when something in the process already started SQLite.
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+  });
 }
 
 }  // namespace kiln

@@ -38,6 +38,8 @@ class SqlStatement {
   SqlStatement& bind(int index, std::string_view text);
   SqlStatement& bind(int index, const std::string& text) { return bind(index, std::string_view(text)); }
   SqlStatement& bind(int index, const char* text) { return bind(index, std::string_view(text)); }
+  // Binds text without copying it: it must stay unchanged until the statement is stepped and re-bound or reset.
+  SqlStatement& bindView(int index, std::string_view text);
   // Absent values (and, for bindTextOrNull, empty text) are bound as NULL.
   SqlStatement& bind(int index, std::optional<int64_t> v);
   SqlStatement& bind(int index, const std::optional<double>& v);
@@ -80,6 +82,9 @@ class SqlTransaction {
   sqlite3* db_;
   bool open_ = false;
 };
+
+// Process-wide SQLite settings, applied once before the first connection opens (HistoryDb calls it).
+void configureSqlite();
 
 // Runs SQL without results (schema, pragmas). Throws HistoryError with SQLite's message.
 void sqlExec(sqlite3* db, std::string_view sql);

@@ -1,12 +1,11 @@
 // MatMul (numpy batched broadcasting, 1-D operands promoted then dropped) and Gemm (transA/transB, alpha, beta, C
-// broadcast into [M, N]). Floats go through OpenBLAS (fp16/bf16 widened to float, rounded once on store); int32 and
+// broadcast into [M, N]). Floats go through OpenBLAS (kernels/openblas.h) (fp16/bf16 widened to float, rounded once on store); int32 and
 // int64 MatMul are plain loops that wrap like the device's integer multiply-add.
-#include <cblas.h>
-
 #include <algorithm>
 #include <climits>
 
 #include "kernels/nn_kernels.h"
+#include "kernels/openblas.h"
 #include "ir/graph.h"
 #include "ir/shape.h"
 
@@ -41,20 +40,20 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha
           float beta, float* c) {
   if (m == 0 || n == 0) return;
   if (k == 0) return scaleC(m * n, beta, c);
-  if (!fitsBlas(m, n, k)) return gemmLoop(transA, transB, m, n, k, alpha, a, b, beta, c);
   const auto i = [](int64_t v) { return static_cast<int>(v); };
-  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans, i(m), i(n), i(k),
-              alpha, a, i(transA ? m : k), b, i(transB ? k : n), beta, c, i(n));
+  if (!fitsBlas(m, n, k) ||
+      !blasSgemm(transA, transB, i(m), i(n), i(k), alpha, a, i(transA ? m : k), b, i(transB ? k : n), beta, c, i(n)))
+    gemmLoop(transA, transB, m, n, k, alpha, a, b, beta, c);
 }
 
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const double* a, const double* b,
           double beta, double* c) {
   if (m == 0 || n == 0) return;
   if (k == 0) return scaleC(m * n, beta, c);
-  if (!fitsBlas(m, n, k)) return gemmLoop(transA, transB, m, n, k, alpha, a, b, beta, c);
   const auto i = [](int64_t v) { return static_cast<int>(v); };
-  cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans, i(m), i(n), i(k),
-              alpha, a, i(transA ? m : k), b, i(transB ? k : n), beta, c, i(n));
+  if (!fitsBlas(m, n, k) ||
+      !blasDgemm(transA, transB, i(m), i(n), i(k), alpha, a, i(transA ? m : k), b, i(transB ? k : n), beta, c, i(n)))
+    gemmLoop(transA, transB, m, n, k, alpha, a, b, beta, c);
 }
 
 MatMulPlan matMulPlan(const KernelContext& ctx, const std::vector<int64_t>& a, const std::vector<int64_t>& b,

@@ -43,6 +43,11 @@ const char* Json::typeName() const {
 std::string jsonQuote(const std::string& s) {
   std::string out;
   out.reserve(s.size() + 2);
+  appendJsonQuoted(out, s);
+  return out;
+}
+
+void appendJsonQuoted(std::string& out, std::string_view s) {
   out += '"';
   for (unsigned char c : s) {
     switch (c) {
@@ -62,7 +67,6 @@ std::string jsonQuote(const std::string& s) {
     }
   }
   out += '"';
-  return out;
 }
 
 void Json::dumpTo(std::string& out, int indent, int level) const {
@@ -95,7 +99,7 @@ void Json::dumpTo(std::string& out, int indent, int level) const {
       }
       break;
     }
-    case 4: out += jsonQuote(asString()); break;
+    case 4: appendJsonQuoted(out, asString()); break;
     case 5: {
       const auto& a = asArray();
       out += '[';
@@ -114,7 +118,7 @@ void Json::dumpTo(std::string& out, int indent, int level) const {
       for (size_t i = 0; i < o.size(); ++i) {
         if (i) out += ',';
         newline(level + 1);
-        out += jsonQuote(o[i].first);
+        appendJsonQuoted(out, o[i].first);
         out += indent < 0 ? ":" : ": ";
         o[i].second.dumpTo(out, indent, level + 1);
       }
@@ -130,210 +134,264 @@ std::string Json::dump(int indent) const {
   return out;
 }
 
-namespace {
-class Parser {
- public:
-  Parser(const std::string& s, size_t maxDepth) : s_(s), maxDepth_(maxDepth) {}
+JsonReader::JsonReader(std::string_view text, size_t maxDepth) : s_(text), maxDepth_(maxDepth) {}
 
-  Json parseDocument() {
-    skipWs();
-    Json v = parseValue(0);
-    skipWs();
-    if (pos_ != s_.size()) error("unexpected text after the JSON value");
-    return v;
-  }
+Json JsonReader::readDocument() {
+  skipWs();
+  Json v = readValue();
+  skipWs();
+  if (pos_ != s_.size()) fail("unexpected text after the JSON value");
+  return v;
+}
 
- private:
-  [[noreturn]] void error(const std::string& msg) const {
-    size_t line = 1, col = 1;
-    for (size_t i = 0; i < pos_ && i < s_.size(); ++i) {
-      if (s_[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
+void JsonReader::fail(const std::string& msg) const {
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < pos_ && i < s_.size(); ++i) {
+    if (s_[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
     }
-    throw JsonError(msg, line, col);
   }
-  void skipWs() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
+  throw JsonError(msg, line, col);
+}
+
+void JsonReader::skipWs() {
+  while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
+}
+
+bool JsonReader::consume(std::string_view lit) {
+  if (s_.substr(pos_, lit.size()) == lit) {
+    pos_ += lit.size();
+    return true;
   }
-  bool consume(const char* lit) {
-    const size_t n = std::strlen(lit);
-    if (s_.compare(pos_, n, lit) == 0) {
-      pos_ += n;
-      return true;
-    }
-    return false;
-  }
-  Json parseValue(size_t depth) {
-    if (depth > maxDepth_) error("nesting deeper than " + std::to_string(maxDepth_));
-    if (pos_ >= s_.size()) error("unexpected end of input");
-    const char c = s_[pos_];
-    if (c == '{') return parseObject(depth);
-    if (c == '[') return parseArray(depth);
-    if (c == '"') return Json(parseString());
-    if (consume("true")) return Json(true);
-    if (consume("false")) return Json(false);
-    if (consume("null")) return Json();
-    if (c == '-' || (c >= '0' && c <= '9')) return parseNumber();
-    error(std::string("unexpected character '") + c + "'");
-  }
-  Json parseObject(size_t depth) {
+  return false;
+}
+
+bool JsonReader::next(char c) {
+  skipWs();
+  if (pos_ < s_.size() && s_[pos_] == c) {
     ++pos_;
-    Json::Object o;
+    return true;
+  }
+  return false;
+}
+
+void JsonReader::expect(char c) {
+  if (!next(c)) fail(std::string("expected '") + c + "'");
+}
+
+bool JsonReader::readNull() {
+  skipWs();
+  return consume("null");
+}
+
+std::string JsonReader::readString() {
+  skipWs();
+  if (pos_ >= s_.size() || s_[pos_] != '"') fail("expected a string");
+  return parseString();
+}
+
+void JsonReader::skipValue() {
+  skipWs();
+  if (pos_ < s_.size() && s_[pos_] != '{' && s_[pos_] != '[') {
+    parseValue(0);  // a scalar: cheap to read as it is
+    return;
+  }
+  size_t depth = 0;
+  do {
+    if (pos_ >= s_.size()) fail("unexpected end of input");
+    const char c = s_[pos_];
+    if (c == '"') {
+      ++pos_;
+      for (;;) {
+        if (pos_ >= s_.size()) fail("unterminated string");
+        const char x = s_[pos_++];
+        if (x == '"') break;
+        if (x == '\\') ++pos_;
+      }
+    } else if (c == '{' || c == '[') {
+      if (++depth > maxDepth_) fail("nesting deeper than " + std::to_string(maxDepth_));
+      ++pos_;
+    } else if (c == '}' || c == ']') {
+      if (depth == 0) fail(std::string("unexpected '") + c + "'");
+      --depth;
+      ++pos_;
+    } else {
+      ++pos_;  // separators, whitespace and the characters of numbers and literals
+    }
+  } while (depth > 0);
+}
+
+Json JsonReader::readValue() {
+  skipWs();
+  return parseValue(0);
+}
+
+Json JsonReader::parseValue(size_t depth) {
+  if (depth > maxDepth_) fail("nesting deeper than " + std::to_string(maxDepth_));
+  if (pos_ >= s_.size()) fail("unexpected end of input");
+  const char c = s_[pos_];
+  if (c == '{') return parseObject(depth);
+  if (c == '[') return parseArray(depth);
+  if (c == '"') return Json(parseString());
+  if (consume("true")) return Json(true);
+  if (consume("false")) return Json(false);
+  if (consume("null")) return Json();
+  if (c == '-' || (c >= '0' && c <= '9')) return parseNumber();
+  fail(std::string("unexpected character '") + c + "'");
+}
+
+Json JsonReader::parseObject(size_t depth) {
+  ++pos_;
+  Json::Object o;
+  skipWs();
+  if (pos_ < s_.size() && s_[pos_] == '}') {
+    ++pos_;
+    return Json(std::move(o));
+  }
+  for (;;) {
     skipWs();
+    if (pos_ >= s_.size() || s_[pos_] != '"') fail("expected a string key");
+    std::string key = parseString();
+    for (const auto& kv : o)
+      if (kv.first == key) fail("duplicate key \"" + key + "\"");
+    skipWs();
+    if (pos_ >= s_.size() || s_[pos_] != ':') fail("expected ':'");
+    ++pos_;
+    skipWs();
+    o.emplace_back(std::move(key), parseValue(depth + 1));
+    skipWs();
+    if (pos_ < s_.size() && s_[pos_] == ',') {
+      ++pos_;
+      continue;
+    }
     if (pos_ < s_.size() && s_[pos_] == '}') {
       ++pos_;
       return Json(std::move(o));
     }
-    for (;;) {
-      skipWs();
-      if (pos_ >= s_.size() || s_[pos_] != '"') error("expected a string key");
-      std::string key = parseString();
-      for (const auto& kv : o)
-        if (kv.first == key) error("duplicate key \"" + key + "\"");
-      skipWs();
-      if (pos_ >= s_.size() || s_[pos_] != ':') error("expected ':'");
-      ++pos_;
-      skipWs();
-      o.emplace_back(std::move(key), parseValue(depth + 1));
-      skipWs();
-      if (pos_ < s_.size() && s_[pos_] == ',') {
-        ++pos_;
-        continue;
-      }
-      if (pos_ < s_.size() && s_[pos_] == '}') {
-        ++pos_;
-        return Json(std::move(o));
-      }
-      error("expected ',' or '}'");
-    }
+    fail("expected ',' or '}'");
   }
-  Json parseArray(size_t depth) {
+}
+Json JsonReader::parseArray(size_t depth) {
+  ++pos_;
+  Json::Array a;
+  skipWs();
+  if (pos_ < s_.size() && s_[pos_] == ']') {
     ++pos_;
-    Json::Array a;
+    return Json(std::move(a));
+  }
+  for (;;) {
     skipWs();
+    a.push_back(parseValue(depth + 1));
+    skipWs();
+    if (pos_ < s_.size() && s_[pos_] == ',') {
+      ++pos_;
+      continue;
+    }
     if (pos_ < s_.size() && s_[pos_] == ']') {
       ++pos_;
       return Json(std::move(a));
     }
-    for (;;) {
-      skipWs();
-      a.push_back(parseValue(depth + 1));
-      skipWs();
-      if (pos_ < s_.size() && s_[pos_] == ',') {
-        ++pos_;
-        continue;
-      }
-      if (pos_ < s_.size() && s_[pos_] == ']') {
-        ++pos_;
-        return Json(std::move(a));
-      }
-      error("expected ',' or ']'");
-    }
+    fail("expected ',' or ']'");
   }
-  static void appendUtf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xc0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3f));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xe0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-      out += static_cast<char>(0x80 | (cp & 0x3f));
-    } else {
-      out += static_cast<char>(0xf0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-      out += static_cast<char>(0x80 | (cp & 0x3f));
-    }
+}
+void JsonReader::appendUtf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xc0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xe0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else {
+    out += static_cast<char>(0xf0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
   }
-  uint32_t parseHex4() {
-    if (pos_ + 4 > s_.size()) error("truncated \\u escape");
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) {
-      const char h = s_[pos_++];
-      v <<= 4;
-      if (h >= '0' && h <= '9') v |= static_cast<uint32_t>(h - '0');
-      else if (h >= 'a' && h <= 'f') v |= static_cast<uint32_t>(h - 'a' + 10);
-      else if (h >= 'A' && h <= 'F') v |= static_cast<uint32_t>(h - 'A' + 10);
-      else error("bad \\u escape");
-    }
-    return v;
+}
+uint32_t JsonReader::parseHex4() {
+  if (pos_ + 4 > s_.size()) fail("truncated \\u escape");
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) {
+    const char h = s_[pos_++];
+    v <<= 4;
+    if (h >= '0' && h <= '9') v |= static_cast<uint32_t>(h - '0');
+    else if (h >= 'a' && h <= 'f') v |= static_cast<uint32_t>(h - 'a' + 10);
+    else if (h >= 'A' && h <= 'F') v |= static_cast<uint32_t>(h - 'A' + 10);
+    else fail("bad \\u escape");
   }
-  std::string parseString() {
-    ++pos_;  // opening quote
-    std::string out;
-    while (pos_ < s_.size()) {
-      const char c = s_[pos_++];
-      if (c == '"') return out;
-      if (static_cast<unsigned char>(c) < 0x20) error("control character in string");
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (pos_ >= s_.size()) break;
-      const char e = s_[pos_++];
-      switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': {
-          uint32_t cp = parseHex4();
-          if (cp >= 0xd800 && cp < 0xdc00 && consume("\\u")) {
-            const uint32_t lo = parseHex4();
-            if (lo >= 0xdc00 && lo < 0xe000) cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-          }
-          appendUtf8(out, cp);
-          break;
+  return v;
+}
+std::string JsonReader::parseString() {
+  ++pos_;  // opening quote
+  std::string out;
+  while (pos_ < s_.size()) {
+    const char c = s_[pos_++];
+    if (c == '"') return out;
+    if (static_cast<unsigned char>(c) < 0x20) fail("control character in string");
+    if (c != '\\') {
+      out += c;
+      continue;
+    }
+    if (pos_ >= s_.size()) break;
+    const char e = s_[pos_++];
+    switch (e) {
+      case '"': out += '"'; break;
+      case '\\': out += '\\'; break;
+      case '/': out += '/'; break;
+      case 'b': out += '\b'; break;
+      case 'f': out += '\f'; break;
+      case 'n': out += '\n'; break;
+      case 'r': out += '\r'; break;
+      case 't': out += '\t'; break;
+      case 'u': {
+        uint32_t cp = parseHex4();
+        if (cp >= 0xd800 && cp < 0xdc00 && consume("\\u")) {
+          const uint32_t lo = parseHex4();
+          if (lo >= 0xdc00 && lo < 0xe000) cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
         }
-        default: error(std::string("bad escape '\\") + e + "'");
-      }
-    }
-    error("unterminated string");
-  }
-  Json parseNumber() {
-    const size_t start = pos_;
-    if (s_[pos_] == '-') ++pos_;
-    bool isFloat = false;
-    while (pos_ < s_.size()) {
-      const char c = s_[pos_];
-      if (c >= '0' && c <= '9') {
-        ++pos_;
-      } else if (c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
-        isFloat = true;
-        ++pos_;
-      } else {
+        appendUtf8(out, cp);
         break;
       }
+      default: fail(std::string("bad escape '\\") + e + "'");
     }
-    const std::string text = s_.substr(start, pos_ - start);
-    if (text == "-" || text.empty()) error("bad number");
-    char* end = nullptr;
-    if (!isFloat) {
-      errno = 0;
-      const long long v = std::strtoll(text.c_str(), &end, 10);
-      if (errno == 0 && end && *end == '\0') return Json(static_cast<int64_t>(v));
-    }
-    const double d = std::strtod(text.c_str(), &end);
-    if (!end || *end != '\0') error("bad number '" + text + "'");
-    return Json(d);
   }
+  fail("unterminated string");
+}
+Json JsonReader::parseNumber() {
+  const size_t start = pos_;
+  if (s_[pos_] == '-') ++pos_;
+  bool isFloat = false;
+  while (pos_ < s_.size()) {
+    const char c = s_[pos_];
+    if (c >= '0' && c <= '9') {
+      ++pos_;
+    } else if (c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
+      isFloat = true;
+      ++pos_;
+    } else {
+      break;
+    }
+  }
+  const std::string text(s_.substr(start, pos_ - start));
+  if (text == "-" || text.empty()) fail("bad number");
+  char* end = nullptr;
+  if (!isFloat) {
+    errno = 0;
+    const long long v = std::strtoll(text.c_str(), &end, 10);
+    if (errno == 0 && end && *end == '\0') return Json(static_cast<int64_t>(v));
+  }
+  const double d = std::strtod(text.c_str(), &end);
+  if (!end || *end != '\0') fail("bad number '" + text + "'");
+  return Json(d);
+}
 
-  const std::string& s_;
-  size_t maxDepth_;
-  size_t pos_ = 0;
-};
-}  // namespace
 
-Json Json::parse(const std::string& text, size_t maxDepth) { return Parser(text, maxDepth).parseDocument(); }
+Json Json::parse(const std::string& text, size_t maxDepth) { return JsonReader(text, maxDepth).readDocument(); }
 
 }  // namespace kiln

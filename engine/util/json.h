@@ -6,6 +6,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -71,7 +72,40 @@ class JsonError : public std::runtime_error {
       : std::runtime_error("line " + std::to_string(line) + ", column " + std::to_string(column) + ": " + msg) {}
 };
 
+// A pull reader over JSON text, for documents too large to hold as one Json (a history's per-pass annotation
+// changes): the caller walks the structure with next/expect and reads leaves; Json::parse is built on it. Errors
+// throw JsonError with line and column. The text must outlive the reader.
+class JsonReader {
+ public:
+  explicit JsonReader(std::string_view text, size_t maxDepth = 256);
+  Json readDocument();           // one value and nothing after it
+  Json readValue();              // the next value, whatever it is
+  std::string readString();      // the next value, which must be a string
+  bool readNull();               // consumes a null if one comes next
+  void skipValue();              // passes over the next value without building it (strings checked, not decoded)
+  bool next(char c);             // consumes c if it comes next (after whitespace)
+  void expect(char c);           // consumes c or throws
+  void skipWs();
+  bool atEnd() const { return pos_ >= s_.size(); }
+  [[noreturn]] void fail(const std::string& msg) const;
+
+ private:
+  bool consume(std::string_view lit);
+  Json parseValue(size_t depth);
+  Json parseObject(size_t depth);
+  Json parseArray(size_t depth);
+  std::string parseString();
+  uint32_t parseHex4();
+  Json parseNumber();
+  static void appendUtf8(std::string& out, uint32_t cp);
+
+  std::string_view s_;
+  size_t maxDepth_;
+  size_t pos_ = 0;
+};
+
 // Quotes and escapes a string as JSON.
 std::string jsonQuote(const std::string& s);
+void appendJsonQuoted(std::string& out, std::string_view s);  // the same, appended to `out`
 
 }  // namespace kiln
