@@ -11,6 +11,7 @@
 // applied in order; old values let a diff between passes a < b undo the changes of (a, b] from the later graph
 // alone. Both directions live in AnnotationLog, which every reader of the graph tables goes through.
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -28,6 +29,9 @@ using Annotations = std::map<std::string, std::string>;
 std::string annotationsJson(const Annotations& a);
 // Reads annotations_json text. Throws JsonError when it is not an object whose values are strings.
 Annotations parseAnnotations(std::string_view json);
+// The same as views into `json` (decoded copies in `decoded` for strings with escapes), in the text's order.
+using AnnotationViews = std::vector<std::pair<std::string_view, std::string_view>>;
+AnnotationViews parseAnnotationViews(std::string_view json, std::deque<std::string>& decoded);
 
 // Appends `"<id>":{...}` for the keys whose values differ between `before` and `after` to `out` (a comma first when
 // `out` already holds an entry after its opening brace). False, and nothing appended, when they are equal.
@@ -36,16 +40,17 @@ bool appendAnnotationChanges(std::string& out, int64_t nodeId, const Annotations
 struct AnnotationEdit {
   int64_t node = 0;
   int seq = 0;
-  std::string key;
-  std::optional<std::string> before, after;  // empty: the key was absent on that side
+  std::string_view key;
+  std::optional<std::string_view> before, after;  // empty: the key was absent on that side
 };
 
-// The annotation changes of some passes of one run, indexed by node.
+// The annotation changes of some passes of one run, indexed by node. Edits are views into the texts the log keeps
+// (a 50k-node run holds hundreds of thousands of them).
 class AnnotationLog {
  public:
   // Adds pass `seq`'s changes_json (passes in any order), only the nodes `wanted` accepts when it is given (the
   // others are skipped unread). Throws JsonError when the text is malformed.
-  void add(int seq, std::string_view changesJson, const std::function<bool(int64_t)>& wanted = {});
+  void add(int seq, std::string changesJson, const std::function<bool(int64_t)>& wanted = {});
   // Indexes what was added; call once after the adds, before the queries.
   void seal();
   bool empty() const { return edits_.empty(); }
@@ -54,15 +59,23 @@ class AnnotationLog {
   // The row as it was at `pass` (valid then): its annotations_json with the edits of (firstPass, pass] applied.
   // A row whose own annotations cannot be read is left as it is.
   void applyForward(NodeRow& row, int pass) const;
+  // applyForward for every row valid at `pass`, sorted by id, without seal(): the edits must have been added in
+  // ascending pass order.
+  void applyForward(std::vector<NodeRow>& rows, int pass) const;
   // `row` holds the annotations at pass b; rewinds them to pass a < b by undoing the edits of (a, b].
   void rewind(NodeRow& row, int a, int b) const;
   // Ids of the nodes with an edit in passes (a, b], ascending.
   std::vector<int64_t> nodesEditedIn(int a, int b) const;
+  // The keys of `node` whose value at pass a differs from that at pass b (a < b), sorted: what its edits in (a, b]
+  // changed net of changes undone in between.
+  std::vector<std::string> changedKeys(int64_t node, int a, int b) const;
 
  private:
   std::pair<const AnnotationEdit*, const AnnotationEdit*> editsOf(int64_t node) const;
   // Applies the edits of passes (from, to] to the row's annotations, in pass order or undoing them in reverse.
   void replay(NodeRow& row, int from, int to, bool backwards) const;
+
+  std::deque<std::string> texts_;      // the changes_json added, and decoded strings; deque: views stay valid
   std::vector<AnnotationEdit> edits_;  // by (node, seq) once sealed
 };
 

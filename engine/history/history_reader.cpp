@@ -130,7 +130,8 @@ void loadAnnotationChanges(const HistoryDb& db, int64_t run, int from, int to, A
                            const std::function<bool(int64_t)>& wanted = {}) {
   if (from >= to) return;
   SqlStatement q =
-      db.prepare("SELECT seq, changes_json FROM annotation_changes WHERE run_id = ?1 AND seq > ?2 AND seq <= ?3");
+      db.prepare("SELECT seq, changes_json FROM annotation_changes WHERE run_id = ?1 AND seq > ?2 AND seq <= ?3 "
+                 "ORDER BY seq");
   q.bind(1, run).bind(2, from).bind(3, to);
   while (q.step()) {
     const int seq = static_cast<int>(q.getInt(0));
@@ -477,10 +478,7 @@ GraphSnapshot HistoryReader::graphAt(int64_t runId, int pass) const {
   s.nodes = selectNodes(db_, kValidAt, runId, pass);
   AnnotationLog log;
   loadAnnotationChanges(db_, runId, -1, pass, log);
-  if (!log.empty()) {
-    log.seal();
-    for (NodeRow& n : s.nodes) log.applyForward(n, pass);
-  }
+  log.applyForward(s.nodes, pass);  // added in pass order: no seal needed
   s.values = selectValues(db_, kValidAt, runId, pass);
   s.edges = selectEdges(db_, kValidAt, runId, pass);
   return s;
@@ -644,12 +642,16 @@ GraphDiff HistoryReader::diffForward(int64_t runId, int a, int b, const GraphSna
   }
   // Nodes whose row stayed and whose annotations changed: the later side rewound to a.
   for (NodeRow& after : rowsAt(runId, b, edited, later)) {
+    std::vector<std::string> keys = log.changedKeys(after.id, a, b);
+    if (keys.empty()) continue;  // changed and changed back
     if (!later) log.applyForward(after, b);
-    NodeRow before = after;
-    log.rewind(before, a, b);
-    if (before.annotationsJson == after.annotationsJson) continue;  // changed and changed back
-    changedAt[after.id] = d.changedNodes.size();
-    d.changedNodes.push_back(compareNodes(std::move(before), std::move(after)));
+    NodeChange c;
+    c.before = after;
+    log.rewind(c.before, a, b);
+    c.after = std::move(after);
+    c.annotations = std::move(keys);
+    changedAt[c.after.id] = d.changedNodes.size();
+    d.changedNodes.push_back(std::move(c));
   }
 
   std::set<int64_t> addedIds, removedIds;

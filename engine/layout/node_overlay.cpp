@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "history/annotation_changes.h"
 #include "util/units.h"
 
 namespace kiln::layout {
@@ -30,6 +31,10 @@ std::optional<double> number(const std::string& s) {
 }
 
 std::map<std::string, std::string> annotationsOf(const NodeRow& row) {
+  try {
+    return parseAnnotations(row.annotationsJson);  // what Kiln writes: strings only, read without building Json
+  } catch (const JsonError&) {
+  }
   std::map<std::string, std::string> out;
   try {
     const Json j = Json::parse(row.annotationsJson, 8);

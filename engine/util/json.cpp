@@ -224,6 +224,26 @@ void JsonReader::skipValue() {
   } while (depth > 0);
 }
 
+std::optional<std::string_view> JsonReader::readPlainString() {
+  skipWs();
+  if (pos_ >= s_.size() || s_[pos_] != '"') fail("expected a string");
+  for (size_t i = pos_ + 1; i < s_.size(); ++i) {
+    const char c = s_[i];
+    if (c == '"') {
+      const std::string_view out = s_.substr(pos_ + 1, i - pos_ - 1);
+      pos_ = i + 1;
+      return out;
+    }
+    if (c == '\\') return std::nullopt;
+    if (static_cast<unsigned char>(c) < 0x20) {
+      pos_ = i;
+      fail("control character in string");
+    }
+  }
+  pos_ = s_.size();
+  fail("unterminated string");
+}
+
 Json JsonReader::readValue() {
   skipWs();
   return parseValue(0);

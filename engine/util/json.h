@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -81,6 +82,9 @@ class JsonReader {
   Json readDocument();           // one value and nothing after it
   Json readValue();              // the next value, whatever it is
   std::string readString();      // the next value, which must be a string
+  // The next string as a view into the text when it has no escapes; empty, and nothing consumed, when it has (the
+  // caller reads it with readString then).
+  std::optional<std::string_view> readPlainString();
   bool readNull();               // consumes a null if one comes next
   void skipValue();              // passes over the next value without building it (strings checked, not decoded)
   bool next(char c);             // consumes c if it comes next (after whitespace)
