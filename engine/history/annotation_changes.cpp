@@ -7,9 +7,13 @@
 
 namespace kiln {
 
-std::string annotationsJson(const Annotations& a) {
+namespace {
+
+// annotations_json text of key/value pairs already in key order (a map, or sorted views).
+template <typename Pairs>
+std::string annotationsText(const Pairs& pairs) {
   std::string out = "{";
-  for (const auto& [k, v] : a) {
+  for (const auto& [k, v] : pairs) {
     if (out.size() > 1) out += ',';
     appendJsonQuoted(out, k);
     out += ':';
@@ -18,6 +22,10 @@ std::string annotationsJson(const Annotations& a) {
   out += '}';
   return out;
 }
+
+}  // namespace
+
+std::string annotationsJson(const Annotations& a) { return annotationsText(a); }
 
 namespace {
 
@@ -192,15 +200,7 @@ void applyEdits(NodeRow& row, const std::vector<const AnnotationEdit*>& edits, b
   }
   // annotations_json keeps keys sorted (std::map order: bytewise, as string_view compares).
   std::sort(m.begin(), m.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-  std::string out = "{";
-  for (const auto& [k, v] : m) {
-    if (out.size() > 1) out += ',';
-    appendJsonQuoted(out, k);
-    out += ':';
-    appendJsonQuoted(out, v);
-  }
-  out += '}';
-  row.annotationsJson = std::move(out);
+  row.annotationsJson = annotationsText(m);
 }
 
 }  // namespace
