@@ -289,6 +289,23 @@ std::vector<RunInfo> queryRuns(const HistoryDb& db, std::optional<int64_t> only)
   return out;
 }
 
+// Pairs up two id-sorted row lists (valid at the earlier pass only / at the later one only): ids on one side only
+// go to `removed` / `added`, ids on both to `both(before, after)`.
+template <typename Row, typename Both>
+void mergeById(std::vector<Row>& gone, std::vector<Row>& fresh, std::vector<Row>& removed, std::vector<Row>& added,
+               Both both) {
+  size_t i = 0, j = 0;
+  while (i < gone.size() || j < fresh.size()) {
+    if (j == fresh.size() || (i < gone.size() && gone[i].id < fresh[j].id)) {
+      removed.push_back(std::move(gone[i++]));
+    } else if (i == gone.size() || fresh[j].id < gone[i].id) {
+      added.push_back(std::move(fresh[j++]));
+    } else {
+      both(gone[i++], fresh[j++]);
+    }
+  }
+}
+
 template <typename Row>
 const Row* findById(const std::vector<Row>& rows, int64_t id) {
   auto it = std::lower_bound(rows.begin(), rows.end(), id, [](const Row& r, int64_t x) { return r.id < x; });
@@ -571,21 +588,9 @@ GraphDiff HistoryReader::diffForward(int64_t runId, int a, int b, const GraphSna
       for (const auto& e : *list) inputsMoved.insert(e.consumerNode);
   }
   // Values: both lists are sorted by id, so a merge pairs up the ids present on both sides.
-  {
-    size_t i = 0, j = 0;
-    while (i < valuesGone.size() || j < valuesNew.size()) {
-      if (j == valuesNew.size() || (i < valuesGone.size() && valuesGone[i].id < valuesNew[j].id)) {
-        d.removedValues.push_back(std::move(valuesGone[i++]));
-      } else if (i == valuesGone.size() || valuesNew[j].id < valuesGone[i].id) {
-        d.addedValues.push_back(std::move(valuesNew[j++]));
-      } else {
-        if (!valuesGone[i].sameContent(valuesNew[j]))
-          d.changedValues.push_back(ValueChange{std::move(valuesGone[i]), std::move(valuesNew[j])});
-        ++i;
-        ++j;
-      }
-    }
-  }
+  mergeById(valuesGone, valuesNew, d.removedValues, d.addedValues, [&](ValueRow& before, ValueRow& after) {
+    if (!before.sameContent(after)) d.changedValues.push_back(ValueChange{std::move(before), std::move(after)});
+  });
   for (const auto* list : {&d.addedValues, &d.removedValues})
     for (const auto& v : *list)
       if (v.producerNode) outputsMoved.insert(*v.producerNode);
@@ -623,23 +628,11 @@ GraphDiff HistoryReader::diffForward(int64_t runId, int a, int b, const GraphSna
 
   // Nodes re-versioned in (a, b]: merged by id like the values.
   std::map<int64_t, size_t> changedAt;
-  {
-    size_t i = 0, j = 0;
-    while (i < nodesGone.size() || j < nodesNew.size()) {
-      if (j == nodesNew.size() || (i < nodesGone.size() && nodesGone[i].id < nodesNew[j].id)) {
-        d.removedNodes.push_back(std::move(nodesGone[i++]));
-      } else if (i == nodesGone.size() || nodesNew[j].id < nodesGone[i].id) {
-        d.addedNodes.push_back(std::move(nodesNew[j++]));
-      } else {
-        if (!nodesGone[i].sameContent(nodesNew[j])) {
-          changedAt[nodesNew[j].id] = d.changedNodes.size();
-          d.changedNodes.push_back(compareNodes(std::move(nodesGone[i]), std::move(nodesNew[j])));
-        }
-        ++i;
-        ++j;
-      }
-    }
-  }
+  mergeById(nodesGone, nodesNew, d.removedNodes, d.addedNodes, [&](NodeRow& before, NodeRow& after) {
+    if (before.sameContent(after)) return;
+    changedAt[after.id] = d.changedNodes.size();
+    d.changedNodes.push_back(compareNodes(std::move(before), std::move(after)));
+  });
   // Nodes whose row stayed and whose annotations changed: the later side rewound to a.
   for (NodeRow& after : rowsAt(runId, b, edited, later)) {
     std::vector<std::string> keys = log.changedKeys(after.id, a, b);
