@@ -55,6 +55,29 @@ AnnotationViews parseAnnotationViews(std::string_view json, std::deque<std::stri
   return out;
 }
 
+AnnotationViews readableAnnotations(std::string_view json, std::deque<std::string>& decoded) {
+  if (json.empty()) return {};
+  try {
+    return parseAnnotationViews(json, decoded);
+  } catch (const JsonError&) {
+  }
+  AnnotationViews out;
+  try {
+    const Json j = Json::parse(std::string(json), 8);
+    if (j.isObject())
+      for (const auto& [k, v] : j.asObject())
+        if (v.isString()) {
+          decoded.push_back(k);
+          const std::string_view key = decoded.back();
+          decoded.push_back(v.asString());
+          out.emplace_back(key, decoded.back());
+        }
+  } catch (const std::exception&) {
+    out.clear();
+  }
+  return out;
+}
+
 Annotations parseAnnotations(std::string_view json) {
   std::deque<std::string> decoded;
   Annotations out;

@@ -32,6 +32,10 @@ Annotations parseAnnotations(std::string_view json);
 // The same as views into `json` (decoded copies in `decoded` for strings with escapes), in the text's order.
 using AnnotationViews = std::vector<std::pair<std::string_view, std::string_view>>;
 AnnotationViews parseAnnotationViews(std::string_view json, std::deque<std::string>& decoded);
+// What a viewer can read of a row's annotations_json written by any tool: parseAnnotationViews, or, when the text
+// is not Kiln's strings-only object, the string values of whatever object it holds (others skipped); nothing for
+// text that is not a JSON object. Never throws on bad text.
+AnnotationViews readableAnnotations(std::string_view json, std::deque<std::string>& decoded);
 
 // Appends `"<id>":{...}` for the keys whose values differ between `before` and `after` to `out` (a comma first when
 // `out` already holds an entry after its opening brace). False, and nothing appended, when they are equal.

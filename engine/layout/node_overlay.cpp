@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <regex>
 #include <set>
@@ -31,18 +32,9 @@ std::optional<double> number(const std::string& s) {
 }
 
 std::map<std::string, std::string> annotationsOf(const NodeRow& row) {
-  try {
-    return parseAnnotations(row.annotationsJson);  // what Kiln writes: strings only, read without building Json
-  } catch (const JsonError&) {
-  }
+  std::deque<std::string> decoded;
   std::map<std::string, std::string> out;
-  try {
-    const Json j = Json::parse(row.annotationsJson, 8);
-    if (j.isObject())
-      for (const auto& [k, v] : j.asObject())
-        if (v.isString()) out[k] = v.asString();
-  } catch (const std::exception&) {
-  }
+  for (const auto& [k, v] : readableAnnotations(row.annotationsJson, decoded)) out[std::string(k)] = std::string(v);
   return out;
 }
 
@@ -125,18 +117,33 @@ std::vector<std::string> overlayMetrics(const PassView& view, const std::unorder
   return out;
 }
 
-AnnotationKeys findAnnotationKeys(const PassView& view) {
-  AnnotationKeys keys;
-  std::set<std::string> numeric;
-  for (const NodeRow& row : view.after.nodes) {
-    for (const auto& [k, v] : annotationsOf(row)) {
-      if (k == "mem.out") keys.planned = keys.planned || number(v).has_value();
-      else if (k == "unit") keys.units = true;
-      else if (number(v) && v.find_first_not_of("0123456789.-e+") == std::string::npos) numeric.insert(k);
-    }
+void AnnotationKeyFinder::add(std::string_view k, std::string_view v) {
+  if (k == "mem.out") {
+    planned_ = planned_ || number(std::string(v)).has_value();
+  } else if (k == "unit") {
+    units_ = true;
+  } else if (v.find_first_not_of("0123456789.-e+") == std::string_view::npos && numeric_.find(k) == numeric_.end() &&
+             number(std::string(v))) {
+    numeric_.emplace(k);
   }
-  keys.numeric.assign(numeric.begin(), numeric.end());
+}
+
+AnnotationKeys AnnotationKeyFinder::keys() const {
+  AnnotationKeys keys;
+  keys.planned = planned_;
+  keys.units = units_;
+  keys.numeric.assign(numeric_.begin(), numeric_.end());
   return keys;
+}
+
+AnnotationKeys findAnnotationKeys(const PassView& view) {
+  AnnotationKeyFinder finder;
+  std::deque<std::string> decoded;
+  for (const NodeRow& row : view.after.nodes) {
+    for (const auto& [k, v] : readableAnnotations(row.annotationsJson, decoded)) finder.add(k, v);
+    decoded.clear();
+  }
+  return finder.keys();
 }
 
 std::string overlayMetricName(const std::string& typed) {

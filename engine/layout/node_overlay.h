@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -47,6 +49,16 @@ struct Overlay {
 
 // Which annotations the nodes after the pass carry (PassView::annotationKeys keeps it with the view).
 AnnotationKeys findAnnotationKeys(const PassView& view);
+// The same, fed one annotation at a time: buildPassView collects the keys while it reads the annotations anyway.
+class AnnotationKeyFinder {
+ public:
+  void add(std::string_view key, std::string_view value);
+  AnnotationKeys keys() const;
+
+ private:
+  bool planned_ = false, units_ = false;
+  std::set<std::string, std::less<>> numeric_;
+};
 // The metrics this view has data for: "simulated time" and "bytes moved" when `timing` is given, "output bytes",
 // "arena offset" once planned, "compute unit", and "annotation:KEY" for every annotation with numeric values.
 std::vector<std::string> overlayMetrics(const PassView& view, const std::unordered_map<int64_t, NodeTiming>& timing);

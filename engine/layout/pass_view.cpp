@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <functional>
 #include <future>
-#include <map>
 #include <queue>
+#include <deque>
 #include <unordered_map>
-#include <set>
-#include <tuple>
+#include <unordered_set>
 
+#include "history/annotation_changes.h"
 #include "history/history_rows.h"
 #include "ir/fused_node.h"
 #include "layout/node_overlay.h"
@@ -20,24 +20,52 @@ namespace kiln::layout {
 namespace {
 
 // What the view reads of a node's annotations: its compute unit and, for a fused node, the first imported node it
-// replaced (the smallest id in "fusion.replaced").
+// replaced (the smallest id in "fusion.replaced"). A history written by another tool may hold anything there: no
+// unit or origin rather than a failure.
 struct RowFacts {
   std::string unit;
   int64_t origin = 0;
 };
-RowFacts factsOf(const NodeRow& r) {
+RowFacts factsOf(const AnnotationViews& annotations) {
   RowFacts f;
-  try {
-    const Json j = Json::parse(r.annotationsJson.empty() ? "{}" : r.annotationsJson);
-    if (const Json* u = j.find("unit"); u && u->isString()) f.unit = u->asString();
-    if (const Json* rep = j.find("fusion.replaced"); rep && rep->isString())
-      for (int64_t id : nodeIdList(rep->asString()))
+  for (const auto& [k, v] : annotations) {
+    if (k == "unit") f.unit = std::string(v);
+    if (k == "fusion.replaced")
+      for (int64_t id : nodeIdList(std::string(v)))
         if (id > 0 && (f.origin == 0 || id < f.origin)) f.origin = id;
-  } catch (const std::exception&) {
-    // A history written by another tool may hold anything here: no unit or origin rather than a failure.
   }
   return f;
 }
+
+// The nodes and edges drawn at one pass, or the union of two passes'.
+struct EdgeKey {
+  int64_t from, to, value;
+  bool operator==(const EdgeKey&) const = default;
+};
+struct EdgeKeyHash {
+  size_t operator()(const EdgeKey& k) const {
+    const std::hash<int64_t> h;
+    return h(k.from) ^ (h(k.to) * 0x9e3779b97f4a7c15ULL) ^ (h(k.value) * 0xc2b2ae3d27d4eb4fULL);
+  }
+};
+struct DrawnGraph {
+  std::vector<PassViewNode> nodes;
+  std::unordered_map<int64_t, size_t> at;  // node id -> position in nodes
+  std::vector<NodeEdge> edges;
+  std::unordered_set<EdgeKey, EdgeKeyHash> seenEdges;  // one edge per (from, to, value)
+
+  bool has(int64_t id) const { return at.count(id) != 0; }
+  PassViewNode* find(int64_t id) {
+    auto it = at.find(id);
+    return it == at.end() ? nullptr : &nodes[it->second];
+  }
+  void addNode(PassViewNode n) {
+    if (at.emplace(n.id, nodes.size()).second) nodes.push_back(std::move(n));
+  }
+  void addEdge(const NodeEdge& e) {
+    if (seenEdges.insert({e.from, e.to, e.valueId}).second) edges.push_back(e);
+  }
+};
 
 // Kahn's algorithm over the union, ties broken by `key` then by position in `nodes` (id order).
 std::vector<size_t> topoOrder(const std::vector<PassViewNode>& nodes, const std::vector<NodeEdge>& edges,
@@ -129,51 +157,47 @@ std::vector<int64_t> provenanceKeys(const std::vector<PassViewNode>& nodes, cons
   return key;
 }
 
-void addGraph(const GraphSnapshot& s, std::map<int64_t, PassViewNode>& nodes, std::vector<NodeEdge>& edges,
-              std::set<std::tuple<int64_t, int64_t, int64_t>>& seenEdges) {
-  // Drawn: the main graph's nodes, and those of bodies of drawn control-flow nodes (not a fused kernel's originals).
-  // A body whose owner is not in this snapshot (a damaged history) is left out, as is an ownership cycle.
-  std::unordered_map<int64_t, const NodeRow*> rows;
-  for (const NodeRow& n : s.nodes) rows[n.id] = &n;
+// Adds what `s` draws to `g`: the main graph's nodes, and those of bodies of drawn control-flow nodes (not a fused
+// kernel's originals), with their edges and terminals. A body whose owner is not in this snapshot (a damaged history)
+// is left out, as is an ownership cycle. `keys`, when given, collects the annotation keys of every node of `s`.
+void addGraph(const GraphSnapshot& s, DrawnGraph& g, AnnotationKeyFinder* keys = nullptr) {
   std::unordered_map<int64_t, bool> drawnMemo;
   std::function<bool(int64_t, int)> drawn = [&](int64_t graphOwner, int depth) -> bool {
     if (graphOwner == 0) return true;
     if (depth > 64) return false;
     if (auto m = drawnMemo.find(graphOwner); m != drawnMemo.end()) return m->second;
-    auto o = rows.find(graphOwner);
-    const bool yes = o != rows.end() && isControlFlowOp(o->second->domain.empty() ? o->second->opType : o->second->domain + ":" + o->second->opType) &&
-                     drawn(o->second->graphOwner, depth + 1);
+    const NodeRow* o = s.node(graphOwner);
+    const bool yes = o && isControlFlowOp(o->domain.empty() ? o->opType : o->domain + ":" + o->opType) &&
+                     drawn(o->graphOwner, depth + 1);
     return drawnMemo[graphOwner] = yes;
   };
-  std::unordered_map<int64_t, const ValueRow*> values;
-  for (const ValueRow& v : s.values)
-    if (drawn(v.graphOwner, 0)) values[v.id] = &v;
-  std::unordered_map<int64_t, bool> isNode;
-  for (const NodeRow& n : s.nodes)
-    if (drawn(n.graphOwner, 0)) isNode[n.id] = true;
+  g.nodes.reserve(g.nodes.size() + s.nodes.size());
+  g.at.reserve(g.at.size() + s.nodes.size());
+  std::deque<std::string> decoded;
   for (const NodeRow& n : s.nodes) {
-    if (nodes.count(n.id) || !isNode.count(n.id)) continue;
+    const bool draw = !g.has(n.id) && drawn(n.graphOwner, 0);
+    if (!draw && !keys) continue;
+    decoded.clear();
+    const AnnotationViews annotations = readableAnnotations(n.annotationsJson, decoded);
+    if (keys)
+      for (const auto& [k, v] : annotations) keys->add(k, v);
+    if (!draw) continue;
     PassViewNode p;
     p.id = n.id;
     p.name = n.name;
     p.opType = n.opType;
     p.domain = n.domain;
-    const RowFacts facts = factsOf(n);
-    p.unit = facts.unit;
+    RowFacts facts = factsOf(annotations);
+    p.unit = std::move(facts.unit);
     p.origin = facts.origin;
     if (n.graphOwner != 0) {
       p.owner = n.graphOwner;
       p.body = n.graphAttr;
     }
-    nodes.emplace(n.id, std::move(p));
+    g.addNode(std::move(p));
   }
-  auto addEdge = [&](int64_t from, int64_t to, int64_t valueId) {
-    // One key per (from, to, value): the same edge at both passes is drawn once.
-    if (!seenEdges.insert({from, to, valueId}).second) return;
-    edges.push_back({from, to, valueId});
-  };
   auto addTerminal = [&](int64_t t, PassViewNode::Kind kind, const ValueRow& v) {
-    if (nodes.count(t)) return;
+    if (g.has(t)) return;
     PassViewNode p;
     p.id = t;
     p.kind = kind;
@@ -183,7 +207,7 @@ void addGraph(const GraphSnapshot& s, std::map<int64_t, PassViewNode>& nodes, st
       p.owner = v.graphOwner;
       p.body = v.graphAttr;
     }
-    nodes.emplace(t, std::move(p));
+    g.addNode(std::move(p));
   };
   // Where a value comes from on the canvas: its producer, the terminal of a graph (or body) input, or nothing
   // (a constant).
@@ -192,19 +216,21 @@ void addGraph(const GraphSnapshot& s, std::map<int64_t, PassViewNode>& nodes, st
     if (v.isInput && !v.isConstant) return inputTerminal(v.id);
     return 0;
   };
-  for (const auto& [id, v] : values) {
-    if (v->isInput && !v->isConstant) addTerminal(inputTerminal(id), PassViewNode::Kind::Input, *v);
-    if (v->isOutput) {
-      addTerminal(outputTerminal(id), PassViewNode::Kind::Output, *v);
-      if (const int64_t from = source(*v)) addEdge(from, outputTerminal(id), id);
-      if (v->graphOwner != 0) addEdge(outputTerminal(id), v->graphOwner, id);
+  for (const ValueRow& v : s.values) {
+    if (!drawn(v.graphOwner, 0)) continue;
+    if (v.isInput && !v.isConstant) addTerminal(inputTerminal(v.id), PassViewNode::Kind::Input, v);
+    if (v.isOutput) {
+      addTerminal(outputTerminal(v.id), PassViewNode::Kind::Output, v);
+      if (const int64_t from = source(v)) g.addEdge({from, outputTerminal(v.id), v.id});
+      if (v.graphOwner != 0) g.addEdge({outputTerminal(v.id), v.graphOwner, v.id});
     }
   }
   for (const EdgeRow& e : s.edges) {
-    auto v = values.find(e.valueId);
-    if (v == values.end()) continue;
-    const int64_t from = source(*v->second);
-    if (from && nodes.count(e.consumerNode)) addEdge(from, e.consumerNode, e.valueId);
+    const ValueRow* v = s.value(e.valueId);
+    if (!v || !drawn(v->graphOwner, 0)) continue;
+    const NodeRow* consumer = s.node(e.consumerNode);
+    if (!consumer || !drawn(consumer->graphOwner, 0)) continue;
+    if (const int64_t from = source(*v)) g.addEdge({from, e.consumerNode, e.valueId});
   }
 }
 
@@ -221,14 +247,26 @@ const PassViewNode* PassView::node(int64_t id) const {
 
 namespace {
 
-// The nodes in view order, the counters and the index, once `nodes` and `edges` hold the union.
-void finish(PassView& view, std::map<int64_t, PassViewNode>& nodes, std::vector<NodeEdge>& edges) {
-  std::vector<PassViewNode> flat;
-  flat.reserve(nodes.size());
-  for (auto& [id, n] : nodes) flat.push_back(std::move(n));
+// Moves what `g` draws into the view in view order, with the index and the scope tree (g.seenEdges stays).
+void arrange(PassView& view, DrawnGraph& g) {
+  std::vector<PassViewNode> flat = std::move(g.nodes);
+  g.nodes.clear();
+  g.at.clear();
+  std::sort(flat.begin(), flat.end(), [](const PassViewNode& a, const PassViewNode& b) { return a.id < b.id; });
   // Ties: provenance keys (provenanceKeys), then id order, where terminals (negative ids) come first.
-  for (size_t i : topoOrder(flat, edges, provenanceKeys(flat, edges, view.importedMaxId)))
-    view.nodes.push_back(flat[i]);
+  view.nodes.clear();
+  view.nodes.reserve(flat.size());
+  for (size_t i : topoOrder(flat, g.edges, provenanceKeys(flat, g.edges, view.importedMaxId)))
+    view.nodes.push_back(std::move(flat[i]));
+  view.index.clear();
+  view.index.reserve(view.nodes.size());
+  for (size_t i = 0; i < view.nodes.size(); ++i) view.index[view.nodes[i].id] = i;
+  view.edges = std::move(g.edges);
+  g.edges.clear();
+  view.scopes = std::make_shared<const ScopeTree>(ScopeTree::build(scopeNames(view)));
+}
+
+void countNodes(PassView& view) {
   for (const auto& n : view.nodes) {
     if (n.kind != PassViewNode::Kind::Op) continue;  // a re-pointed graph output is drawn, but it is not a node
     if (n.state != NodeState::Removed) ++(n.owner ? view.bodyOps : view.ops);
@@ -236,10 +274,45 @@ void finish(PassView& view, std::map<int64_t, PassViewNode>& nodes, std::vector<
     if (n.state == NodeState::Removed) ++view.removed;
     if (n.state == NodeState::Changed) ++view.changed;
   }
-  for (size_t i = 0; i < view.nodes.size(); ++i) view.index[view.nodes[i].id] = i;
-  view.edges = std::move(edges);
-  view.scopes = std::make_shared<const ScopeTree>(ScopeTree::build(scopeNames(view)));
-  if (!view.annotationKeys) view.annotationKeys = std::make_shared<const AnnotationKeys>(findAnnotationKeys(view));
+}
+
+// Adds the earlier pass's side to a view arranged from the later graph: states, ghosts of removed nodes with their
+// edges (arranged again only when there are any), what changed.
+void mergeEarlier(PassView& view, DrawnGraph& later, DrawnGraph& earlier, const GraphDiff& diff) {
+  for (PassViewNode& n : view.nodes)
+    if (!earlier.has(n.id)) n.state = NodeState::Added;
+  DrawnGraph all;
+  for (PassViewNode& n : earlier.nodes)
+    if (!view.index.count(n.id)) {
+      n.state = NodeState::Removed;
+      all.nodes.push_back(std::move(n));
+    }
+  for (const NodeEdge& e : earlier.edges)  // ghosts keep their edges; so does a rewired input
+    if (later.seenEdges.insert({e.from, e.to, e.valueId}).second) all.edges.push_back(e);
+  if (!all.nodes.empty() || !all.edges.empty()) {
+    all.nodes.insert(all.nodes.end(), std::make_move_iterator(view.nodes.begin()),
+                     std::make_move_iterator(view.nodes.end()));
+    all.edges.insert(all.edges.begin(), view.edges.begin(), view.edges.end());
+    arrange(view, all);
+  }
+  auto find = [&](int64_t id) -> PassViewNode* {
+    auto it = view.index.find(id);
+    return it == view.index.end() ? nullptr : &view.nodes[it->second];
+  };
+  for (const NodeChange& c : diff.changedNodes) {
+    PassViewNode* n = find(c.after.id);
+    if (!n || n->state != NodeState::Unchanged) continue;
+    n->state = NodeState::Changed;
+    n->changes = c.fields();
+  }
+  for (const ValueChange& c : diff.changedValues) {
+    if (!c.after.producerNode || !c.typeChanged()) continue;
+    PassViewNode* n = find(*c.after.producerNode);
+    if (!n || n->state == NodeState::Added || n->state == NodeState::Removed) continue;
+    n->state = NodeState::Changed;
+    for (const std::string& f : c.fields())
+      if (f == "dtype" || f == "shape" || f == "format") n->changes.push_back("output " + f);
+  }
 }
 
 }  // namespace
@@ -247,11 +320,12 @@ void finish(PassView& view, std::map<int64_t, PassViewNode>& nodes, std::vector<
 PassView passViewOf(const Graph& g) {
   PassView view;
   view.after = snapshotOf(g);
-  std::map<int64_t, PassViewNode> nodes;
-  std::vector<NodeEdge> edges;
-  std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
-  addGraph(view.after, nodes, edges, seen);
-  finish(view, nodes, edges);
+  DrawnGraph drawn;
+  AnnotationKeyFinder keys;
+  addGraph(view.after, drawn, &keys);
+  view.annotationKeys = std::make_shared<const AnnotationKeys>(keys.keys());
+  arrange(view, drawn);
+  countNodes(view);
   return view;
 }
 
@@ -262,11 +336,12 @@ PassView buildPassView(const HistoryReader& reader, int64_t runId, int toPass, i
   view.fromPass = fromPass;
   view.after = reader.graphAt(runId, toPass);
   view.importedMaxId = reader.importedMaxNodeId(runId);
-  // The earlier side (the diff's read, the earlier graph) is worked out on a second thread while this one builds
-  // the later side: on a 50k-node pass both take about as long. The reader is used by that thread only meanwhile.
+  // The earlier side (the diff's read, the earlier graph) is worked out on a second thread while this one draws,
+  // orders and groups the later graph, which is the whole view when the pass removed no node and rewired no input
+  // (an annotating pass). The reader is used by that thread only meanwhile.
   struct Earlier {
     GraphDiff diff;
-    std::map<int64_t, PassViewNode> nodes;
+    DrawnGraph drawn;
   };
   std::future<Earlier> earlier;
   if (fromPass >= 0)
@@ -274,45 +349,19 @@ PassView buildPassView(const HistoryReader& reader, int64_t runId, int toPass, i
       Earlier e;
       e.diff = reader.diff(view.after, fromPass);
       view.before = graphBefore(view.after, e.diff);
-      std::vector<NodeEdge> ignored;
-      std::set<std::tuple<int64_t, int64_t, int64_t>> ignoredSeen;
-      addGraph(view.before, e.nodes, ignored, ignoredSeen);
+      addGraph(view.before, e.drawn);
       return e;
     });
-  std::map<int64_t, PassViewNode> nodes;
-  std::vector<NodeEdge> edges;
-  std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
-  addGraph(view.after, nodes, edges, seen);
-  view.annotationKeys = std::make_shared<const AnnotationKeys>(findAnnotationKeys(view));
+  DrawnGraph later;
+  AnnotationKeyFinder keys;
+  addGraph(view.after, later, &keys);
+  view.annotationKeys = std::make_shared<const AnnotationKeys>(keys.keys());
+  arrange(view, later);
   if (fromPass >= 0) {
     Earlier e = earlier.get();
-    const GraphDiff& diff = e.diff;
-    std::map<int64_t, PassViewNode>& beforeNodes = e.nodes;
-    for (auto& [id, n] : nodes)
-      if (!beforeNodes.count(id)) n.state = NodeState::Added;
-    for (auto& [id, n] : beforeNodes)
-      if (!nodes.count(id)) {
-        n.state = NodeState::Removed;
-        nodes.emplace(id, n);
-      }
-    addGraph(view.before, nodes, edges, seen);  // ghosts keep their edges
-    for (const NodeChange& c : diff.changedNodes) {
-      auto it = nodes.find(c.after.id);
-      if (it == nodes.end() || it->second.state != NodeState::Unchanged) continue;
-      it->second.state = NodeState::Changed;
-      it->second.changes = c.fields();
-    }
-    for (const ValueChange& c : diff.changedValues) {
-      if (!c.after.producerNode || !c.typeChanged()) continue;
-      auto it = nodes.find(*c.after.producerNode);
-      if (it == nodes.end() || it->second.state == NodeState::Added || it->second.state == NodeState::Removed)
-        continue;
-      it->second.state = NodeState::Changed;
-      for (const std::string& f : c.fields())
-        if (f == "dtype" || f == "shape" || f == "format") it->second.changes.push_back("output " + f);
-    }
+    mergeEarlier(view, later, e.drawn, e.diff);
   }
-  finish(view, nodes, edges);
+  countNodes(view);
   return view;
 }
 

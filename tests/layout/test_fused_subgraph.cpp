@@ -11,6 +11,7 @@
 #include "pipeline/standard_pipeline.h"
 #include "report/compile_summary.h"
 #include "samples/sample_models.h"
+#include "support/recorded_compile.h"
 
 using namespace kiln;
 using namespace kiln::layout;
@@ -24,20 +25,16 @@ class FusedSubgraphTest : public QObject {
     const std::string dbPath = tmp.filePath("h.db").toStdString();
     std::unique_ptr<Model> model = buildSample("mobilenetv2");
     HistoryDb db(dbPath);
-    HistoryRecorder rec(db, "mobilenetv2.onnx");
-    PassManager pm;
-    const Options options;
-    addStandardPasses(pm, options, {});
-    pm.addObserver(&rec);
-    const RunSummary s = pm.run(*model, options);
+    const testing::RecordedCompile rec = testing::compileRecorded(*model, db, "mobilenetv2.onnx");
+    const RunSummary& s = rec.summary;
     QCOMPARE(int(s.status), int(RunStatus::Ok));
     const CompileSummary summary = summarizeCompile(*model, s);
     QVERIFY(!summary.fused.empty());
 
     HistoryReader reader(db);
-    const FusionIndex index = readFusions(reader, rec.runId());
-    const int last = reader.passes(rec.runId()).back().seq;
-    const GraphSnapshot final = reader.graphAt(rec.runId(), last);
+    const FusionIndex index = readFusions(reader, rec.runId);
+    const int last = reader.passes(rec.runId).back().seq;
+    const GraphSnapshot final = reader.graphAt(rec.runId, last);
     // Every fused node of the compiled graph has its record.
     int fusedInFinal = 0;
     for (const NodeRow& n : final.nodes)
@@ -61,7 +58,7 @@ class FusedSubgraphTest : public QObject {
         for (size_t i = 1; i < chain.size(); ++i) QVERIFY(chain[i - 1]->pass < chain[i]->pass);
         QVERIFY(final.node(chain.back()->fusedNode));  // the chain ends at a node of the compiled graph
       }
-      const PassView v = buildFusedSubgraphView(reader, rec.runId(), index, f);
+      const PassView v = buildFusedSubgraphView(reader, rec.runId, index, f);
       QVERIFY(v.toPass < f.pass);
       QVERIFY2(v.ops > 0, f.rule.c_str());
       int inputs = 0, outputs = 0;

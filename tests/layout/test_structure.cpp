@@ -19,6 +19,7 @@
 #include "report/model_structure.h"
 #include "samples/sample_models.h"
 #include "support/control_flow_model.h"
+#include "support/recorded_compile.h"
 
 using namespace kiln;
 using namespace kiln::layout;
@@ -88,15 +89,11 @@ std::unique_ptr<Model> unnamed(const char* sample, int layers) {
 // (compared with the pass before it, as the workbench opens a run).
 ScopeTree compiledStructure(Model& model, const QTemporaryDir& dir) {
   HistoryDb db(dir.filePath("h.db").toStdString());
-  HistoryRecorder rec(db, "model.onnx");
-  PassManager pm;
-  const Options options;
-  addStandardPasses(pm, options, {});
-  pm.addObserver(&rec);
-  if (pm.run(model, options).status != RunStatus::Ok) return ScopeTree::build({});
+  const testing::RecordedCompile rec = testing::compileRecorded(model, db);
+  if (rec.summary.status != RunStatus::Ok) return ScopeTree::build({});
   HistoryReader reader(db);
-  const int last = reader.passes(rec.runId()).back().seq;
-  return ScopeTree::build(scopeNames(buildPassView(reader, rec.runId(), last, last - 1)));
+  const int last = reader.passes(rec.runId).back().seq;
+  return ScopeTree::build(scopeNames(buildPassView(reader, rec.runId, last, last - 1)));
 }
 
 }  // namespace
