@@ -33,7 +33,7 @@ QString siText(double v, const char* unit) {
 
 }  // namespace
 
-GanttPlot::GanttPlot(QWidget* parent) : ChartPlot(Qt::ShiftModifier, parent) { setMinimumSize(320, 160); }
+GanttPlot::GanttPlot(QWidget* parent) : ChartPlot(Qt::ShiftModifier, parent) { setMinimumSize(320, 120); }
 
 void GanttPlot::setChart(std::shared_ptr<const TimelineChart> chart) {
   chart_ = std::move(chart);

@@ -22,7 +22,7 @@ QString bytesText(double b) { return QString::fromStdString(formatBytes(b)); }
 
 }  // namespace
 
-MemoryPlot::MemoryPlot(QWidget* parent) : ChartPlot(Qt::ControlModifier, parent) { setMinimumSize(320, 220); }
+MemoryPlot::MemoryPlot(QWidget* parent) : ChartPlot(Qt::ControlModifier, parent) { setMinimumSize(320, 140); }
 
 void MemoryPlot::setChart(std::shared_ptr<const MemoryChart> chart) {
   chart_ = std::move(chart);
@@ -84,7 +84,10 @@ void MemoryPlot::bringIntoView(size_t block, bool selectionInWindow) {
 
 void MemoryPlot::layoutAreas() {
   const double w = width(), h = height();
-  const double curve = std::max(60.0, (h - kTop - kStepAxis - kBottom) * 0.24);
+  // The live-bytes curve takes a quarter, at least 60 px, but never more than a third of a short plot: the blocks
+  // above it are what the chart is for.
+  const double avail = h - kTop - kStepAxis - kBottom;
+  const double curve = std::max(std::min(60.0, avail * 0.35), avail * 0.24);
   setPlotArea(QRectF(kLeft, kTop, std::max(1.0, w - kLeft - kRight), std::max(1.0, h - kTop - kStepAxis - kBottom - curve)));
   const QRectF& blockArea = plotArea();
   curveArea_ = QRectF(kLeft, blockArea.bottom() + kStepAxis, blockArea.width(), curve);

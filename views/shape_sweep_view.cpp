@@ -28,7 +28,7 @@ namespace kiln::views {
 // Drawn again for the widget's shape on resize, so the text keeps its size whatever the dock's proportions.
 class SvgChart : public QWidget {
  public:
-  explicit SvgChart(QWidget* parent) : QWidget(parent) { setMinimumSize(320, 180); }
+  explicit SvgChart(QWidget* parent) : QWidget(parent) { setMinimumSize(320, 100); }
   void setChart(std::shared_ptr<const SweepChart> chart) {
     chart_ = std::move(chart);
     reload();

@@ -18,6 +18,7 @@
 #include <QProgressBar>
 #include <QScrollBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
@@ -215,7 +216,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   }
   canvas_->setHighlightRules(highlightRules_);
   restoreGeometry(settings.value("window/geometry").toByteArray());
-  restoreState(settings.value("window/state").toByteArray());
+  defaultDockSizes_ = !restoreState(settings.value("window/state").toByteArray());
   if (!settings.contains("window/geometry")) resize(1400, 900);
   rebuildRecentMenu();
 }
@@ -231,13 +232,18 @@ void MainWindow::buildDocks() {
     return d;
   };
   navigator_ = new views::PassNavigator(this);
-  auto* navigatorDock = dock("Passes", "passesDock", navigator_, Qt::LeftDockWidgetArea);
+  dock("Passes", "passesDock", navigator_, Qt::LeftDockWidgetArea);
   runs_ = new QListWidget(this);
   dock("Runs", "runsDock", runs_, Qt::LeftDockWidgetArea);
   inspector_ = new views::Inspector(this);
   auto* inspectorDock = dock("Inspector", "inspectorDock", inspector_, Qt::RightDockWidgetArea);
   optionsForm_ = new views::OptionsForm(this);
-  auto* optionsDock = dock("Options", "optionsDock", optionsForm_, Qt::RightDockWidgetArea);
+  // Scrolled, so the form's width does not set the right docks' minimum (it took a third of the window).
+  auto* optionsScroll = new QScrollArea(this);
+  optionsScroll->setWidget(optionsForm_);
+  optionsScroll->setWidgetResizable(true);
+  optionsScroll->setFrameShape(QFrame::NoFrame);
+  auto* optionsDock = dock("Options", "optionsDock", optionsScroll, Qt::RightDockWidgetArea);
   tabifyDockWidget(inspectorDock, optionsDock);
   inspectorDock->raise();
   log_ = new QPlainTextEdit(this);
@@ -258,9 +264,22 @@ void MainWindow::buildDocks() {
   sweepDock_ = dock("Shapes", "shapesDock", sweepView_, Qt::BottomDockWidgetArea);
   tabifyDockWidget(fusedDock_, sweepDock_);
   memoryDock->raise();
-  // The graph gets the room: the side and bottom docks start narrow (the user's own sizes are restored later).
-  resizeDocks({memoryDock}, {220}, Qt::Vertical);  // the graph pane keeps most of the height
-  resizeDocks({navigatorDock, inspectorDock}, {230, 280}, Qt::Horizontal);
+}
+
+void MainWindow::showEvent(QShowEvent* e) {
+  QMainWindow::showEvent(e);
+  if (!std::exchange(defaultDockSizes_, false)) return;
+  // The graph gets the room: the side and bottom docks start narrow. Sizes set before the window is laid out are
+  // lost (the docks took their contents' size hints, a third of the height), so they are set once it is shown;
+  // a user's own layout is restored instead.
+  QTimer::singleShot(0, this, [this] {
+    auto* memoryDock = findChild<QDockWidget*>("memoryDock");
+    auto* navigatorDock = findChild<QDockWidget*>("passesDock");
+    auto* inspectorDock = findChild<QDockWidget*>("inspectorDock");
+    if (!memoryDock || !navigatorDock || !inspectorDock) return;
+    resizeDocks({memoryDock}, {height() / 4}, Qt::Vertical);
+    resizeDocks({navigatorDock, inspectorDock}, {230, 260}, Qt::Horizontal);
+  });
 }
 
 void MainWindow::buildActions() {

@@ -103,6 +103,7 @@ class MainWindow : public QMainWindow {
 
  protected:
   void closeEvent(QCloseEvent* e) override;
+  void showEvent(QShowEvent* e) override;
   void dragEnterEvent(QDragEnterEvent* e) override;
   void dropEvent(QDropEvent* e) override;
 
@@ -181,6 +182,7 @@ class MainWindow : public QMainWindow {
   int matchIndex_ = -1;
   QString lastSearch_;
   bool syncing_ = false;
+  bool defaultDockSizes_ = false;  // no saved layout: the docks get their starting sizes once the window is shown
 };
 
 }  // namespace kiln::app
