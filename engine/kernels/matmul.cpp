@@ -14,8 +14,13 @@ namespace nn {
 namespace {
 
 // CBLAS takes int extents; anything wider (possible only with a zero-sized other extent or absurd inputs) takes the
-// plain loop.
-bool fitsBlas(int64_t m, int64_t n, int64_t k) { return m <= INT_MAX && n <= INT_MAX && k <= INT_MAX; }
+// plain loop. So does a small product (up to 32x32x32): the shape probes and constant folding of a compile multiply
+// such matrices only, and loading OpenBLAS for them cost more than the products (its worker threads then spin for
+// about a tenth of a second beside the compile).
+bool useBlas(int64_t m, int64_t n, int64_t k) {
+  constexpr double kSmallProduct = 32.0 * 32 * 32;
+  return m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && double(m) * double(n) * double(k) > kSmallProduct;
+}
 
 template <typename W>
 void gemmLoop(bool transA, bool transB, int64_t m, int64_t n, int64_t k, W alpha, const W* a, const W* b, W beta,
@@ -41,7 +46,7 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha
   if (m == 0 || n == 0) return;
   if (k == 0) return scaleC(m * n, beta, c);
   const auto i = [](int64_t v) { return static_cast<int>(v); };
-  if (!fitsBlas(m, n, k) ||
+  if (!useBlas(m, n, k) ||
       !blasSgemm(transA, transB, i(m), i(n), i(k), alpha, a, i(transA ? m : k), b, i(transB ? k : n), beta, c, i(n)))
     gemmLoop(transA, transB, m, n, k, alpha, a, b, beta, c);
 }
@@ -51,7 +56,7 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alph
   if (m == 0 || n == 0) return;
   if (k == 0) return scaleC(m * n, beta, c);
   const auto i = [](int64_t v) { return static_cast<int>(v); };
-  if (!fitsBlas(m, n, k) ||
+  if (!useBlas(m, n, k) ||
       !blasDgemm(transA, transB, i(m), i(n), i(k), alpha, a, i(transA ? m : k), b, i(transB ? k : n), beta, c, i(n)))
     gemmLoop(transA, transB, m, n, k, alpha, a, b, beta, c);
 }

@@ -20,6 +20,21 @@ namespace {
 
 bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
+// Whether a node computes data rather than shapes: a floating-point output of more than kMaxShapeFloats elements
+// (known or not yet inferred). Exports do shape arithmetic on integers, and on floats only in scalars or short
+// vectors (a scale, a division before Floor); evaluating the data path as well (every MatMul of a small encoder fed
+// zeros) made each probe cost as much as running the model.
+bool isData(const Node& n) {
+  constexpr int64_t kMaxShapeFloats = 1024;
+  for (size_t i = 0; i < n.numOutputs(); ++i) {
+    const Value* out = n.output(i);
+    if (!out || !out->type().isTensor() || !isFloating(out->type().dtype)) continue;
+    const std::optional<int64_t> numel = out->type().shape.numel();
+    if (!numel || *numel > kMaxShapeFloats) return true;
+  }
+  return false;
+}
+
 // The shape arithmetic inference cannot see into: index vectors computed from the bound extents (Range over the
 // sequence length feeding a Gather from a position table, as GPT-2 and HF encoders build position ids, or a running
 // count of the tokens). Small
@@ -90,7 +105,7 @@ size_t shapeArithmeticFailures(const Graph& g, int64_t opset) {
         continue;
       }
     }
-    if (!n->subgraphs().empty() || !hasKernel(*n)) continue;
+    if (!n->subgraphs().empty() || !hasKernel(*n) || isData(*n)) continue;
     std::vector<const Tensor*> inputs;
     bool ready = true;
     for (size_t i = 0; i < n->numInputs() && ready; ++i) {
