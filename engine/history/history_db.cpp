@@ -272,11 +272,7 @@ bool exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-FileFacts inspectExisting(const std::string& path) {
-  // A WAL-mode file opened read-only leaves -wal/-shm files behind. For a file that no one has open (no -wal or
-  // -journal next to it) the check reads it as immutable instead, so refusing a file leaves its directory exactly as
-  // it was; a file in use is read the normal way (its side files exist already).
-  const bool inUse = exists(path + "-wal") || exists(path + "-journal");
+FileFacts inspectExisting(const std::string& path, bool inUse) {
   const std::string name = inUse ? path : fileUri(path) + "?immutable=1";
   Connection c;
   configureSqlite();
@@ -306,6 +302,22 @@ FileFacts inspectExisting(const std::string& path) {
   if (!hasMeta.empty())
     f.kilnMeta = !queryColumn(path, c.db, "SELECT 1 FROM meta WHERE key = 'application' AND value = 'kiln'").empty();
   return f;
+}
+
+FileFacts inspectExisting(const std::string& path) {
+  // A WAL-mode file opened read-only leaves -wal/-shm files behind. For a file that no one has open (no -wal or
+  // -journal next to it) the check reads it as immutable instead, so refusing a file leaves its directory exactly as
+  // it was; a file in use is read the normal way (its side files exist already).
+  auto inUse = [&] { return exists(path + "-wal") || exists(path + "-journal"); };
+  if (inUse()) return inspectExisting(path, true);
+  try {
+    return inspectExisting(path, false);
+  } catch (const LoadError&) {
+    // A writer opened the file while it was read as immutable: what was read may be half of its changes. Read it
+    // again the normal way; only what that read finds is the file's.
+    if (!inUse()) throw;
+    return inspectExisting(path, true);
+  }
 }
 
 // The first 16 bytes of every SQLite 3 database.
@@ -464,6 +476,15 @@ int HistoryDb::markAbandonedRuns() {
   for (int64_t id : dead) mark.bind(1, id).run();
   tx.commit();
   return static_cast<int>(dead.size());
+}
+
+HistoryDb::HistoryDb(const HistoryDb& validated, AnotherReader)
+    : path_(validated.path_), mode_(Mode::ReadOnly) {
+  openConnection(false);
+}
+
+std::unique_ptr<HistoryDb> HistoryDb::anotherReader() const {
+  return std::unique_ptr<HistoryDb>(new HistoryDb(*this, AnotherReader{}));
 }
 
 sqlite3* HistoryDb::openWriterConnection() const {

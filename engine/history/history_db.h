@@ -3,6 +3,7 @@
 // reads while a batch writes) whose `meta` table says application = kiln and whose `PRAGMA user_version` is the
 // schema version. Opening never modifies a file it refuses: it is validated through a read-only connection first.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -39,6 +40,8 @@ class HistoryDb {
   // A further read-write connection to this (validated, migrated) file, with the same settings, for a writer on
   // another thread (history/history_writer.h). The caller closes it with sqlite3_close_v2. Throws HistoryError.
   sqlite3* openWriterConnection() const;
+  // A further read-only connection to this file, already validated (and migrated), for a reader on another thread.
+  std::unique_ptr<HistoryDb> anotherReader() const;
 
  private:
   std::string path_;
@@ -46,6 +49,8 @@ class HistoryDb {
   sqlite3* db_ = nullptr;
   int abandonedMarked_ = 0;
 
+  struct AnotherReader {};
+  HistoryDb(const HistoryDb& validated, AnotherReader);
   void openConnection(bool blank);
   void migrate(bool blank);
   int markAbandonedRuns();

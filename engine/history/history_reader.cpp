@@ -503,10 +503,9 @@ GraphSnapshot HistoryReader::graphAt(int64_t runId, int pass) const {
   std::future<std::pair<std::vector<ValueRow>, std::vector<EdgeRow>>> valuesAndEdges;
   const bool fileBacked = db_.path() != ":memory:" && db_.path().rfind("file:", 0) != 0;
   if (fileBacked)
-    valuesAndEdges = std::async(std::launch::async, [&readValuesAndEdges, path = db_.path()] {
-      HistoryDb second(path, HistoryDb::Mode::ReadOnly);
-      SqlTransaction secondTx(second.handle(), SqlTransaction::Kind::Read);
-      return readValuesAndEdges(second);
+    valuesAndEdges = std::async(std::launch::async, [&readValuesAndEdges, second = db_.anotherReader()] {
+      SqlTransaction secondTx(second->handle(), SqlTransaction::Kind::Read);
+      return readValuesAndEdges(*second);
     });
   s.nodes = selectNodes(db_, kValidAt, runId, pass);
   AnnotationLog log;

@@ -46,6 +46,10 @@ LoadedModel loadModel(const std::string& path, const LoadLimits& limits) {
   const ModelPath where = parseModelPath(path);
   const std::string& file = where.file;
   std::error_code ec;
+  // A FIFO, device or socket would block the first read (a hang) or never end: models are regular files.
+  if (const auto st = std::filesystem::status(file, ec);
+      !ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st) && !std::filesystem::is_directory(st))
+    throw LoadError(path, "not a regular file (a pipe, device or socket); give the model's file");
   if (const auto size = std::filesystem::file_size(file, ec); !ec && size > limits.maxModelBytes)
     throw LoadError(path, "file is " + std::to_string(size) + " bytes, above the limit of " +
                               std::to_string(limits.maxModelBytes) + " (max_model_bytes)");

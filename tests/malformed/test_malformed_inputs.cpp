@@ -9,6 +9,7 @@
 #include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <sys/stat.h>
 
 #include <fstream>
 
@@ -111,6 +112,10 @@ class MalformedInputsTest : public QObject {
     const std::string good = baseProto().SerializeAsString();
     good_ = write("good.onnx", good);
     model("onnx", "empty file", "empty.onnx", "", "file is empty");
+    // A named pipe no one writes to: opening it would block for ever.
+    const QString fifo = tmp_.filePath("pipe.onnx");
+    QCOMPARE(::mkfifo(fifo.toUtf8().constData(), 0600), 0);
+    add("onnx", "a named pipe", {"inspect", fifo}, fifo, "not a regular file");
     // Truncations at structure boundaries: inside the graph's length-delimited field, right after its key, and
     // inside the node list.
     const std::string graphBytes = baseProto().graph().SerializeAsString();

@@ -6,7 +6,10 @@
 #include <google/protobuf/unknown_field_set.h>
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <climits>
 #include <fstream>
@@ -397,20 +400,55 @@ void refuseNonPositiveAttributes(const onnx::ModelProto& proto) {
   for (const auto& f : proto.functions()) check(f.node(), "function '" + f.name() + "': ");
 }
 
-std::string readWholeFile(const std::string& path, uint64_t maxBytes) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) throw LoadError(path, "cannot open: no such file");
-  if (S_ISDIR(st.st_mode)) throw LoadError(path, "is a directory, not an ONNX file");
-  if (static_cast<uint64_t>(st.st_size) > maxBytes)
-    throw LoadError(path, "file is " + std::to_string(st.st_size) + " bytes, above the " +
-                              std::to_string(maxBytes) + "-byte limit for a single ONNX protobuf");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw LoadError(path, "cannot open for reading");
-  std::string bytes(static_cast<size_t>(st.st_size), '\0');
-  f.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (static_cast<size_t>(f.gcount()) != bytes.size()) throw LoadError(path, "short read");
-  return bytes;
-}
+// A file's bytes for the parse: mapped read-only from the page cache where possible, with no copy and no zeroed
+// buffer (reading a 400 MB model into a string cost a third of its compile), else read into a string. A file
+// truncated by another process while it is mapped is not guarded against (SIGBUS), as with any mapped read.
+class FileBytes {
+ public:
+  FileBytes(const std::string& path, uint64_t maxBytes) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) throw LoadError(path, "cannot open: no such file");
+    if (S_ISDIR(st.st_mode)) throw LoadError(path, "is a directory, not an ONNX file");
+    if (static_cast<uint64_t>(st.st_size) > maxBytes)
+      throw LoadError(path, "file is " + std::to_string(st.st_size) + " bytes, above the " +
+                                std::to_string(maxBytes) + "-byte limit for a single ONNX protobuf");
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw LoadError(path, "cannot open for reading");
+    struct stat opened {};
+    if (S_ISREG(st.st_mode) && ::fstat(fd, &opened) == 0 && opened.st_size == st.st_size && st.st_size > 0) {
+      void* m = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      if (m != MAP_FAILED) {
+        map_ = m;
+        size_ = static_cast<size_t>(st.st_size);
+      }
+    }
+    ::close(fd);
+    if (map_) return;
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw LoadError(path, "cannot open for reading");
+    copy_.assign(static_cast<size_t>(st.st_size), '\0');
+    f.read(copy_.data(), static_cast<std::streamsize>(copy_.size()));
+    if (static_cast<size_t>(f.gcount()) != copy_.size()) throw LoadError(path, "short read");
+  }
+  ~FileBytes() { release(); }
+  FileBytes(const FileBytes&) = delete;
+  FileBytes& operator=(const FileBytes&) = delete;
+
+  std::string_view view() const {
+    return map_ ? std::string_view(static_cast<const char*>(map_), size_) : std::string_view(copy_);
+  }
+  // Once parsed, the model holds copies of everything it needs.
+  void release() {
+    if (map_) ::munmap(map_, size_);
+    map_ = nullptr;
+    std::string().swap(copy_);
+  }
+
+ private:
+  void* map_ = nullptr;
+  size_t size_ = 0;
+  std::string copy_;
+};
 
 std::string dirOf(const std::string& path) {
   auto slash = path.find_last_of('/');
@@ -419,10 +457,10 @@ std::string dirOf(const std::string& path) {
   return path.substr(0, slash);
 }
 
-}  // namespace
-
-OnnxImport readOnnxBytes(std::string bytes, const std::string& displayName, const std::string& baseDir,
-                         const OnnxReadOptions& options) {
+// The import of a model's bytes; `releaseBytes` frees them once they are parsed (before the graph is built, which
+// would otherwise hold the model's weights twice).
+OnnxImport importBytes(std::string_view bytes, const std::function<void()>& releaseBytes,
+                       const std::string& displayName, const std::string& baseDir, const OnnxReadOptions& options) {
   if (bytes.empty()) throw LoadError(displayName, "file is empty");
   if (bytes.size() > INT_MAX) throw LoadError(displayName, "file exceeds protobuf's 2 GiB message limit");
   // An arena makes parsing and, above all, freeing the hundreds of thousands of small messages of a big model
@@ -443,8 +481,7 @@ OnnxImport readOnnxBytes(std::string bytes, const std::string& displayName, cons
       throw LoadError(displayName, "not a valid ONNX model (protobuf parse failed: truncated, not ONNX, or messages "
                                    "nested deeper than " + std::to_string(kProtoRecursionLimit) + " levels)");
   }
-  bytes.clear();
-  bytes.shrink_to_fit();
+  releaseBytes();
   if (!proto.has_graph()) throw LoadError(displayName, "not a valid ONNX model (no graph)");
   size_t unknownFields = 0;
   try {
@@ -518,9 +555,16 @@ OnnxImport readOnnxBytes(std::string bytes, const std::string& displayName, cons
   return result;
 }
 
+}  // namespace
+
+OnnxImport readOnnxBytes(std::string bytes, const std::string& displayName, const std::string& baseDir,
+                         const OnnxReadOptions& options) {
+  return importBytes(bytes, [&bytes] { std::string().swap(bytes); }, displayName, baseDir, options);
+}
+
 OnnxImport readOnnxFile(const std::string& path, const OnnxReadOptions& options) {
-  std::string bytes = readWholeFile(path, options.maxFileBytes);
-  return readOnnxBytes(std::move(bytes), path, dirOf(path), options);
+  FileBytes bytes(path, options.maxFileBytes);
+  return importBytes(bytes.view(), [&bytes] { bytes.release(); }, path, dirOf(path), options);
 }
 
 }  // namespace kiln
