@@ -416,8 +416,9 @@ class FileBytes {
     if (fd < 0) throw LoadError(path, "cannot open for reading");
     struct stat opened {};
     if (S_ISREG(st.st_mode) && ::fstat(fd, &opened) == 0 && opened.st_size == st.st_size && st.st_size > 0) {
-      void* m = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      void* m = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
       if (m != MAP_FAILED) {
+        ::madvise(m, static_cast<size_t>(st.st_size), MADV_SEQUENTIAL);
         map_ = m;
         size_ = static_cast<size_t>(st.st_size);
       }
@@ -437,6 +438,7 @@ class FileBytes {
   std::string_view view() const {
     return map_ ? std::string_view(static_cast<const char*>(map_), size_) : std::string_view(copy_);
   }
+  bool mapped() const { return map_ != nullptr; }
   // Once parsed, the model holds copies of everything it needs.
   void release() {
     if (map_) ::munmap(map_, size_);
@@ -457,9 +459,58 @@ std::string dirOf(const std::string& path) {
   return path.substr(0, slash);
 }
 
+// The bytes for protobuf in chunks. From a mapped file, each chunk the parse has moved past is dropped from the
+// process (the parse has copied what it keeps by then): the mapping and the parsed weights are not both resident,
+// which kept a 435 MB model's load at twice its weights.
+class ChunkedInput final : public google::protobuf::io::ZeroCopyInputStream {
+ public:
+  ChunkedInput(std::string_view bytes, bool dropConsumed) : bytes_(bytes), drop_(dropConsumed) {}
+  bool Next(const void** data, int* size) override {
+    if (pos_ >= bytes_.size()) return false;
+    dropBefore(pos_);  // protobuf may back up into the chunk it holds, never into earlier ones
+    const size_t n = std::min(kChunk, bytes_.size() - pos_);
+#ifdef MADV_POPULATE_READ
+    // Maps the chunk's pages in one call rather than a fault per few pages (a kernel without it says EINVAL).
+    if (drop_ && pos_ >= populated_) {
+      const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+      const size_t from = pos_ / page * page, to = std::min(bytes_.size(), pos_ + kChunk);
+      ::madvise(const_cast<char*>(bytes_.data()) + from, to - from, MADV_POPULATE_READ);
+      populated_ = to;
+    }
+#endif
+    *data = bytes_.data() + pos_;
+    *size = static_cast<int>(n);
+    pos_ += n;
+    return true;
+  }
+  void BackUp(int count) override {
+    pos_ -= static_cast<size_t>(count);
+  }
+  bool Skip(int count) override {
+    const size_t n = std::min(static_cast<size_t>(count), bytes_.size() - pos_);
+    pos_ += n;
+    return n == static_cast<size_t>(count);
+  }
+  int64_t ByteCount() const override { return static_cast<int64_t>(pos_); }
+
+ private:
+  static constexpr size_t kChunk = size_t{16} << 20;
+  void dropBefore(size_t end) {
+    if (!drop_) return;
+    const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    const size_t to = end / page * page;
+    if (to <= dropped_) return;
+    ::madvise(const_cast<char*>(bytes_.data()) + dropped_, to - dropped_, MADV_DONTNEED);
+    dropped_ = to;
+  }
+  std::string_view bytes_;
+  bool drop_;
+  size_t pos_ = 0, dropped_ = 0, populated_ = 0;
+};
+
 // The import of a model's bytes; `releaseBytes` frees them once they are parsed (before the graph is built, which
 // would otherwise hold the model's weights twice).
-OnnxImport importBytes(std::string_view bytes, const std::function<void()>& releaseBytes,
+OnnxImport importBytes(std::string_view bytes, bool mapped, const std::function<void()>& releaseBytes,
                        const std::string& displayName, const std::string& baseDir, const OnnxReadOptions& options) {
   if (bytes.empty()) throw LoadError(displayName, "file is empty");
   if (bytes.size() > INT_MAX) throw LoadError(displayName, "file exceeds protobuf's 2 GiB message limit");
@@ -471,7 +522,7 @@ OnnxImport importBytes(std::string_view bytes, const std::function<void()>& rele
   google::protobuf::Arena arena(arenaOptions);
   onnx::ModelProto& proto = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
   {
-    google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
+    ChunkedInput raw(bytes, mapped);
     google::protobuf::io::CodedInputStream coded(&raw);
     coded.SetTotalBytesLimit(INT_MAX);
     // Room for the 64 levels of subgraphs the importer accepts (graph -> node -> attribute -> graph is three
@@ -559,12 +610,12 @@ OnnxImport importBytes(std::string_view bytes, const std::function<void()>& rele
 
 OnnxImport readOnnxBytes(std::string bytes, const std::string& displayName, const std::string& baseDir,
                          const OnnxReadOptions& options) {
-  return importBytes(bytes, [&bytes] { std::string().swap(bytes); }, displayName, baseDir, options);
+  return importBytes(bytes, false, [&bytes] { std::string().swap(bytes); }, displayName, baseDir, options);
 }
 
 OnnxImport readOnnxFile(const std::string& path, const OnnxReadOptions& options) {
   FileBytes bytes(path, options.maxFileBytes);
-  return importBytes(bytes.view(), [&bytes] { bytes.release(); }, path, dirOf(path), options);
+  return importBytes(bytes.view(), bytes.mapped(), [&bytes] { bytes.release(); }, path, dirOf(path), options);
 }
 
 }  // namespace kiln
