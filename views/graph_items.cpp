@@ -121,11 +121,22 @@ NodeItem::NodeItem(const layout::PassViewNode& node, QRectF rect) : BoxItem(rect
   setToolTip(tip);
 }
 
+namespace {
+
+// Zoomed out so far that a label would be a few pixels high: items draw plain boxes, without antialiasing or text.
+// At that scale the text nobody can read was most of a paint's cost (over 50 ms with 2,000 nodes in view).
+bool zoomedFarOut(const QPainter* p) {
+  constexpr double kLegibleScale = 0.4;
+  return QStyleOptionGraphicsItem::levelOfDetailFromTransform(p->worldTransform()) < kLegibleScale;
+}
+
+}  // namespace
+
 void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget* widget) {
   const QPalette pal = paletteOf(widget);
   const DiffState state = toDiffState(node_.state);
   const bool terminal = node_.kind != layout::PassViewNode::Kind::Op;
-  p->setRenderHint(QPainter::Antialiasing);
+  p->setRenderHint(QPainter::Antialiasing, !zoomedFarOut(p));
   if (state == DiffState::Removed) p->setOpacity(0.45);
   QPen border(state == DiffState::Unchanged ? pal.color(QPalette::Mid) : diffColor(state),
               state == DiffState::Unchanged ? 1.0 : 2.5);
@@ -136,6 +147,10 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidge
                       : overlay_.isValid() ? overlay_
                                            : nodeFill(QString::fromStdString(node_.unit), pal);
   p->setBrush(fill);
+  if (zoomedFarOut(p)) {
+    p->drawRect(rect_);
+    return;
+  }
   const double radius = terminal ? rect_.height() / 2 : 5;
   p->drawRoundedRect(rect_, radius, radius);
   if (highlight_.isValid()) {  // a rule's ring, outside the diff border so both show
@@ -182,11 +197,18 @@ void GroupItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidg
   const QPalette pal = paletteOf(widget);
   p->setRenderHint(QPainter::Antialiasing);
   // A stacked look says "several nodes in here".
+  QPen border(pal.color(QPalette::Dark), 1.5);
+  if (option->state & QStyle::State_Selected) border = QPen(pal.color(QPalette::Highlight), 3);
+  if (zoomedFarOut(p)) {
+    p->setRenderHint(QPainter::Antialiasing, false);
+    p->setPen(border);
+    p->setBrush(pal.color(QPalette::Button));
+    p->drawRect(rect_);
+    return;
+  }
   p->setPen(QPen(pal.color(QPalette::Mid), 1));
   p->setBrush(pal.color(QPalette::AlternateBase));
   p->drawRoundedRect(rect_.translated(4, 4), 6, 6);
-  QPen border(pal.color(QPalette::Dark), 1.5);
-  if (option->state & QStyle::State_Selected) border = QPen(pal.color(QPalette::Highlight), 3);
   p->setPen(border);
   p->setBrush(pal.color(QPalette::Button));
   p->drawRoundedRect(rect_, 6, 6);
