@@ -1,19 +1,18 @@
 #include "layout/pass_view.h"
 
 #include <algorithm>
+#include <deque>
 #include <functional>
 #include <future>
 #include <queue>
-#include <deque>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "history/annotation_changes.h"
 #include "history/history_rows.h"
 #include "ir/fused_node.h"
-#include "layout/node_overlay.h"
 #include "ir/graph.h"
-#include "util/json.h"
+#include "layout/node_overlay.h"
 
 namespace kiln::layout {
 
