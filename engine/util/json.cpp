@@ -263,60 +263,46 @@ Json JsonReader::parseValue(size_t depth) {
   fail(std::string("unexpected character '") + c + "'");
 }
 
+namespace {
+
+// The members of an object or the elements of an array, after its opening bracket: `one` reads each, the commas
+// between them and the closing bracket are consumed here.
+template <typename ReadOne>
+void readList(JsonReader& r, char close, ReadOne&& one) {
+  if (r.next(close)) return;
+  do one();
+  while (r.next(','));
+  if (!r.next(close)) r.fail(std::string("expected ',' or '") + close + "'");
+}
+
+}  // namespace
+
 Json JsonReader::parseObject(size_t depth) {
   ++pos_;
   Json::Object o;
-  skipWs();
-  if (pos_ < s_.size() && s_[pos_] == '}') {
-    ++pos_;
-    return Json(std::move(o));
-  }
-  for (;;) {
+  readList(*this, '}', [&] {
     skipWs();
     if (pos_ >= s_.size() || s_[pos_] != '"') fail("expected a string key");
     std::string key = parseString();
     for (const auto& kv : o)
       if (kv.first == key) fail("duplicate key \"" + key + "\"");
-    skipWs();
-    if (pos_ >= s_.size() || s_[pos_] != ':') fail("expected ':'");
-    ++pos_;
+    if (!next(':')) fail("expected ':'");
     skipWs();
     o.emplace_back(std::move(key), parseValue(depth + 1));
-    skipWs();
-    if (pos_ < s_.size() && s_[pos_] == ',') {
-      ++pos_;
-      continue;
-    }
-    if (pos_ < s_.size() && s_[pos_] == '}') {
-      ++pos_;
-      return Json(std::move(o));
-    }
-    fail("expected ',' or '}'");
-  }
+  });
+  return Json(std::move(o));
 }
+
 Json JsonReader::parseArray(size_t depth) {
   ++pos_;
   Json::Array a;
-  skipWs();
-  if (pos_ < s_.size() && s_[pos_] == ']') {
-    ++pos_;
-    return Json(std::move(a));
-  }
-  for (;;) {
+  readList(*this, ']', [&] {
     skipWs();
     a.push_back(parseValue(depth + 1));
-    skipWs();
-    if (pos_ < s_.size() && s_[pos_] == ',') {
-      ++pos_;
-      continue;
-    }
-    if (pos_ < s_.size() && s_[pos_] == ']') {
-      ++pos_;
-      return Json(std::move(a));
-    }
-    fail("expected ',' or ']'");
-  }
+  });
+  return Json(std::move(a));
 }
+
 void JsonReader::appendUtf8(std::string& out, uint32_t cp) {
   if (cp < 0x80) {
     out += static_cast<char>(cp);
