@@ -9,7 +9,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "gui/gui_main.h"
+#include "workbench_loader.h"
 #include "util/load_error.h"
 #include "io/model_path.h"
 

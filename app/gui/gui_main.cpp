@@ -1,40 +1,23 @@
-#include "gui/gui_main.h"
-
+// The workbench module's entry point, called by the kiln executable (app/workbench_loader.cpp) once it has checked
+// that there is a display.
 #include <QApplication>
-#include <QStyleHints>
 #include <QTimer>
-#include <cstdlib>
-#include <iostream>
+#include <type_traits>
 
 #include "main_window.h"
+#include "workbench_loader.h"
 
-namespace kiln::app {
-
-bool displayAvailable() {
-  // An explicit platform (offscreen, vnc, ...) is the user's choice; otherwise X11 or Wayland must be there.
-  for (const char* var : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"})
-    if (const char* v = std::getenv(var); v && *v) return true;
-  return false;
-}
-
-int runWorkbench(int argc, char** argv, const std::string& file) {
-  if (!displayAvailable()) {
-    std::cerr << "kiln: no display (DISPLAY / WAYLAND_DISPLAY unset): the workbench needs one.\n"
-                 "      Headless: kiln compile MODEL, kiln inspect MODEL, kiln history list DB (kiln help).\n"
-                 "      Or run it under xvfb-run -a.\n";
-    return 2;
-  }
+extern "C" __attribute__((visibility("default"))) int kiln_workbench_main(int argc, char** argv, const char* file) {
+  static_assert(std::is_same_v<decltype(&kiln_workbench_main), kiln::app::WorkbenchEntry>);
   QApplication app(argc, argv);
   QApplication::setOrganizationName("Kiln");
   QApplication::setApplicationName("Kiln");
   QApplication::setApplicationDisplayName("Kiln");
-  MainWindow w;
+  kiln::app::MainWindow w;
   w.show();
-  if (!file.empty()) {
-    const QString path = QString::fromLocal8Bit(file.c_str());
+  if (file && *file) {
+    const QString path = QString::fromLocal8Bit(file);
     QTimer::singleShot(0, &w, [&w, path] { w.openPath(path); });
   }
   return app.exec();
 }
-
-}  // namespace kiln::app

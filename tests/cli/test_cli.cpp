@@ -37,6 +37,9 @@ class CliTest : public QObject {
     const Run noDisplay = kiln({QStringLiteral(KILN_BINARY)}, headlessEnvironment());
     QCOMPARE(noDisplay.code, 2);
     QVERIFY2(noDisplay.err.contains("no display") && noDisplay.err.contains("kiln compile"), qPrintable(noDisplay.err));
+    // With one, the workbench module loads and the window stays up.
+    const QString opened = workbenchStaysUp(QStringLiteral(KILN_BINARY), QString());
+    QVERIFY2(opened.isEmpty(), qPrintable(opened));
     const Run help = kiln({"help"});
     QCOMPARE(help.code, 0);
     QVERIFY(help.out.contains("inspect"));

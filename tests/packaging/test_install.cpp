@@ -1,7 +1,9 @@
 // The installed layout (`cmake --install`, the same tree the .deb holds under /usr) works from wherever it lands:
 // every file the package promises is there, `kiln --version` answers, the installed binary finds the SoC profiles next
-// to itself (a profile only the install holds is found), and `kiln batch` runs on the installed option sets.
+// to itself (a profile only the install holds is found), `kiln batch` runs on the installed option sets, and the
+// workbench module is found and loaded (or, removed, named in a clear refusal).
 #include <QDir>
+#include <QDirIterator>
 #include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -52,6 +54,23 @@ class InstallTest : public QObject {
                                     "--quiet"});
     QVERIFY2(batch.code == 0, qPrintable(batch.err));
     QVERIFY(QFile::exists(out + "/junit.xml"));
+
+    // The workbench is a module the installed binary loads from lib/.../kiln/; without it the binary says so and
+    // the headless commands still run.
+    const QString opened = workbenchStaysUp(kiln, model);
+    QVERIFY2(opened.isEmpty(), qPrintable(opened));
+    QString module;
+    for (QDirIterator it(prefix, {"kiln_workbench.so"}, QDir::Files, QDirIterator::Subdirectories); it.hasNext();)
+      module = it.next();
+    QVERIFY2(module.contains("/lib"), qPrintable(module));
+    QVERIFY(QFile::remove(module));
+    QProcessEnvironment offscreen = QProcessEnvironment::systemEnvironment();
+    offscreen.insert("QT_QPA_PLATFORM", "offscreen");
+    const KilnRun missing = runProgram(kiln, {model}, offscreen);
+    QCOMPARE(missing.code, 2);
+    QVERIFY2(missing.err.contains("cannot load the workbench") && missing.err.contains("kiln_workbench.so"),
+             qPrintable(missing.err));
+    QCOMPARE(run(kiln, {"inspect", model}).code, 0);
   }
 };
 

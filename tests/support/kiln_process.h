@@ -55,3 +55,20 @@ inline KilnRun runKilnLimited(const QStringList& args,
                               const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
   return runProgram(QStringLiteral(KILN_BINARY), args, env, 60000, 2ull << 30);
 }
+
+// Opens `file` (none: the empty workbench) in the workbench of `program` (offscreen) and reports whether it is still up after `ms`: a workbench
+// that cannot start (its module missing or not matching the executable) exits at once with code 2 and a message. The
+// process is ended either way. Returns the empty string when it stayed up, else what it said.
+inline QString workbenchStaysUp(const QString& program, const QString& file, int ms = 3000) {
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert("QT_QPA_PLATFORM", "offscreen");
+  QProcess p;
+  p.setProcessEnvironment(env);
+  p.start(program, file.isEmpty() ? QStringList() : QStringList{file});
+  if (!p.waitForStarted(10000)) return "did not start";
+  if (p.waitForFinished(ms))
+    return QString("exited with %1: %2").arg(p.exitCode()).arg(QString::fromUtf8(p.readAllStandardError()));
+  p.kill();
+  p.waitForFinished();
+  return {};
+}
