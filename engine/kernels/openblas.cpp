@@ -5,6 +5,8 @@
 
 #include <initializer_list>
 
+#include "util/process_limits.h"
+
 namespace kiln::kernels {
 
 namespace {
@@ -14,11 +16,15 @@ struct OpenBlas {
   decltype(&cblas_dgemm) dgemm = nullptr;
 };
 
+// Under an address-space limit (ulimit -v, RLIMIT_AS) OpenBLAS is not used: when it cannot start its worker threads
+// it kills the process (SIGINT), and when it cannot get its buffer it retries forever. Both happen before memory
+// really runs out; the plain kernels then run instead, and running out ends in Kiln's own clear message.
 // Loaded once, by whichever thread multiplies first (a function-local static is initialised exactly once). The
 // handle is never closed: the library's threads live until the process ends.
 const OpenBlas& openBlas() {
   static const OpenBlas lib = [] {
     OpenBlas b;
+    if (addressSpaceLimited()) return b;
     for (const char* name : {"libopenblas.so.0", "libopenblas.so"}) {
       void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
       if (!h) continue;

@@ -6,7 +6,7 @@
 namespace kiln::kernels {
 
 // Row-major C = alpha·op(A)·op(B) + beta·C through OpenBLAS. False, and nothing done, when the library cannot be
-// loaded: the caller runs its own loop.
+// loaded, or under an address-space limit (see openblas.cpp): the caller runs its own loop.
 bool blasSgemm(bool transA, bool transB, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
                int ldb, float beta, float* c, int ldc);
 bool blasDgemm(bool transA, bool transB, int m, int n, int k, double alpha, const double* a, int lda,

@@ -3,10 +3,13 @@
 #include <onnx/defs/data_type_utils.h>
 #include <onnx/defs/schema.h>
 
+#include <pthread.h>
+
 #include <unordered_map>
 
 #include "ir/opdefs/proto_convert.h"
 #include "ir/graph.h"
+#include "util/process_limits.h"
 
 namespace kiln {
 
@@ -27,6 +30,37 @@ OpRegistry& OpRegistry::global() {
 
 OpRegistry::OpRegistry() { registerKilnOps(*this); }
 
+RegistryWarmup::RegistryWarmup() {
+  // A small stack, not the default 8 MiB: glibc keeps an ended thread's stack mapped for reuse, and under an
+  // address-space limit (ulimit -v) those 8 MiB were enough to make OpenBLAS fail to start its threads later, which
+  // it answers by killing the process. Registration builds its schemas on the heap.
+  // Under an address-space limit the thread's malloc arena (64 MiB reserved) can fail where the main thread's heap
+  // does not, and libonnx cannot retry a registration that failed half-way: the registry is then built on first use.
+  if (addressSpaceLimited()) return;
+  pthread_attr_t attr;
+  if (pthread_attr_init(&attr) != 0) return;
+  pthread_attr_setstacksize(&attr, 512 << 10);
+  pthread_t t;
+  started_ = pthread_create(
+                 &t, &attr,
+                 [](void*) -> void* {
+                   try {
+                     OpRegistry::global();
+                   } catch (...) {
+                     // The first real lookup builds it again on its own thread and reports the problem there.
+                   }
+                   return nullptr;
+                 },
+                 nullptr) == 0;
+  // No thread to be had (a process limit): the registry is built on first use, as without a warm-up.
+  if (started_) thread_ = t;
+  pthread_attr_destroy(&attr);
+}
+
+RegistryWarmup::~RegistryWarmup() {
+  if (started_) pthread_join(static_cast<pthread_t>(thread_), nullptr);
+}
+
 namespace {
 std::string key(std::string_view domain, std::string_view type) {
   std::string k(domain == "ai.onnx" ? std::string_view() : domain);
@@ -35,6 +69,7 @@ std::string key(std::string_view domain, std::string_view type) {
   return k;
 }
 }  // namespace
+
 
 bool OpRegistry::add(OpDef def) {
   const std::string d = def.domain == "ai.onnx" ? "" : def.domain;

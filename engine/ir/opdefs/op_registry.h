@@ -65,6 +65,21 @@ class OpRegistry {
   mutable std::map<std::string, std::unique_ptr<OpDef>, std::less<>> onnxCache_;  // "domain:type:opset"
 };
 
+// Builds the global registry on another thread from construction on, so that libonnx's schema registration (every
+// version of every standard op, about 6 ms, needed before the first node is read) overlaps reading and parsing the
+// model instead of adding to it. The first lookup waits for it if it is not done. Joined on destruction.
+class RegistryWarmup {
+ public:
+  RegistryWarmup();
+  ~RegistryWarmup();
+  RegistryWarmup(const RegistryWarmup&) = delete;
+  RegistryWarmup& operator=(const RegistryWarmup&) = delete;
+
+ private:
+  unsigned long thread_ = 0;  // pthread_t
+  bool started_ = false;
+};
+
 // Compute unit a standard op runs on (Cube for Conv/MatMul-like, AI CPU for data-dependent and control-flow ops,
 // Host for pure shape bookkeeping, Vector otherwise).
 ComputeUnit defaultComputeUnit(std::string_view domain, std::string_view type);
