@@ -106,7 +106,13 @@ class Session {
   void inferGraph(Graph& g) {
     auto order = g.topologicalOrder();
     std::vector<Node*> nodes = order ? *order : std::vector<Node*>(g.nodes().begin(), g.nodes().end());
-    for (Node* n : nodes) inferNode(*n);
+    for (Node* n : nodes) {
+      if (report_.nodesFailed > options_.stopAfterFailures) {
+        report_.stopped = true;
+        return;
+      }
+      inferNode(*n);
+    }
   }
 
   const onnx::TypeProto* typeOf(const Value* v) {

@@ -24,12 +24,16 @@ struct InferenceOptions {
   // node's output types and returns true when it can. The InferShape pass hands in the emulator's kernels run on
   // placeholder inputs (kernels/kernel_shape_probe.h); without one such ops keep their declared types.
   std::function<bool(Node&)> probe;
+  // Stop visiting nodes once more than this many have failed: for a caller that only asks whether a binding fails
+  // more than a baseline (passes/prepare/binding_fit.cpp). The nodes after that keep their types.
+  size_t stopAfterFailures = SIZE_MAX;
 };
 
 struct InferenceReport {
   size_t nodesVisited = 0;
   size_t nodesInferred = 0;  // an inference function ran without error
   size_t nodesFailed = 0;    // it threw (message in warnings)
+  bool stopped = false;      // stopAfterFailures was reached: not every node was visited
   std::map<std::string, int> unknownOps;  // qualified op type -> count
   std::vector<std::string> warnings;
   size_t warningsDropped = 0;

@@ -40,8 +40,8 @@ bool isData(const Node& n) {
 // count of the tokens). Small
 // values computed from constants and static shapes are evaluated with the reference kernels, as ConstantFolding
 // will; a Gather whose indices are known is checked against its table's extent without reading the table. Counts the
-// nodes that fail: out-of-range indices, or a kernel that throws on the values.
-size_t shapeArithmeticFailures(const Graph& g, int64_t opset) {
+// nodes that fail: out-of-range indices, or a kernel that throws on the values. Stops once more than `limit` failed.
+size_t shapeArithmeticFailures(const Graph& g, int64_t opset, size_t limit) {
   constexpr int64_t kMaxElements = 1 << 16;  // what ConstantFolding hands to kernels for shape work, roughly
   std::unordered_map<const Value*, Tensor> known;
   const auto valueOf = [&](const Value* v) -> const Tensor* {
@@ -65,6 +65,7 @@ size_t shapeArithmeticFailures(const Graph& g, int64_t opset) {
   }
   size_t failed = 0;
   for (const Node* n : g.nodes()) {
+    if (failed > limit) break;
     if (!n->domain().empty() || n->numOutputs() == 0 || !n->output(0)) continue;
     const std::string& op = n->opType();
     if (op == "Shape" || op == "Size") {
@@ -126,12 +127,16 @@ size_t shapeArithmeticFailures(const Graph& g, int64_t opset) {
   return failed;
 }
 
-// How many nodes inference (and the shape arithmetic after it) fails on with `binding` applied; the graph's types
-// are put back afterwards.
-size_t inferenceFailures(Graph& g, const std::map<std::string, int64_t>& opsets, const ShapeBinding& binding) {
+// How many nodes inference (and the shape arithmetic after it) fails on with `binding` applied, counted up to one
+// more than `limit`: a probe that only asks "more than the baseline?" stops at the first failure past it, usually
+// early in the graph, where a too-short table is first read. The graph's types are put back afterwards
+// (initializers' are never changed: they are neither inferred nor, being static, bound).
+size_t inferenceFailures(Graph& g, const std::map<std::string, int64_t>& opsets, const ShapeBinding& binding,
+                         size_t limit = SIZE_MAX) {
   std::vector<std::pair<Value*, ValueType>> saved;
   g.forEachGraph([&](Graph& sg) {
-    for (Value* v : sg.values()) saved.emplace_back(v, v->type());
+    for (Value* v : sg.values())
+      if (!v->constant() || !v->type().shape.isStatic()) saved.emplace_back(v, v->type());
   });
   applyShapeBinding(g, binding);
   InferenceOptions options;
@@ -139,7 +144,9 @@ size_t inferenceFailures(Graph& g, const std::map<std::string, int64_t>& opsets,
   const auto it = opsets.find("");
   const int64_t opset = it == opsets.end() ? 0 : it->second;
   options.probe = [opset](Node& n) { return probeOutputTypes(n, opset); };
-  const size_t failed = inferShapes(g, opsets, options).nodesFailed + shapeArithmeticFailures(g, opset);
+  options.stopAfterFailures = limit;
+  size_t failed = inferShapes(g, opsets, options).nodesFailed;
+  if (failed <= limit) failed += shapeArithmeticFailures(g, opset, limit - failed);
   for (auto& [v, t] : saved)
     if (!(v->type() == t)) v->setType(std::move(t));
   return failed;
@@ -175,7 +182,8 @@ ShapeBinding resolveFittedBinding(const Model& model, const BindingRequest& requ
   int64_t lo = 1, hi = top;
   while (hi - lo > 1) {
     const int64_t mid = lo + (hi - lo) / 2;
-    const size_t failed = inferenceFailures(g, opsets, resolveShapeBinding(g, lowered(request, sequence, past, mid)));
+    const size_t failed =
+        inferenceFailures(g, opsets, resolveShapeBinding(g, lowered(request, sequence, past, mid)), atOne);
     (failed <= atOne ? lo : hi) = mid;
   }
   ShapeBinding fitted = resolveShapeBinding(g, lowered(request, sequence, past, lo));
