@@ -101,9 +101,9 @@ std::optional<std::string_view> readSide(JsonReader& r, std::deque<std::string>&
 
 }  // namespace
 
-bool appendAnnotationChanges(std::string& out, int64_t nodeId, const Annotations& before, const Annotations& after) {
+bool syncAnnotationChanges(std::string& out, int64_t nodeId, Annotations& kept, const Annotations& now) {
   bool any = false;
-  auto change = [&](const std::string& key, const std::string* was, const std::string* now) {
+  auto change = [&](const std::string& key, const std::string* was, const std::string* is) {
     if (!any) {
       if (out.size() > 1 && out.back() != '{') out += ',';
       char id[24];
@@ -119,20 +119,25 @@ bool appendAnnotationChanges(std::string& out, int64_t nodeId, const Annotations
     out += ":[";
     appendSide(out, was);
     out += ',';
-    appendSide(out, now);
+    appendSide(out, is);
     out += ']';
   };
   // Both maps are sorted: one merge walk finds the keys added, removed and changed.
-  auto b = before.begin(), a = after.begin();
-  while (b != before.end() || a != after.end()) {
-    if (a == after.end() || (b != before.end() && b->first < a->first)) {
+  auto b = kept.begin();
+  auto a = now.begin();
+  while (b != kept.end() || a != now.end()) {
+    if (a == now.end() || (b != kept.end() && b->first < a->first)) {
       change(b->first, &b->second, nullptr);
-      ++b;
-    } else if (b == before.end() || a->first < b->first) {
+      b = kept.erase(b);
+    } else if (b == kept.end() || a->first < b->first) {
       change(a->first, nullptr, &a->second);
+      kept.emplace_hint(b, a->first, a->second);
       ++a;
     } else {
-      if (a->second != b->second) change(a->first, &b->second, &a->second);
+      if (a->second != b->second) {
+        change(a->first, &b->second, &a->second);
+        b->second = a->second;
+      }
       ++a;
       ++b;
     }

@@ -37,9 +37,11 @@ AnnotationViews parseAnnotationViews(std::string_view json, std::deque<std::stri
 // text that is not a JSON object. Never throws on bad text.
 AnnotationViews readableAnnotations(std::string_view json, std::deque<std::string>& decoded);
 
-// Appends `"<id>":{...}` for the keys whose values differ between `before` and `after` to `out` (a comma first when
-// `out` already holds an entry after its opening brace). False, and nothing appended, when they are equal.
-bool appendAnnotationChanges(std::string& out, int64_t nodeId, const Annotations& before, const Annotations& after);
+// Appends `"<id>":{...}` for the keys whose values differ between `kept` and `now` to `out` (a comma first when
+// `out` already holds an entry after its opening brace), and brings `kept` to `now` in the same walk, touching only
+// the keys that changed (the recorder's copy of a node's annotations: copying the whole map every pass cost more
+// than the comparison). False, and nothing appended or changed, when they are equal.
+bool syncAnnotationChanges(std::string& out, int64_t nodeId, Annotations& kept, const Annotations& now);
 
 struct AnnotationEdit {
   int64_t node = 0;

@@ -343,13 +343,16 @@ void HistoryRecorder::updateNode(OpenNode& open, const Node& n, int seq, bool at
     writeNodeRow(row);
     open.row = std::move(row);
     open.annotations = n.annotations();
-  } else if (n.annotations() != open.annotations) {
-    // The row stays; the pass's annotation_changes carries what changed.
-    if (batch_.annotationChanges.empty()) batch_.annotationChanges = "{";
-    appendAnnotationChanges(batch_.annotationChanges, n.id(), open.annotations, n.annotations());
-    ++batch_.annotatedNodes;
-    ++stats_.annotatedNodes;
-    open.annotations = n.annotations();
+  } else {
+    // The row stays; the pass's annotation_changes carries what changed (and the kept copy follows).
+    const bool first = batch_.annotationChanges.empty();
+    if (first) batch_.annotationChanges = "{";
+    if (syncAnnotationChanges(batch_.annotationChanges, n.id(), open.annotations, n.annotations())) {
+      ++batch_.annotatedNodes;
+      ++stats_.annotatedNodes;
+    } else if (first) {
+      batch_.annotationChanges.clear();
+    }
   }
   // Rewiring alone does not re-version the node row: only the affected edge rows change.
   syncEdges(open, n, seq);

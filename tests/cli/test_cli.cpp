@@ -117,6 +117,19 @@ class CliTest : public QObject {
     QVERIFY(QJsonDocument::fromJson(diff.out.toUtf8()).isObject());
     QCOMPARE(kiln({"history", "show", db, "99"}).code, 2);
     QCOMPARE(sqliteIntegrity(db), QString("ok"));
+
+    // The history opens while the model is read; a model that cannot be read leaves no new history behind, and an
+    // existing one as it was.
+    const QString bad = tmp_.filePath("bad.onnx");
+    QFile f(bad);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("not a model");
+    f.close();
+    const QString fresh = tmp_.filePath("fresh.db");
+    QCOMPARE(kiln({"compile", bad, "--history", fresh}).code, 2);
+    QVERIFY(!QFile::exists(fresh) && !QFile::exists(fresh + "-wal") && !QFile::exists(fresh + "-shm"));
+    QCOMPARE(kiln({"compile", bad, "--history", db}).code, 2);
+    QCOMPARE(QJsonDocument::fromJson(kiln({"history", "list", db, "--json"}).out.toUtf8()).array().size(), 2);
   }
 
   void foreignDatabasesAreRefusedUntouched() {
