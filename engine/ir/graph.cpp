@@ -8,6 +8,12 @@ namespace kiln {
 
 // ---------------------------------------------------------------- Value / Node
 
+namespace {
+bool isGraphKind(const Attribute& a) {
+  return a.kind() == Attribute::Kind::Graph || a.kind() == Attribute::Kind::Graphs;
+}
+}  // namespace
+
 void Value::touch() { revision_ = ++graph_->ids().revision; }
 void Value::setName(std::string n) {
   name_ = std::move(n);
@@ -27,7 +33,8 @@ void Value::setConstant(Tensor t) {
   touch();
 }
 
-void Node::touch() { revision_ = ++graph_->ids().revision; }
+void Node::touch() { definitionRevision_ = revision_ = ++graph_->ids().revision; }
+void Node::touchAnnotations() { revision_ = ++graph_->ids().revision; }
 void Node::setOpType(std::string t) {
   opType_ = std::move(t);
   touch();
@@ -69,18 +76,22 @@ void Node::setAttr(std::string name, Attribute value) {
     for (auto& g : *gs) adopt(g);
   touch();
   attrsRevision_ = revision_;
-  for (auto& a : attrs_) {
-    if (a.name == name) {
-      a.value = std::move(value);
-      return;
-    }
+  const bool held = hasSubgraphs();
+  graphAttrs_ += isGraphKind(value) ? 1 : 0;
+  auto it = std::find_if(attrs_.begin(), attrs_.end(), [&](const NamedAttribute& a) { return a.name == name; });
+  if (it != attrs_.end()) {
+    graphAttrs_ -= isGraphKind(it->value) ? 1 : 0;
+    it->value = std::move(value);
+  } else {
+    attrs_.push_back({std::move(name), std::move(value)});
   }
-  attrs_.push_back({std::move(name), std::move(value)});
+  if (held != hasSubgraphs()) graph_->subgraphHolders_ += hasSubgraphs() ? 1 : size_t(-1);
 }
 
 bool Node::removeAttr(std::string_view name) {
   auto it = std::find_if(attrs_.begin(), attrs_.end(), [&](const NamedAttribute& a) { return a.name == name; });
   if (it == attrs_.end()) return false;
+  if (isGraphKind(it->value) && --graphAttrs_ == 0) --graph_->subgraphHolders_;
   attrs_.erase(it);
   touch();
   attrsRevision_ = revision_;
@@ -124,15 +135,16 @@ void Node::setAnnotation(const std::string& key, std::string value) {
   auto it = annotations_.find(key);
   if (it != annotations_.end() && it->second == value) return;
   annotations_[key] = std::move(value);
-  touch();
+  touchAnnotations();
 }
 
 void Node::eraseAnnotation(const std::string& key) {
-  if (annotations_.erase(key)) touch();
+  if (annotations_.erase(key)) touchAnnotations();
 }
 
 std::vector<Graph*> Node::subgraphs() const {
   std::vector<Graph*> out;
+  if (!hasSubgraphs()) return out;
   for (const auto& a : attrs_) {
     if (auto g = a.value.get<Attribute::GraphPtr>()) {
       if (*g) out.push_back(g->get());
@@ -352,6 +364,7 @@ void Graph::eraseNode(Node* node) {
     out->producer_ = nullptr;
     eraseValue(out);
   }
+  if (node->hasSubgraphs()) --subgraphHolders_;
   nodeById_.erase(node->id_);
   if (auto it = ids_->liveNodes.find(node->id_); it != ids_->liveNodes.end() && it->second == node)
     ids_->liveNodes.erase(it);
@@ -376,6 +389,7 @@ void Graph::moveBefore(Node* node, Node* before) {
   auto pos = before ? before->self_ : nodes_.end();
   nodes_.splice(pos, nodes_, node->self_);
   placeInOrder(node);
+  ++ids_->orderRevision;
 }
 
 // Keys are spaced 2^20 apart when renumbered, so about 20 inserts at one spot fit before the next renumbering.
@@ -474,10 +488,7 @@ std::optional<std::vector<Node*>> Graph::topologicalOrder() const {
     deps.clear();
     for (Value* in : n->inputs_)
       if (in && in->graph_ == this && in->producer_) deps.push_back(in->producer_);
-    const bool hasSubgraphs = std::any_of(n->attrs_.begin(), n->attrs_.end(), [](const NamedAttribute& a) {
-      return a.value.kind() == Attribute::Kind::Graph || a.value.kind() == Attribute::Kind::Graphs;
-    });
-    if (hasSubgraphs)
+    if (n->hasSubgraphs())
       for (Graph* sg : n->subgraphs()) collectCaptureProducers(*this, *sg, deps);
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
@@ -528,6 +539,7 @@ bool Graph::sortTopologically() {
   if (!order) return false;
   for (Node* n : *order) nodes_.splice(nodes_.end(), nodes_, n->self_);
   renumberOrder();
+  ++ids_->orderRevision;
   return true;
 }
 
@@ -545,14 +557,18 @@ std::vector<Node*> Graph::predecessorsOf(const Node& n) const {
 
 void Graph::forEachGraph(const std::function<void(Graph&)>& fn) {
   fn(*this);
+  if (subgraphHolders_ == 0) return;
   for (Node& n : nodes_)
-    for (Graph* sg : n.subgraphs()) sg->forEachGraph(fn);
+    if (n.hasSubgraphs())
+      for (Graph* sg : n.subgraphs()) sg->forEachGraph(fn);
 }
 
 void Graph::forEachGraph(const std::function<void(const Graph&)>& fn) const {
   fn(*this);
+  if (subgraphHolders_ == 0) return;
   for (const Node& n : nodes_)
-    for (const Graph* sg : n.subgraphs()) sg->forEachGraph(fn);
+    if (n.hasSubgraphs())
+      for (const Graph* sg : n.subgraphs()) sg->forEachGraph(fn);
 }
 
 }  // namespace kiln

@@ -39,6 +39,9 @@ struct IdSource {
   // Bumped by every mutation; each node and value remembers the revision of its last change, so an observer (the
   // history recorder) finds what a pass changed without comparing whole graphs.
   uint64_t revision = 0;
+  // Bumped whenever a node changes place in its list (moveBefore, sortTopologically): the incremental verifier
+  // relies on untouched nodes keeping their relative order.
+  uint64_t orderRevision = 0;
 };
 
 // Lets only Graph construct Nodes and Values (in place, inside its pooled lists).
@@ -130,6 +133,8 @@ class Node {
   std::vector<int64_t> attrInts(std::string_view name) const;
   // Subgraphs held in graph-valued attributes, in attribute order.
   std::vector<Graph*> subgraphs() const;
+  // Whether any attribute holds a graph: O(1), so walks over every node need not build subgraphs() for each.
+  bool hasSubgraphs() const { return graphAttrs_ > 0; }
 
   // Kiln's own facts about a node that are not ONNX attributes (never exported as such): "engine" (aicore, aicpu,
   // host), later the fusion rule, replaced node ids, stream... Recorded in the history with the node.
@@ -141,8 +146,11 @@ class Node {
   Graph* graph() const { return graph_; }
   const std::string& docString() const { return doc_; }
   void setDocString(std::string d);
-  // Revision of the last change to this node: op, name, attributes, inputs or outputs.
+  // Revision of the last change to this node: op, name, attributes, inputs, outputs or annotations.
   uint64_t revision() const { return revision_; }
+  // Revision of the last change to what defines the node (all of the above but its annotations): what the verifier
+  // re-checks after a pass.
+  uint64_t definitionRevision() const { return definitionRevision_; }
   // The revision of the last change to the attributes alone: a recorder re-serialises them only when it moved.
   uint64_t attrsRevision() const { return attrsRevision_; }
 
@@ -161,13 +169,16 @@ class Node {
   // O(1) even for a constant shared by thousands of nodes.
   std::vector<size_t> useSlot_;
   std::vector<NamedAttribute> attrs_;
+  int graphAttrs_ = 0;  // attributes of kind Graph or Graphs (kept by setAttr / removeAttr)
   std::map<std::string, std::string> annotations_;
   std::pmr::list<Node>::iterator self_;
   uint64_t order_ = 0;  // increases along the node list (Graph::comesBefore); gaps left for inserts
   mutable size_t scratch_ = 0;
   uint64_t revision_ = 0;
+  uint64_t definitionRevision_ = 0;
   uint64_t attrsRevision_ = 0;
-  void touch();  // dense index used by Graph::topologicalOrder
+  void touch();
+  void touchAnnotations();  // dense index used by Graph::topologicalOrder
 };
 
 // Iterates a graph's node or value list as pointers (handles stay valid until the element is erased).
@@ -251,6 +262,8 @@ class Graph {
   PtrListRange<Node> nodes() const { return PtrListRange<Node>(nodes_); }
   PtrListRange<Value> values() const { return PtrListRange<Value>(values_); }
   size_t numNodes() const { return nodes_.size(); }
+  // Whether any node of this graph holds a subgraph (O(1)).
+  bool hasNestedGraphs() const { return subgraphHolders_ > 0; }
   size_t numNodesRecursive() const;  // including every subgraph's nodes
   const std::vector<Value*>& inputs() const { return inputs_; }
   const std::vector<Value*>& outputs() const { return outputs_; }
@@ -294,6 +307,7 @@ class Graph {
   // 100k-node graph stays cache friendly. The pool must outlive the lists (declared first).
   std::pmr::unsynchronized_pool_resource pool_;
   std::pmr::list<Node> nodes_{&pool_};
+  size_t subgraphHolders_ = 0;  // nodes with hasSubgraphs(): walks for nested graphs skip a graph that has none
   std::pmr::list<Value> values_{&pool_};
   std::vector<Value*> inputs_, outputs_;
   std::unordered_map<NodeId, Node*> nodeById_;

@@ -25,4 +25,19 @@ struct VerifyOptions {
 std::vector<std::string> verifyGraph(const Graph& g, int64_t defaultOpset, const VerifyOptions& options = {});
 std::vector<std::string> verifyModel(const Model& m, const VerifyOptions& options = {});
 
+// Verification after every pass at a cost that follows what the pass changed: the first check() sees the whole
+// model; later ones check only nodes and values changed since (IdSource::revision), and find cycles through the
+// changed nodes' edges as long as every node list stayed a topological order and no node moved (else every graph
+// is sorted again, as verifyModel does). Finds what verifyModel would find among the changed nodes; problems left
+// in unchanged nodes were reported before.
+class PassVerifier {
+ public:
+  std::vector<std::string> check(const Model& m);
+
+ private:
+  bool started_ = false;
+  bool forward_ = false;  // every edge ran forward along the node list at the last check
+  uint64_t verifiedAt_ = 0, orderAt_ = 0;
+};
+
 }  // namespace kiln

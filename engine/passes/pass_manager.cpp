@@ -30,6 +30,50 @@ std::string_view stageName(Stage s) {
 
 // ------------------------------------------------------------------------------------------------ NodePass
 
+namespace {
+// A NodePass's per-node state (queued? visits so far?) in a table indexed by node id: ids are handed out densely by
+// the model's IdSource, so on a 100k-node graph this replaced a hash set and a hash map whose lookups and
+// allocations were most of a pass that changed little. Ids far beyond the live count (a history replayed with
+// sparse ids) live in a map, so the table never grows past a small multiple of the graph.
+class NodeVisitTable {
+ public:
+  explicit NodeVisitTable(const IdSource& ids) : cap_(8 * ids.liveNodes.size() + (size_t{1} << 20)) {
+    if (ids.nextNode > 0 && static_cast<uint64_t>(ids.nextNode) < cap_)
+      dense_.resize(static_cast<size_t>(ids.nextNode) + ids.liveNodes.size() / 2 + 64);
+  }
+  bool markQueued(NodeId id) {
+    Entry& e = at(id);
+    if (e.queued) return false;
+    e.queued = true;
+    return true;
+  }
+  void unmarkQueued(NodeId id) { at(id).queued = false; }
+  int countVisit(NodeId id) {
+    Entry& e = at(id);
+    if (e.visits < UINT16_MAX) ++e.visits;
+    return e.visits;
+  }
+
+ private:
+  struct Entry {
+    uint16_t visits = 0;
+    bool queued = false;
+  };
+  // An id's home never changes: below cap_ (fixed) it is a slot of dense_, above it an entry of sparse_.
+  Entry& at(NodeId id) {
+    if (id >= 0 && static_cast<uint64_t>(id) < cap_ && !dense_.empty()) {
+      const auto i = static_cast<size_t>(id);
+      if (i >= dense_.size()) dense_.resize(std::min<size_t>(cap_, std::max(i + 1, dense_.size() * 3 / 2)));
+      return dense_[i];
+    }
+    return sparse_[id];
+  }
+  size_t cap_;
+  std::vector<Entry> dense_;
+  std::unordered_map<NodeId, Entry> sparse_;
+};
+}  // namespace
+
 
 PassResult NodePass::run(PassContext& ctx) {
   PassResult result;
@@ -49,15 +93,15 @@ PassResult NodePass::run(PassContext& ctx) {
   // Worklist of node ids (ids survive erasure; pointers would not). Seeded with every node of every graph in
   // order; a changed node's producers and consumers are queued again.
   std::vector<NodeId> queue;
-  std::unordered_set<NodeId> queued;
-  std::unordered_map<NodeId, int> visits;
+  NodeVisitTable table(ctx.model.graph->ids());
   // A node anywhere in the model in O(1): fusions erase thousands of queued ids, and a lookup must not walk every
   // subgraph of the model to learn that one is gone.
   Graph* const main = ctx.model.graph.get();
   auto enqueue = [&](Node* n) {
-    if (n && queued.insert(n->id()).second) queue.push_back(n->id());
+    if (n && table.markQueued(n->id())) queue.push_back(n->id());
   };
   auto find = [&](NodeId id) -> Node* { return main->findNodeInTree(id); };
+  queue.reserve(main->numNodesRecursive());
   ctx.model.graph->forEachGraph([&](Graph& g) {
     for (Node* n : g.nodes()) enqueue(n);
   });
@@ -65,9 +109,9 @@ PassResult NodePass::run(PassContext& ctx) {
   std::vector<NodeId> neighbourIds;  // reused: most visits change nothing and must stay cheap
   for (size_t head = 0; head < queue.size(); ++head) {
     const NodeId id = queue[head];
-    queued.erase(id);
+    table.unmarkQueued(id);
     Node* n = find(id);
-    if (!n || ++visits[id] > maxVisitsPerNode()) continue;
+    if (!n || table.countVisit(id) > maxVisitsPerNode()) continue;
     checkBudget();
     // Neighbours are noted before the visit: the node may be erased by it.
     neighbourIds.clear();
@@ -144,10 +188,10 @@ RunSummary PassManager::run(Model& model, const Options& options) {
   // A pass is blamed only for problems it introduced: what the imported model already had (e.g. a type libonnx
   // 1.12 does not allow yet) is reported once as a warning.
   std::set<std::string> known;
+  PassVerifier verifier;
   if (verify)
-    for (auto& p : verifyModel(model))
+    for (auto& p : verifier.check(model))
       if (known.insert(p).second) summary.warnings.push_back("model as imported: " + p);
-  uint64_t verifiedAt = model.ids->revision;
   for (size_t i = 0; i < passes_.size() && static_cast<int>(i) < lastIndex; ++i) {
     if (cancel_ && cancel_->load()) {  // between passes only: a pass is never left half done
       summary.status = RunStatus::Stopped;
@@ -175,11 +219,8 @@ RunSummary PassManager::run(Model& model, const Options& options) {
       // Verification is a check on the pass, not part of its cost.
       if (verify) {
         std::vector<std::string> fresh;
-        VerifyOptions vo;
-        vo.changedSince = verifiedAt;  // type rules only for nodes this pass touched
-        for (auto& p : verifyModel(model, vo))
+        for (auto& p : verifier.check(model))  // what this pass touched
           if (!known.count(p)) fresh.push_back(std::move(p));
-        verifiedAt = model.ids->revision;
         if (!fresh.empty())
           throw std::runtime_error("left an invalid graph: " + fresh.front() +
                                    (fresh.size() > 1 ? " (+" + std::to_string(fresh.size() - 1) + " more)" : ""));

@@ -2,6 +2,8 @@
 // verifier.
 #include <QtTest>
 
+#include <algorithm>
+
 #include "kernels/kernel.h"
 #include "ir/format.h"
 #include "ir/graph.h"
@@ -237,6 +239,68 @@ class IrTest : public QObject {
     Node* mid = list[50];
     Node* inserted = g.addNode("Relu", {x}, 1, "inserted", "", mid);
     QVERIFY(g.comesBefore(list[49], inserted) && g.comesBefore(inserted, mid));
+  }
+
+  // The pass manager's incremental verifier finds what the whole-graph verifier finds among changed nodes: a cycle
+  // closed by one new edge (in a list that was a topological order, after a move, in a list that was never one,
+  // and through a subgraph's capture), a type error after an annotation-only change, and nothing after no change.
+  void passVerifierFindsNewProblems() {
+    Model m;
+    m.opsets[""] = 17;
+    Graph& g = *m.graph;
+    Value* x = g.addInput("x", f32({2}));
+    Node* a = g.addNode("Neg", {x}, 1, "a");
+    Node* b = g.addNode("Abs", {a->output(0)}, 1, "b");
+    Node* c = g.addNode("Relu", {b->output(0)}, 1, "c");
+    g.addOutput(c->output(0));
+    PassVerifier v;
+    QVERIFY(v.check(m).empty());
+    QVERIFY(v.check(m).empty());  // nothing changed
+    auto hasCycle = [](const std::vector<std::string>& problems) {
+      return std::any_of(problems.begin(), problems.end(),
+                         [](const std::string& p) { return p.find("cycle") != std::string::npos; });
+    };
+    // Forward list, no move: the back edge c -> a is found from the changed node alone.
+    g.setNodeInput(a, 0, c->output(0));
+    QVERIFY(hasCycle(v.check(m)));
+    g.setNodeInput(a, 0, x);
+    QVERIFY(v.check(m).empty());
+    // A move makes the next check sort the whole graph.
+    g.moveBefore(c, a);
+    QVERIFY(v.check(m).empty());  // acyclic, though no longer in list order
+    g.setNodeInput(a, 0, c->output(0));
+    QVERIFY(hasCycle(v.check(m)));
+    g.setNodeInput(a, 0, x);
+    QVERIFY(g.sortTopologically());
+    QVERIFY(v.check(m).empty());
+    // An annotation alone is not re-checked; a changed signature is.
+    c->setAnnotation("engine", "aicore");
+    QVERIFY(v.check(m).empty());
+    Value* i64 = g.addInput("i", ValueType::tensor(DType::Int64, Shape::ofStatic({2})));
+    c->output(0)->setType(f32({2}));
+    QVERIFY(v.check(m).empty());
+    Node* add = g.addNode("Add", {c->output(0), i64}, 1, "add");
+    g.setOutputs({add->output(0)});
+    QVERIFY(!v.check(m).empty());
+    g.setNodeInput(add, 1, c->output(0));
+    QVERIFY(v.check(m).empty());
+    // A subgraph whose node captures the output of a node placed after the subgraph's owner.
+    Value* cond = g.addInput("cond", ValueType::tensor(DType::Bool, Shape()));
+    Node* iff = g.addNode("If", {cond}, 1, "if", "", a);
+    auto thenG = g.makeSubgraph("then");
+    Node* neg = thenG->addNode("Neg", {x}, 1, "neg");
+    thenG->addOutput(neg->output(0));
+    auto elseG = g.makeSubgraph("else");
+    Node* abs = elseG->addNode("Abs", {x}, 1, "abs");
+    elseG->addOutput(abs->output(0));
+    iff->setAttr("then_branch", Attribute(thenG));
+    iff->setAttr("else_branch", Attribute(elseG));
+    QVERIFY(v.check(m).empty());
+    elseG->setNodeInput(abs, 0, b->output(0));  // legal: b does not depend on the If, only placed after it
+    QVERIFY(v.check(m).empty());
+    g.setNodeInput(a, 0, iff->output(0));  // now b depends on the If, which captures b: a cycle
+    QVERIFY(hasCycle(v.check(m)));
+    QVERIFY(hasCycle(verifyModel(m)));
   }
 
   void verifierChecksTypeConstraints() {
