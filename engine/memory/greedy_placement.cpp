@@ -129,7 +129,8 @@ class Skyline {
 
 }  // namespace
 
-Placement placeInOrder(const std::vector<Buffer>& buffers, const std::vector<int32_t>& order, int64_t alignment) {
+Placement placeInOrder(const std::vector<Buffer>& buffers, const std::vector<int32_t>& order, int64_t alignment,
+                       int64_t limit) {
   Skyline sky(buffers);
   Placement p;
   p.offset.assign(buffers.size(), 0);
@@ -139,6 +140,7 @@ Placement placeInOrder(const std::vector<Buffer>& buffers, const std::vector<int
     const int64_t at = sky.lowestFit(lo, hi, b.size, alignment);
     p.offset[static_cast<size_t>(i)] = at;
     p.arena = std::max(p.arena, at + b.size);
+    if (p.arena > limit) return p;
     sky.insert(lo, hi, at, at + b.size);
   }
   return p;

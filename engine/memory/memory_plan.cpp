@@ -106,4 +106,20 @@ Plan planMemory(const std::vector<Buffer>& buffers, const PlanOptions& options) 
   return plan;
 }
 
+std::optional<Plan> planBestOfAtBound(const std::vector<Buffer>& buffers, int64_t alignment) {
+  checkInput(buffers, alignment);
+  const auto start = Clock::now();
+  Plan plan;
+  plan.alignment = alignment;
+  plan.lowerBound = lowerBound(buffers);
+  detail::Placement result = detail::planBestOf(buffers, alignment, plan.lowerBound);
+  if (result.arena < 0) return std::nullopt;
+  plan.planner = "best_of";
+  plan.offset = std::move(result.offset);
+  plan.arenaBytes = result.arena;
+  plan.detail = std::move(result.detail);
+  plan.ms = msSince(start);
+  return plan;
+}
+
 }  // namespace kiln::memory

@@ -4,6 +4,7 @@
 // arena. Independent of the graph: Stage 3 derives buffers from the scheduled graph (lifetimes), `kiln plan` reads
 // them from a trace, and both plan here.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,10 @@ struct PlanOptions {
 Plan planMemory(const std::vector<Buffer>& buffers, const std::string& planner = {}, int64_t alignment = 1);
 Plan planMemory(const std::vector<Buffer>& buffers, const PlanOptions& options);
 
+// best_of wanted only if it reaches the lower bound: each ordering is abandoned as soon as it passes the bound, so
+// an instance whose plans all miss it costs a fraction of a full best_of. The same plan best_of would give when one
+// ordering reaches the bound; nothing otherwise.
+std::optional<Plan> planBestOfAtBound(const std::vector<Buffer>& buffers, int64_t alignment);
 // The planner names planMemory accepts ("" excluded).
 const std::vector<std::string>& plannerNames();
 

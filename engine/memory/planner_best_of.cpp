@@ -59,7 +59,7 @@ std::vector<int64_t> conflictCounts(const std::vector<Buffer>& buffers) {
 
 }  // namespace
 
-Placement planBestOf(const std::vector<Buffer>& buffers, int64_t alignment) {
+Placement planBestOf(const std::vector<Buffer>& buffers, int64_t alignment, int64_t limit) {
   const std::vector<int64_t> peak = peakLoadSeen(buffers), conflicts = conflictCounts(buffers);
   const int64_t bound = lowerBound(buffers);
   auto length = [&](size_t i) { return double(buffers[i].upper - buffers[i].lower); };
@@ -98,7 +98,8 @@ Placement planBestOf(const std::vector<Buffer>& buffers, int64_t alignment) {
       if (size(x) != size(y)) return size(x) > size(y);
       return length(x) > length(y);
     });
-    Placement p = placeInOrder(buffers, order, alignment);
+    Placement p = placeInOrder(buffers, order, alignment, limit);
+    if (p.arena > limit) continue;  // gave up
     if (best.arena < 0 || p.arena < best.arena) {
       best = std::move(p);
       best.detail = o.name;

@@ -22,12 +22,16 @@ struct Placement {
 };
 
 // Places the buffers one by one in `order`, each at the lowest aligned offset that leaves it clear of the buffers
-// already placed that are live at the same time (first fit). The engine of greedy_size and best_of.
-Placement placeInOrder(const std::vector<Buffer>& buffers, const std::vector<int32_t>& order, int64_t alignment);
+// already placed that are live at the same time (first fit). The engine of greedy_size and best_of. Gives up as
+// soon as a buffer would end above `limit`: the placement then has an arena above `limit` and must not be used.
+Placement placeInOrder(const std::vector<Buffer>& buffers, const std::vector<int32_t>& order, int64_t alignment,
+                       int64_t limit = INT64_MAX);
 
 Placement planNone(const std::vector<Buffer>& buffers, int64_t alignment);
 Placement planGreedySize(const std::vector<Buffer>& buffers, int64_t alignment);
-Placement planBestOf(const std::vector<Buffer>& buffers, int64_t alignment);
+// With `limit`, only a placement within it is wanted: each ordering gives up once it passes the limit, and when all
+// do the result has arena -1.
+Placement planBestOf(const std::vector<Buffer>& buffers, int64_t alignment, int64_t limit = INT64_MAX);
 
 struct ExactResult {
   Placement placement;  // empty offsets when the search found nothing better than `incumbent`

@@ -95,6 +95,30 @@ class MemoryPlannersTest : public QObject {
     }
   }
 
+  // best_of wanted only at the lower bound: the very plan best_of gives whenever that reaches the bound, nothing
+  // when it does not (each ordering gave up past the bound); both cases occur among these instances.
+  void bestOfAtBoundAgreesWithBestOf() {
+    int reached = 0, missed = 0;
+    for (uint32_t seed = 1; seed <= 200; ++seed) {
+      const auto b = randomBuffers(seed, 4 + seed % 30, 20, 64);
+      const int64_t alignment = seed % 3 == 0 ? 8 : 1;
+      const Plan full = planChecked(b, "best_of", alignment);
+      const std::optional<Plan> atBound = planBestOfAtBound(b, alignment);
+      if (full.arenaBytes <= full.lowerBound) {
+        ++reached;
+        QVERIFY2(atBound, qPrintable(QString("seed %1").arg(seed)));
+        QCOMPARE(atBound->offset, full.offset);
+        QCOMPARE(atBound->arenaBytes, full.arenaBytes);
+        QCOMPARE(atBound->detail, full.detail);
+        QVERIFY(validatePlan(b, *atBound).empty());
+      } else {
+        ++missed;
+        QVERIFY2(!atBound, qPrintable(QString("seed %1").arg(seed)));
+      }
+    }
+    QVERIFY(reached > 0 && missed > 0);
+  }
+
   void exactMatchesBruteForce() {
     for (uint32_t seed = 100; seed < 400; ++seed) {
       const auto b = randomBuffers(seed, 3 + seed % 4, 6, 9);
