@@ -246,6 +246,7 @@ void HistoryRecorder::recordGraph(const Model& model, int seq) {
   // gets every object compared by content.
   const bool sameIds = ids_ && ids_ == main.idSource();
   const uint64_t since = sameIds ? seenRevision_ : 0;
+  if (sameIds && main.ids().revision == since) return;  // nothing changed, nothing erased: no rows
   ++generation_;
   const size_t openNodesBefore = nodes_.size(), openValuesBefore = values_.size();
   size_t nodesStillThere = 0, valuesStillThere = 0;

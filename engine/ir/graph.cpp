@@ -365,6 +365,7 @@ void Graph::eraseNode(Node* node) {
     eraseValue(out);
   }
   if (node->hasSubgraphs()) --subgraphHolders_;
+  ++ids_->revision;  // an erasure touches nothing that remains, but observers must still see a change
   nodeById_.erase(node->id_);
   if (auto it = ids_->liveNodes.find(node->id_); it != ids_->liveNodes.end() && it->second == node)
     ids_->liveNodes.erase(it);
@@ -375,6 +376,7 @@ void Graph::eraseValue(Value* v) {
   if (v->producer_ || v->hasUses() || v->isGraphOutput())
     throw std::logic_error("eraseValue: value '" + v->name() + "' is still produced or used");
   if (v->graphInput_) removeInput(v);
+  ++ids_->revision;
   valueById_.erase(v->id_);
   values_.erase(v->self_);
 }

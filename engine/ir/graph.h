@@ -36,8 +36,9 @@ struct IdSource {
   // Every live node of the graphs sharing this source, by id (Graph::findNodeInModel): a pass looks a node up in
   // O(1) wherever it sits, instead of walking every subgraph of the model.
   std::unordered_map<NodeId, Node*> liveNodes;
-  // Bumped by every mutation; each node and value remembers the revision of its last change, so an observer (the
-  // history recorder) finds what a pass changed without comparing whole graphs.
+  // Bumped by every mutation, erasures included; each node and value remembers the revision of its last change, so
+  // an observer (the history recorder, the verifier) finds what a pass changed without comparing whole graphs, and
+  // learns from an unchanged revision that nothing changed.
   uint64_t revision = 0;
   // Bumped whenever a node changes place in its list (moveBefore, sortTopologically): the incremental verifier
   // relies on untouched nodes keeping their relative order.
