@@ -263,7 +263,8 @@ void HistoryRecorder::recordGraph(const Model& model, int seq) {
         insertNode(*n, seq);
       } else {
         ++nodesStillThere;
-        updateNode(it->second, *n, seq, sameIds && n->attrsRevision() <= since);
+        updateNode(it->second, *n, seq, sameIds && n->definitionRevision() <= since,
+                   sameIds && n->attrsRevision() <= since);
       }
     }
     for (const Value* v : g.values()) {
@@ -333,10 +334,12 @@ void HistoryRecorder::insertNode(const Node& n, int seq) {
   nodes_.emplace(id, std::move(open));
 }
 
-void HistoryRecorder::updateNode(OpenNode& open, const Node& n, int seq, bool attrsUnchanged) {
-  // Scheduling passes touch every node: the row is compared in place (the attributes, tensor hashes among them,
-  // serialised again only when they changed), the annotations as maps.
-  if (!sameStructure(open.row, n, attrsUnchanged)) {
+void HistoryRecorder::updateNode(OpenNode& open, const Node& n, int seq, bool definitionUnchanged,
+                                 bool attrsUnchanged) {
+  // Scheduling passes annotate every node and change nothing else: then only the annotations are compared.
+  // Otherwise the row is compared in place (the attributes, tensor hashes among them, serialised again only when
+  // they changed), the annotations as maps.
+  if (!definitionUnchanged && !sameStructure(open.row, n, attrsUnchanged)) {
     NodeRow row = nodeRowOf(n, attrsUnchanged ? &open.row.attrsJson : nullptr);
     batch_.closedNodes.push_back({row.id, open.row.span.firstPass});
     ++stats_.rowsClosed;
@@ -356,7 +359,7 @@ void HistoryRecorder::updateNode(OpenNode& open, const Node& n, int seq, bool at
     }
   }
   // Rewiring alone does not re-version the node row: only the affected edge rows change.
-  syncEdges(open, n, seq);
+  if (!definitionUnchanged) syncEdges(open, n, seq);
 }
 
 void HistoryRecorder::closeNode(OpenNode& open) {

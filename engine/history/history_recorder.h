@@ -77,7 +77,8 @@ class HistoryRecorder final : public PassObserver {
   void insertPassRow(const PassRecord& record);
   void insertNode(const Node& n, int seq);
   void writeNodeRow(const NodeRow& row);
-  void updateNode(OpenNode& open, const Node& n, int seq, bool attrsUnchanged);
+  // What the node's revisions rule out: `definitionUnchanged` (only annotations moved), `attrsUnchanged`.
+  void updateNode(OpenNode& open, const Node& n, int seq, bool definitionUnchanged, bool attrsUnchanged);
   void closeNode(OpenNode& open);
   void syncEdges(OpenNode& open, const Node& n, int seq);
   void insertValue(const Value& v, int seq);
