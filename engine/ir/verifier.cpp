@@ -107,9 +107,9 @@ std::vector<std::string> verifyModel(const Model& m, const VerifyOptions& option
   return out;
 }
 
-// ------------------------------------------------------------------------------------------------ PassVerifier
+// ------------------------------------------------------------------------------------------------ IncrementalVerifier
 
-std::vector<std::string> PassVerifier::check(const Model& m) {
+std::vector<std::string> IncrementalVerifier::check(const Model& m) {
   const IdSource& ids = m.graph->ids();
   VerifyOptions options;
   options.changedSince = verifiedAt_;

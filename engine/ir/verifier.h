@@ -30,7 +30,7 @@ std::vector<std::string> verifyModel(const Model& m, const VerifyOptions& option
 // changed nodes' edges as long as every node list stayed a topological order and no node moved (else every graph
 // is sorted again, as verifyModel does). Finds what verifyModel would find among the changed nodes; problems left
 // in unchanged nodes were reported before.
-class PassVerifier {
+class IncrementalVerifier {
  public:
   std::vector<std::string> check(const Model& m);
 

@@ -188,7 +188,7 @@ RunSummary PassManager::run(Model& model, const Options& options) {
   // A pass is blamed only for problems it introduced: what the imported model already had (e.g. a type libonnx
   // 1.12 does not allow yet) is reported once as a warning.
   std::set<std::string> known;
-  PassVerifier verifier;
+  IncrementalVerifier verifier;
   if (verify)
     for (auto& p : verifier.check(model))
       if (known.insert(p).second) summary.warnings.push_back("model as imported: " + p);

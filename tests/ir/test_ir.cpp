@@ -253,7 +253,7 @@ class IrTest : public QObject {
     Node* b = g.addNode("Abs", {a->output(0)}, 1, "b");
     Node* c = g.addNode("Relu", {b->output(0)}, 1, "c");
     g.addOutput(c->output(0));
-    PassVerifier v;
+    IncrementalVerifier v;
     QVERIFY(v.check(m).empty());
     QVERIFY(v.check(m).empty());  // nothing changed
     auto hasCycle = [](const std::vector<std::string>& problems) {
