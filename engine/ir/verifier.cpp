@@ -111,11 +111,12 @@ std::vector<std::string> verifyModel(const Model& m, const VerifyOptions& option
 
 std::vector<std::string> IncrementalVerifier::check(const Model& m) {
   const IdSource& ids = m.graph->ids();
+  std::vector<std::string> out;
+  const bool first = ids_ != m.graph->idSource();
+  ids_ = m.graph->idSource();
+  if (first) verifiedAt_ = orderAt_ = 0;
   VerifyOptions options;
   options.changedSince = verifiedAt_;
-  std::vector<std::string> out;
-  const bool first = !started_;
-  started_ = true;
   if (!first && ids.revision == verifiedAt_) return out;  // the pass changed nothing at all
   // While every graph's node list was a topological order at the last check and no node has moved since, a new
   // cycle must use an edge of a changed node (untouched nodes kept their edges and their relative order; a new

@@ -6,12 +6,14 @@
 // The loader runs it on every import (findings are warnings), the PassManager after every pass while option
 // verify_each_pass is on (the default).
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace kiln {
 
 class Graph;
+struct IdSource;
 struct Model;
 
 struct VerifyOptions {
@@ -35,7 +37,7 @@ class IncrementalVerifier {
   std::vector<std::string> check(const Model& m);
 
  private:
-  bool started_ = false;
+  std::shared_ptr<IdSource> ids_;  // revisions compare only within one id source: a replaced graph is checked whole
   bool forward_ = false;  // every edge ran forward along the node list at the last check
   uint64_t verifiedAt_ = 0, orderAt_ = 0;
 };

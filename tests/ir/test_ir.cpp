@@ -301,6 +301,13 @@ class IrTest : public QObject {
     g.setNodeInput(a, 0, iff->output(0));  // now b depends on the If, which captures b: a cycle
     QVERIFY(hasCycle(v.check(m)));
     QVERIFY(hasCycle(verifyModel(m)));
+    // A pass that replaces the graph (a fresh id source whose revisions are all low) gets it checked whole.
+    auto fresh = std::make_unique<Graph>(std::make_shared<IdSource>());
+    Value* f = fresh->addInput("f", f32({2}));
+    Value* n64 = fresh->addInput("n", ValueType::tensor(DType::Int64, Shape::ofStatic({2})));
+    fresh->addOutput(fresh->addNode("Add", {f, n64}, 1, "bad_add")->output(0));
+    m.graph = std::move(fresh);
+    QVERIFY(!v.check(m).empty());
   }
 
   void verifierChecksTypeConstraints() {
