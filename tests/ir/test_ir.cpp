@@ -306,6 +306,8 @@ class IrTest : public QObject {
     Value* f = fresh->addInput("f", f32({2}));
     Value* n64 = fresh->addInput("n", ValueType::tensor(DType::Int64, Shape::ofStatic({2})));
     fresh->addOutput(fresh->addNode("Add", {f, n64}, 1, "bad_add")->output(0));
+    thenG.reset();  // the bodies go with their If (a body outliving the graph it captures from would dangle)
+    elseG.reset();
     m.graph = std::move(fresh);
     QVERIFY(!v.check(m).empty());
   }
