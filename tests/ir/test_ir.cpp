@@ -19,6 +19,28 @@ using namespace kiln;
 
 namespace {
 ValueType f32(std::vector<int64_t> dims) { return ValueType::tensor(DType::Float, Shape::ofStatic(dims)); }
+
+// An If in g (placed before `before`, or last) whose bodies each hold one node capturing `x` from g: Neg in "then",
+// Abs in "else".
+struct CapturingIf {
+  Node* iff;
+  std::shared_ptr<Graph> thenG, elseG;
+  Node* neg;
+  Node* abs;
+};
+CapturingIf addCapturingIf(Graph& g, Value* cond, Value* x, Node* before = nullptr) {
+  CapturingIf c;
+  c.iff = g.addNode("If", {cond}, 1, "if", "", before);
+  c.thenG = g.makeSubgraph("then");
+  c.neg = c.thenG->addNode("Neg", {x}, 1, "neg");
+  c.thenG->addOutput(c.neg->output(0));
+  c.elseG = g.makeSubgraph("else");
+  c.abs = c.elseG->addNode("Abs", {x}, 1, "abs");
+  c.elseG->addOutput(c.abs->output(0));
+  c.iff->setAttr("then_branch", Attribute(c.thenG));
+  c.iff->setAttr("else_branch", Attribute(c.elseG));
+  return c;
+}
 }  // namespace
 
 class IrTest : public QObject {
@@ -185,15 +207,7 @@ class IrTest : public QObject {
     Graph& g = *m.graph;
     Value* cond = g.addInput("cond", ValueType::tensor(DType::Bool, Shape()));
     Value* x = g.addInput("x", f32({3}));
-    Node* iff = g.addNode("If", {cond}, 1, "if");
-    auto thenG = g.makeSubgraph("then");
-    Node* neg = thenG->addNode("Neg", {x}, 1, "neg");  // captures x from the outer graph
-    thenG->addOutput(neg->output(0));
-    auto elseG = g.makeSubgraph("else");
-    Node* abs = elseG->addNode("Abs", {x}, 1, "abs");
-    elseG->addOutput(abs->output(0));
-    iff->setAttr("then_branch", Attribute(thenG));
-    iff->setAttr("else_branch", Attribute(elseG));
+    auto [iff, thenG, elseG, neg, abs] = addCapturingIf(g, cond, x);  // both bodies capture x
     g.addOutput(iff->output(0));
     QCOMPARE(x->uses().size(), size_t(2));
     QCOMPARE(thenG->owner(), iff);
@@ -286,19 +300,12 @@ class IrTest : public QObject {
     QVERIFY(v.check(m).empty());
     // A subgraph whose node captures the output of a node placed after the subgraph's owner.
     Value* cond = g.addInput("cond", ValueType::tensor(DType::Bool, Shape()));
-    Node* iff = g.addNode("If", {cond}, 1, "if", "", a);
-    auto thenG = g.makeSubgraph("then");
-    Node* neg = thenG->addNode("Neg", {x}, 1, "neg");
-    thenG->addOutput(neg->output(0));
-    auto elseG = g.makeSubgraph("else");
-    Node* abs = elseG->addNode("Abs", {x}, 1, "abs");
-    elseG->addOutput(abs->output(0));
-    iff->setAttr("then_branch", Attribute(thenG));
-    iff->setAttr("else_branch", Attribute(elseG));
+    CapturingIf capturing = addCapturingIf(g, cond, x, a);
     QVERIFY(v.check(m).empty());
-    elseG->setNodeInput(abs, 0, b->output(0));  // legal: b does not depend on the If, only placed after it
+    // Legal: b does not depend on the If, it is only placed after it.
+    capturing.elseG->setNodeInput(capturing.abs, 0, b->output(0));
     QVERIFY(v.check(m).empty());
-    g.setNodeInput(a, 0, iff->output(0));  // now b depends on the If, which captures b: a cycle
+    g.setNodeInput(a, 0, capturing.iff->output(0));  // now b depends on the If, which captures b: a cycle
     QVERIFY(hasCycle(v.check(m)));
     QVERIFY(hasCycle(verifyModel(m)));
     // A pass that replaces the graph (a fresh id source whose revisions are all low) gets it checked whole.
@@ -306,8 +313,9 @@ class IrTest : public QObject {
     Value* f = fresh->addInput("f", f32({2}));
     Value* n64 = fresh->addInput("n", ValueType::tensor(DType::Int64, Shape::ofStatic({2})));
     fresh->addOutput(fresh->addNode("Add", {f, n64}, 1, "bad_add")->output(0));
-    thenG.reset();  // the bodies go with their If (a body outliving the graph it captures from would dangle)
-    elseG.reset();
+    // The bodies go with their If (a body outliving the graph it captures from would dangle).
+    capturing.thenG.reset();
+    capturing.elseG.reset();
     m.graph = std::move(fresh);
     QVERIFY(!v.check(m).empty());
   }
