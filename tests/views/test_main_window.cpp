@@ -18,6 +18,8 @@
 #include <QRegularExpression>
 #include <QtTest>
 
+#include <signal.h>
+
 #include "graph_canvas.h"
 #include "graph_items.h"
 #include "layout/node_overlay.h"
@@ -499,8 +501,8 @@ class MainWindowTest : public QObject {
     const QString models = tmp_.filePath("batch_models");
     QVERIFY(QDir().mkpath(models));
     const QString model = models + "/llama.onnx";
-    // Big enough that each run is seen running (a compile of about a second, recorded).
-    QCOMPARE(QProcess::execute(KILN_BINARY, {"sample", "llama", "--layers", "96", "--no-weights", "-o", model}), 0);
+    // A transformer of a few thousand nodes: each run writes many passes, so the batch is caught mid-run (below).
+    QCOMPARE(QProcess::execute(KILN_BINARY, {"sample", "llama", "--layers", "32", "--no-weights", "-o", model}), 0);
     const QString db = tmp_.filePath("batch.db");
     const QString options = QStringLiteral(KILN_SOURCE_DIR "/resources/options/");
     auto batchArgs = [&](const QString& out) {
@@ -517,16 +519,43 @@ class MainWindowTest : public QObject {
     QProcess batch;
     batch.start(KILN_BINARY, batchArgs(tmp_.filePath("batch_out2")));
     QVERIFY(batch.waitForStarted());
+    // A compile now takes well under the watcher's 1 s poll, so the test does not race it: as soon as the database
+    // itself says a new run is running, the batch is held (SIGSTOP) until the list shows that run and it is picked.
+    // A writer stopped mid-transaction does not block a WAL reader, so the list still refreshes.
+    struct Resume {
+      qint64 pid = 0;
+      ~Resume() { if (pid > 0) ::kill(static_cast<pid_t>(pid), SIGCONT); }
+    } held;
+    const kiln::HistoryDb reading(db.toStdString(), kiln::HistoryDb::Mode::ReadOnly);
+    const int64_t lastBefore = kiln::HistoryReader(reading).listRuns().back().id;
     int seenWhileWriting = 3;
     qint64 picked = 0;
+    QElapsedTimer heldFor;
     while (batch.state() != QProcess::NotRunning) {
-      QTest::qWait(50);
+      QTest::qWait(held.pid ? 50 : 5);
+      // The list has had 10 polls to show the held run: give up (the checks below then fail) rather than hang.
+      if (held.pid && heldFor.hasExpired(10000)) {
+        ::kill(static_cast<pid_t>(held.pid), SIGCONT);
+        held.pid = -1;
+      }
       seenWhileWriting = std::max(seenWhileWriting, int(w_->runList()->count()));
+      if (!picked && !held.pid)
+        for (const kiln::RunInfo& r : kiln::HistoryReader(reading).listRuns())
+          if (r.id > lastBefore && r.status == "running" && ::kill(static_cast<pid_t>(batch.processId()), SIGSTOP) == 0) {
+            held.pid = batch.processId();
+            heldFor.start();
+            break;
+          }
       for (int i = 0; i < w_->runList()->count() && !picked; ++i)
         if (QListWidgetItem* item = w_->runList()->item(i); item->text().contains(" · running · ")) {
           picked = QRegularExpression("^run (\\d+) ").match(item->text()).captured(1).toLongLong();
           emit w_->runList()->itemActivated(item);  // what a double-click does
         }
+      if (picked && held.pid > 0) {
+        QTest::qWait(200);  // the pick's read starts while the run is still unfinished
+        ::kill(static_cast<pid_t>(held.pid), SIGCONT);
+        held.pid = 0;
+      }
     }
     QCOMPARE(batch.exitCode(), 0);
     QTRY_COMPARE_WITH_TIMEOUT(w_->runList()->count(), 6, 5000);
