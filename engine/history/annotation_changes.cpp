@@ -101,49 +101,49 @@ std::optional<std::string_view> readSide(JsonReader& r, std::deque<std::string>&
 
 }  // namespace
 
-bool syncAnnotationChanges(std::string& out, int64_t nodeId, Annotations& kept, const Annotations& now) {
-  bool any = false;
-  auto change = [&](const std::string& key, const std::string* was, const std::string* is) {
-    if (!any) {
-      if (out.size() > 1 && out.back() != '{') out += ',';
+std::string annotationChangesJson(const AnnotationJournal& edits, const std::function<bool(int64_t)>& skip,
+                                  int64_t& nodes) {
+  nodes = 0;
+  // Per node and key, in the order made: a stable sort keeps each key's edits in sequence.
+  std::vector<uint32_t> order;
+  order.reserve(edits.size());
+  for (size_t i = 0; i < edits.size(); ++i)
+    if (!skip(edits[i].node)) order.push_back(static_cast<uint32_t>(i));
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const AnnotationJournalEntry &x = edits[a], &y = edits[b];
+    return x.node != y.node ? x.node < y.node : x.key < y.key;
+  });
+  std::string out = "{";
+  int64_t openNode = 0;  // the node whose entry is open in `out` (ids are > 0)
+  for (size_t i = 0; i < order.size();) {
+    const AnnotationJournalEntry& first = edits[order[i]];
+    size_t j = i + 1;
+    while (j < order.size() && edits[order[j]].node == first.node && edits[order[j]].key == first.key) ++j;
+    const AnnotationJournalEntry& last = edits[order[j - 1]];
+    i = j;
+    if (first.before == last.after) continue;  // changed and changed back within the pass
+    if (first.node != openNode) {
+      if (openNode) out += "},";
       char id[24];
-      const auto end = std::to_chars(id, id + sizeof id, nodeId).ptr;
+      const auto end = std::to_chars(id, id + sizeof id, first.node).ptr;
       out += '"';
       out.append(id, end);
       out += "\":{";
-      any = true;
+      openNode = first.node;
+      ++nodes;
     } else {
       out += ',';
     }
-    appendJsonQuoted(out, key);
+    appendJsonQuoted(out, first.key);
     out += ":[";
-    appendSide(out, was);
+    appendSide(out, first.before ? &*first.before : nullptr);
     out += ',';
-    appendSide(out, is);
+    appendSide(out, last.after ? &*last.after : nullptr);
     out += ']';
-  };
-  // Both maps are sorted: one merge walk finds the keys added, removed and changed.
-  auto b = kept.begin();
-  auto a = now.begin();
-  while (b != kept.end() || a != now.end()) {
-    if (a == now.end() || (b != kept.end() && b->first < a->first)) {
-      change(b->first, &b->second, nullptr);
-      b = kept.erase(b);
-    } else if (b == kept.end() || a->first < b->first) {
-      change(a->first, nullptr, &a->second);
-      kept.emplace_hint(b, a->first, a->second);
-      ++a;
-    } else {
-      if (a->second != b->second) {
-        change(a->first, &b->second, &a->second);
-        b->second = a->second;
-      }
-      ++a;
-      ++b;
-    }
   }
-  if (any) out += '}';
-  return any;
+  if (openNode) out += '}';
+  out += '}';
+  return nodes ? out : std::string();
 }
 
 void AnnotationLog::add(int seq, std::string changesJson, const std::function<bool(int64_t)>& wanted) {

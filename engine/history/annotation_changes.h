@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "history/history_rows.h"
+#include "ir/annotation_journal.h"
 
 namespace kiln {
 
@@ -37,11 +38,11 @@ AnnotationViews parseAnnotationViews(std::string_view json, std::deque<std::stri
 // text that is not a JSON object. Never throws on bad text.
 AnnotationViews readableAnnotations(std::string_view json, std::deque<std::string>& decoded);
 
-// Appends `"<id>":{...}` for the keys whose values differ between `kept` and `now` to `out` (a comma first when
-// `out` already holds an entry after its opening brace), and brings `kept` to `now` in the same walk, touching only
-// the keys that changed (the recorder's copy of a node's annotations: copying the whole map every pass cost more
-// than the comparison). False, and nothing appended or changed, when they are equal.
-bool syncAnnotationChanges(std::string& out, int64_t nodeId, Annotations& kept, const Annotations& now);
+// changes_json of one pass from the annotation journal of that pass (ir/annotation_journal.h), edits in the order
+// they were made: per node and key the value before the first edit and after the last. Keys that ended as they
+// began are left out, and so are the nodes `skip` names. "" when nothing is left; `nodes` counts the nodes written.
+std::string annotationChangesJson(const AnnotationJournal& edits, const std::function<bool(int64_t)>& skip,
+                                  int64_t& nodes);
 
 struct AnnotationEdit {
   int64_t node = 0;

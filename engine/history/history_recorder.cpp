@@ -71,8 +71,9 @@ bool stamped(const std::vector<uint32_t>& seen, int64_t id, uint32_t generation)
 HistoryRecorder::HistoryRecorder(HistoryDb& db, std::string modelPath) : db_(db), modelPath_(std::move(modelPath)) {}
 
 HistoryRecorder::~HistoryRecorder() {
+  followJournal(nullptr);
   if (writer_) {
-    if (std::string e = writer_->flush(); !e.empty() && error_.empty()) error_ = "history: " + e;
+    flush();
     writer_.reset();
   }
   if (runId_ && !finished_) markIncomplete(error_.empty() ? "recording stopped before the run finished" : error_);
@@ -81,11 +82,24 @@ HistoryRecorder::~HistoryRecorder() {
 void HistoryRecorder::flush() {
   if (!writer_) return;
   if (std::string e = writer_->flush(); !e.empty() && error_.empty()) error_ = "history: " + e;
+  stats_.annotatedNodes = writer_->annotatedNodes();
+}
+
+// Moves the journal to the id source `now` (null: none). Only one recorder can follow a model's annotations.
+void HistoryRecorder::followJournal(const std::shared_ptr<IdSource>& now) {
+  if (journalOn_ && journalOn_->annotationJournal == &journal_) journalOn_->annotationJournal = nullptr;
+  journalOn_ = now;
+  journal_.clear();
+  if (!now) return;
+  if (now->annotationJournal) {
+    journalOn_ = nullptr;
+    throw HistoryError("another recorder is already recording this model");
+  }
+  now->annotationJournal = &journal_;
 }
 
 void HistoryRecorder::submit() {
   if (!writer_) writer_ = std::make_unique<HistoryWriter>(db_);
-  if (!batch_.annotationChanges.empty()) batch_.annotationChanges += '}';
   writer_->submit(std::move(batch_));
   batch_ = PassRows{};
 }
@@ -99,6 +113,11 @@ void HistoryRecorder::guarded(Fn&& fn) noexcept {
     fn();
   } catch (const std::exception& e) {
     error_ = std::string("history: ") + e.what();
+    // Recording stops here: the journal must not grow through the rest of the compile.
+    try {
+      followJournal(nullptr);
+    } catch (const std::exception&) {
+    }
   }
   stats_.ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -188,6 +207,7 @@ void HistoryRecorder::runFinished(const RunSummary& summary, const Model& model)
     f.nodesAfter = summary.nodesAfter ? summary.nodesAfter : static_cast<int64_t>(model.graph->numNodesRecursive());
     f.error = summary.error;
     batch_.finish = std::move(f);
+    followJournal(nullptr);  // what changes after the run is not part of it
     submit();
     // Everything is committed when the run is reported finished: callers read it right after.
     flush();
@@ -254,7 +274,8 @@ void HistoryRecorder::recordGraph(const Model& model, int seq) {
   main.forEachGraph([&](const Graph& g) {
     for (const Node* n : g.nodes()) {
       stamp(nodeSeen_, n->id(), generation_);
-      if (n->revision() <= since) {  // existed at the last record and untouched since
+      // Existed at the last record with the same definition: its annotation changes, if any, are in the journal.
+      if (sameIds && n->definitionRevision() <= since) {
         ++nodesStillThere;
         continue;
       }
@@ -263,8 +284,7 @@ void HistoryRecorder::recordGraph(const Model& model, int seq) {
         insertNode(*n, seq);
       } else {
         ++nodesStillThere;
-        updateNode(it->second, *n, seq, sameIds && n->definitionRevision() <= since,
-                   sameIds && n->attrsRevision() <= since);
+        updateNode(it->second, *n, seq, sameIds, sameIds && n->attrsRevision() <= since);
       }
     }
     for (const Value* v : g.values()) {
@@ -311,6 +331,14 @@ void HistoryRecorder::recordGraph(const Model& model, int seq) {
       it = values_.erase(it);
     }
   }
+  if (sameIds) {
+    // A node made and erased within the pass (a fusion replaced again) logged edits the history has no row for.
+    std::erase_if(journal_, [&](const AnnotationJournalEntry& e) { return !stamped(nodeSeen_, e.node, generation_); });
+    batch_.annotationEdits = std::move(journal_);
+    journal_.clear();
+  } else {
+    followJournal(main.idSource());  // every node of the new source was compared whole above
+  }
   ids_ = main.idSource();
   seenRevision_ = main.ids().revision;
 }
@@ -327,39 +355,28 @@ void HistoryRecorder::insertNode(const Node& n, int seq) {
   OpenNode open;
   open.row = nodeRowOf(n);
   open.row.span.firstPass = seq;
-  open.annotations = n.annotations();
   writeNodeRow(open.row);
   syncEdges(open, n, seq);
   const int64_t id = open.row.id;
   nodes_.emplace(id, std::move(open));
 }
 
-void HistoryRecorder::updateNode(OpenNode& open, const Node& n, int seq, bool definitionUnchanged,
-                                 bool attrsUnchanged) {
-  // Scheduling passes annotate every node and change nothing else: then only the annotations are compared.
-  // Otherwise the row is compared in place (the attributes, tensor hashes among them, serialised again only when
-  // they changed), the annotations as maps.
-  if (!definitionUnchanged && !sameStructure(open.row, n, attrsUnchanged)) {
+void HistoryRecorder::updateNode(OpenNode& open, const Node& n, int seq, bool journalled, bool attrsUnchanged) {
+  // The row is compared in place (the attributes, tensor hashes among them, serialised again only when they
+  // changed). When it stays, the journal carries the node's annotation changes into the pass's annotation_changes.
+  // Without a journal for this node's id source (the pass replaced the graph) nothing says how the annotations
+  // moved, so the row is written again whole; diffs compare rows by content, so an unchanged node still reads as
+  // unchanged.
+  if (!journalled || !sameStructure(open.row, n, attrsUnchanged)) {
     NodeRow row = nodeRowOf(n, attrsUnchanged ? &open.row.attrsJson : nullptr);
     batch_.closedNodes.push_back({row.id, open.row.span.firstPass});
     ++stats_.rowsClosed;
     row.span.firstPass = seq;
     writeNodeRow(row);
     open.row = std::move(row);
-    open.annotations = n.annotations();
-  } else {
-    // The row stays; the pass's annotation_changes carries what changed (and the kept copy follows).
-    const bool first = batch_.annotationChanges.empty();
-    if (first) batch_.annotationChanges = "{";
-    if (syncAnnotationChanges(batch_.annotationChanges, n.id(), open.annotations, n.annotations())) {
-      ++batch_.annotatedNodes;
-      ++stats_.annotatedNodes;
-    } else if (first) {
-      batch_.annotationChanges.clear();
-    }
   }
   // Rewiring alone does not re-version the node row: only the affected edge rows change.
-  if (!definitionUnchanged) syncEdges(open, n, seq);
+  syncEdges(open, n, seq);
 }
 
 void HistoryRecorder::closeNode(OpenNode& open) {

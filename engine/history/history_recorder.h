@@ -6,7 +6,9 @@
 // passes; runFinished (and flush) wait until everything is committed.
 //
 // A node whose annotations alone changed keeps its row: the change goes into the pass's annotation_changes
-// (annotation_changes.h), so a scheduling pass that annotates every node writes one row, not one per node.
+// (annotation_changes.h), so a scheduling pass that annotates every node writes one row, not one per node. The
+// changes come from the model's annotation journal (ir/annotation_journal.h), which the recorder attaches to the
+// model's id source from runStarted to runFinished; the writer thread packs them.
 //
 // Cheap by construction: the IR stamps every changed node/value with a model-wide increasing revision, so after a
 // pass only the objects whose revision moved past the last recorded one are re-serialised and compared with the
@@ -58,7 +60,7 @@ class HistoryRecorder final : public PassObserver {
 
   struct Stats {
     int64_t nodeRows = 0, valueRows = 0, edgeRows = 0;  // rows inserted
-    int64_t annotatedNodes = 0;                         // entries in annotation_changes
+    int64_t annotatedNodes = 0;                         // entries in annotation_changes (as of the last flush)
     int64_t rowsClosed = 0;                             // rows whose last_pass was set
     double ms = 0;                                      // time spent inside the observer calls
   };
@@ -67,7 +69,6 @@ class HistoryRecorder final : public PassObserver {
  private:
   struct OpenNode {
     NodeRow row;                     // content of the open row (row.span.firstPass = its first pass)
-    std::map<std::string, std::string> annotations;  // as last recorded (row or annotation_changes)
     std::vector<int64_t> inputs;     // value id per input slot, 0 = omitted
     std::vector<int> edgeFirstPass;  // first_pass of the open edge row of each slot
   };
@@ -77,8 +78,9 @@ class HistoryRecorder final : public PassObserver {
   void insertPassRow(const PassRecord& record);
   void insertNode(const Node& n, int seq);
   void writeNodeRow(const NodeRow& row);
-  // What the node's revisions rule out: `definitionUnchanged` (only annotations moved), `attrsUnchanged`.
-  void updateNode(OpenNode& open, const Node& n, int seq, bool definitionUnchanged, bool attrsUnchanged);
+  // `journalled`: the node's annotation changes are in the journal (same id source); `attrsUnchanged` by revision.
+  void updateNode(OpenNode& open, const Node& n, int seq, bool journalled, bool attrsUnchanged);
+  void followJournal(const std::shared_ptr<IdSource>& now);
   void closeNode(OpenNode& open);
   void syncEdges(OpenNode& open, const Node& n, int seq);
   void insertValue(const Value& v, int seq);
@@ -107,6 +109,8 @@ class HistoryRecorder final : public PassObserver {
   std::vector<uint32_t> nodeSeen_, valueSeen_;
   uint32_t generation_ = 0;
 
+  AnnotationJournal journal_;            // filled by the model's nodes between two records
+  std::shared_ptr<IdSource> journalOn_;  // the id source journal_ is attached to
   PassRows batch_;                       // the rows of the pass being recorded
   std::unique_ptr<HistoryWriter> writer_;  // writes the batches on its own thread (history_writer.h)
 };

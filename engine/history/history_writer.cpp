@@ -2,6 +2,9 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+
+#include "history/annotation_changes.h"
 #include "history/history_db.h"
 #include "history/sqlite_handle.h"
 
@@ -17,7 +20,7 @@ constexpr size_t kCheckpointRows = 2048;
 
 size_t rowCount(const PassRows& r) {
   return 1 + r.nodes.size() + r.values.size() + r.edges.size() + r.closedNodes.size() + r.closedValues.size() +
-         r.closedEdges.size() + r.annotationChanges.size() / 64;
+         r.closedEdges.size() + r.annotationEdits.size() / 4;
 }
 }  // namespace
 
@@ -178,8 +181,24 @@ void HistoryWriter::write(const PassRows& r) {
   }
   for (const auto& e : r.edges)
     st.edge.bind(1, r.runId).bind(2, e.node).bind(3, e.index).bind(4, r.seq).bind(5, e.value).run();
-  if (!r.annotationChanges.empty())
-    st.annotations.bind(1, r.runId).bind(2, r.seq).bind(3, r.annotatedNodes).bindView(4, r.annotationChanges).run();
+  if (!r.annotationEdits.empty()) {
+    // Nodes with a row opened or closed in this pass are left out: a new or re-versioned row holds the node's
+    // annotations as the pass left them, and an erased node has none (the recorder already dropped the edits of
+    // nodes made and erased within the pass, which have no row at all).
+    std::vector<int64_t> withRow;
+    withRow.reserve(r.nodes.size() + r.closedNodes.size());
+    for (const NodeRow& n : r.nodes) withRow.push_back(n.id);
+    for (const auto& c : r.closedNodes) withRow.push_back(c.id);
+    std::sort(withRow.begin(), withRow.end());
+    int64_t nodes = 0;
+    const std::string changes = annotationChangesJson(
+        r.annotationEdits, [&](int64_t id) { return std::binary_search(withRow.begin(), withRow.end(), id); },
+        nodes);
+    if (nodes) {
+      st.annotations.bind(1, r.runId).bind(2, r.seq).bind(3, nodes).bindView(4, changes).run();
+      annotatedNodes_ += nodes;
+    }
+  }
   if (r.shapeBindingJson) {
     SqlStatement q(db_, "UPDATE runs SET shape_binding = ?2 WHERE id = ?1");
     q.bind(1, r.runId).bind(2, *r.shapeBindingJson).run();

@@ -9,6 +9,7 @@
 // written when the process dies was never committed). flush() waits until everything submitted is committed; the
 // recorder flushes when the run finishes and before it goes. A write failure (disk full, a lock held too long) is
 // kept, later batches are dropped, and flush() returns the message.
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "history/history_rows.h"
+#include "ir/annotation_journal.h"
 
 struct sqlite3;
 
@@ -54,9 +56,9 @@ struct PassRows {
     int firstPass = 0;
   };
   std::vector<ClosedEdge> closedEdges;
-  // annotation_changes of the pass (annotation_changes.h): "" when no node's annotations changed on their own.
-  std::string annotationChanges;
-  int64_t annotatedNodes = 0;
+  // The annotation changes made during the pass, as the journal logged them; the writer packs those of nodes whose
+  // row stays into the pass's annotation_changes (annotation_changes.h), off the compile's thread.
+  AnnotationJournal annotationEdits;
   std::optional<std::string> shapeBindingJson;  // runs.shape_binding, written once
   // runs: status, finished_at, total_ms, nodes_before, nodes_after, error (the run's last batch).
   struct Finish {
@@ -80,6 +82,8 @@ class HistoryWriter {
   void submit(PassRows rows);
   // Waits until every submitted batch is committed (or dropped after a failure); the first failure, "" when none.
   std::string flush();
+  // Nodes written to annotation_changes so far (all passes); exact once flush() returned.
+  int64_t annotatedNodes() const { return annotatedNodes_; }
 
  private:
   void loop();
@@ -96,6 +100,7 @@ class HistoryWriter {
   size_t queuedRows_ = 0;  // rows in queue_ (history_writer.cpp: rowCount)
   size_t rowsSinceCheckpoint_ = 0;  // the writer thread's own
   bool busy_ = false, stopping_ = false;
+  std::atomic<int64_t> annotatedNodes_{0};
   std::string error_;
   std::thread thread_;  // last: started once everything above exists
 };

@@ -132,14 +132,24 @@ std::string Node::annotation(const std::string& key) const {
 }
 
 void Node::setAnnotation(const std::string& key, std::string value) {
-  auto it = annotations_.find(key);
-  if (it != annotations_.end() && it->second == value) return;
-  annotations_[key] = std::move(value);
+  auto it = annotations_.lower_bound(key);
+  const bool present = it != annotations_.end() && it->first == key;
+  if (present && it->second == value) return;
+  if (AnnotationJournal* j = graph_->ids().annotationJournal)
+    j->push_back({id_, key, present ? std::optional<std::string>(it->second) : std::nullopt, value});
+  if (present)
+    it->second = std::move(value);
+  else
+    annotations_.emplace_hint(it, key, std::move(value));
   touchAnnotations();
 }
 
 void Node::eraseAnnotation(const std::string& key) {
-  if (annotations_.erase(key)) touchAnnotations();
+  auto it = annotations_.find(key);
+  if (it == annotations_.end()) return;
+  if (AnnotationJournal* j = graph_->ids().annotationJournal) j->push_back({id_, key, std::move(it->second), {}});
+  annotations_.erase(it);
+  touchAnnotations();
 }
 
 std::vector<Graph*> Node::subgraphs() const {

@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ir/annotation_journal.h"
 #include "ir/attribute.h"
 #include "ir/tensor.h"
 #include "ir/value_type.h"
@@ -43,6 +44,8 @@ struct IdSource {
   // Bumped whenever a node changes place in its list (moveBefore, sortTopologically): the incremental verifier
   // relies on untouched nodes keeping their relative order.
   uint64_t orderRevision = 0;
+  // Where setAnnotation / eraseAnnotation log their changes (ir/annotation_journal.h); null when nobody asked.
+  AnnotationJournal* annotationJournal = nullptr;
 };
 
 // Lets only Graph construct Nodes and Values (in place, inside its pooled lists).

@@ -559,9 +559,21 @@ class HistoryTest : public QObject {
         sm.conv->eraseAnnotation("stream");
       });
       d.pass("Nothing", [] {});  // 8
+      d.pass("WithinOnePass", [&] {  // 9: changed and changed back, added and erased, changed twice
+        sm.relu->setAnnotation("engine", "aicpu");
+        sm.relu->setAnnotation("engine", "aicore");
+        sm.conv->setAnnotation("stream", "9");
+        sm.conv->eraseAnnotation("stream");
+        sm.thenId->setAnnotation("engine", "host");
+        sm.thenId->setAnnotation("engine", "aicore");
+        Node* transient = g.addNode("Neg", {sm.add->output(0)}, 1, "made_and_erased");  // no row, no changes
+        transient->setAnnotation("engine", "aicore");
+        transient->setAnnotation("engine", "aicpu");
+        g.eraseNode(transient);
+      });
       d.finish();
       QVERIFY2(rec.error().empty(), rec.error().c_str());
-      QCOMPARE(rec.stats().annotatedNodes, int64_t(7 + 4 + 1 + 1 + 2));
+      QCOMPARE(rec.stats().annotatedNodes, int64_t(7 + 4 + 1 + 1 + 2 + 1));
       expected = d.expected;
       run = rec.runId();
     }
@@ -578,6 +590,10 @@ class HistoryTest : public QObject {
     QCOMPARE(passes[3].nodesAnnotated, int64_t(1));  // conv; relu's row was re-versioned with its annotation
     QCOMPARE(passes[3].nodeRowsStarted, int64_t(1));
     QCOMPARE(passes[8].nodesAnnotated, int64_t(0));
+    QCOMPARE(passes[9].nodesAnnotated, int64_t(1));  // only thenId ends the pass other than it began
+    QCOMPARE(fieldsOf(reader.diff(run, 9), sm.thenId->id()), (Strings{"annotation:engine"}));
+    QCOMPARE(fieldsOf(reader.diff(run, 9), sm.relu->id()), (Strings{"(not changed)"}));
+    QCOMPARE(fieldsOf(reader.diff(run, 9), sm.conv->id()), (Strings{"(not changed)"}));
     // What changed, by key.
     QCOMPARE(fieldsOf(reader.diff(run, 2), sm.add->id()), (Strings{"annotation:engine"}));
     QCOMPARE(fieldsOf(reader.diff(run, 3), sm.relu->id()), (Strings{"name", "annotation:stream"}));
@@ -602,6 +618,77 @@ class HistoryTest : public QObject {
     QCOMPARE(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 1))), std::string("3"));
     sqlite3_finalize(st);
     sqlite3_close(raw);
+  }
+
+  void graphReplacedByAPassReadsBack() {
+    // A pass may swap the model's graph for one with a fresh id source (a plugin that rebuilds it). Its ids start
+    // again, so nodes are matched by id and compared whole, and the annotation journal moves to the new source.
+    const std::string path = tmpFile("replaced.kiln");
+    auto m = std::make_unique<Model>();
+    auto build = [](Graph& g, const std::string& reluName) {
+      Value* x = g.addInput("x", f32({4}));
+      Node* a = g.addNode("Abs", {x}, 1, "abs");
+      Node* r = g.addNode("Relu", {a->output(0)}, 1, reluName);
+      g.addOutput(r->output(0));
+      a->setAnnotation("engine", "aicore");
+      return std::pair<Node*, Node*>{a, r};
+    };
+    Node* relu = build(*m->graph, "relu").second;
+    int64_t run = 0;
+    std::vector<Expected> expected;
+    NodeId absId = 0, reluId = 0;
+    {
+      HistoryDb db(path);
+      HistoryRecorder rec(db, "replaced.onnx");
+      Driver d(rec, *m);
+      d.start();
+      d.pass("Annotate", [&] { relu->setAnnotation("engine", "aicore"); });  // 1
+      Node* abs = nullptr;
+      d.pass("Replace", [&] {  // 2: the same abs, relu renamed and on another engine
+        auto fresh = std::make_unique<Graph>(std::make_shared<IdSource>());
+        std::tie(abs, relu) = build(*fresh, "relu_renamed");
+        relu->setAnnotation("engine", "aicpu");
+        m->graph = std::move(fresh);
+      });
+      d.pass("AnnotateTheNewGraph", [&] { abs->setAnnotation("stream", "1"); });  // 3
+      d.finish();
+      QVERIFY2(rec.error().empty(), rec.error().c_str());
+      QCOMPARE(rec.stats().annotatedNodes, int64_t(2));  // pass 1's relu, pass 3's abs
+      expected = d.expected;
+      run = rec.runId();
+      absId = abs->id();
+      reluId = relu->id();
+    }
+    HistoryDb db(path, HistoryDb::Mode::ReadOnly);
+    HistoryReader reader(db);
+    const QString everyPass = checkEveryPass(reader, run, expected);
+    QVERIFY2(everyPass.isEmpty(), qPrintable(everyPass));
+    QCOMPARE(fieldsOf(reader.diff(run, 2), absId), (Strings{"(not changed)"}));
+    QCOMPARE(fieldsOf(reader.diff(run, 2), reluId), (Strings{"name", "annotation:engine"}));
+    QCOMPARE(fieldsOf(reader.diff(run, 3), absId), (Strings{"annotation:stream"}));
+    QCOMPARE(reader.passes(run)[3].nodesAnnotated, int64_t(1));
+  }
+
+  void twoRecordersCannotFollowOneModel() {
+    // The annotation journal has one reader: a second recorder on the same model stops with a clear error, and the
+    // first records on.
+    SmallModel sm;
+    HistoryDb db(tmpFile("two_recorders.kiln"));
+    HistoryRecorder first(db, "small.onnx"), second(db, "small.onnx");
+    Options options;
+    first.runStarted(*sm.model, options);
+    second.runStarted(*sm.model, options);
+    QVERIFY(first.error().empty());
+    QVERIFY2(second.error().find("another recorder") != std::string::npos, second.error().c_str());
+    sm.conv->setAnnotation("stream", "1");
+    PassRecord r;
+    r.index = 1;
+    r.name = "Streams";
+    first.afterPass(r, *sm.model);
+    RunSummary s;
+    first.runFinished(s, *sm.model);
+    QVERIFY2(first.error().empty(), first.error().c_str());
+    QCOMPARE(first.stats().annotatedNodes, int64_t(1));
   }
 
   void unreadableAnnotationChangesAreAnError() {

@@ -258,6 +258,31 @@ class IrTest : public QObject {
   // The pass manager's incremental verifier finds what the whole-graph verifier finds among changed nodes: a cycle
   // closed by one new edge (in a list that was a topological order, after a move, in a list that was never one,
   // and through a subgraph's capture), a type error after an annotation-only change, and nothing after no change.
+  void annotationJournalLogsRealChanges() {
+    Model m;
+    Graph& g = *m.graph;
+    Node* n = g.addNode("Relu", {g.addInput("x", f32({2}))}, 1, "relu");
+    n->setAnnotation("engine", "aicore");  // no journal attached: nothing logged, nothing kept
+    AnnotationJournal journal;
+    g.ids().annotationJournal = &journal;
+    n->setAnnotation("engine", "aicore");  // the same value: not a change
+    n->setAnnotation("engine", "aicpu");
+    n->setAnnotation("stream", "1");
+    n->eraseAnnotation("stream");
+    n->eraseAnnotation("absent");  // nothing to erase
+    g.ids().annotationJournal = nullptr;
+    n->setAnnotation("stream", "2");
+    QCOMPARE(journal.size(), size_t(3));
+    QCOMPARE(journal[0].node, n->id());
+    QCOMPARE(journal[0].key, std::string("engine"));
+    QCOMPARE(journal[0].before, std::optional<std::string>("aicore"));
+    QCOMPARE(journal[0].after, std::optional<std::string>("aicpu"));
+    QVERIFY(!journal[1].before && journal[1].after == std::optional<std::string>("1"));
+    QVERIFY(journal[2].before == std::optional<std::string>("1") && !journal[2].after);
+    QCOMPARE(n->annotation("engine"), std::string("aicpu"));
+    QCOMPARE(n->annotation("stream"), std::string("2"));
+  }
+
   void passVerifierFindsNewProblems() {
     Model m;
     m.opsets[""] = 17;
