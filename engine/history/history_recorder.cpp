@@ -300,12 +300,11 @@ void HistoryRecorder::recordGraph(const Model& model, int seq) {
       }
       ++valuesStillThere;
       ValueRow row = valueRowOf(*v);
-      if (row.sameContent(it->second)) continue;
-      batch_.closedValues.push_back({row.id, it->second.span.firstPass});
+      if (row.sameContent(*it->second)) continue;
+      batch_.closedValues.push_back({row.id, it->second->span.firstPass});
       ++stats_.rowsClosed;
       row.span.firstPass = seq;
-      writeValueRow(row);
-      it->second = std::move(row);
+      it->second = writeValueRow(std::move(row));
     }
   });
 
@@ -326,7 +325,7 @@ void HistoryRecorder::recordGraph(const Model& model, int seq) {
         ++it;
         continue;
       }
-      batch_.closedValues.push_back({it->first, it->second.span.firstPass});
+      batch_.closedValues.push_back({it->first, it->second->span.firstPass});
       ++stats_.rowsClosed;
       it = values_.erase(it);
     }
@@ -345,19 +344,22 @@ void HistoryRecorder::recordGraph(const Model& model, int seq) {
 
 // ---------------------------------------------------------------- rows
 
-// Inserts the row opened at row.span.firstPass (shared by new nodes and re-versioned ones).
-void HistoryRecorder::writeNodeRow(const NodeRow& r) {
-  batch_.nodes.push_back(r);
+// Inserts the row opened at row.span.firstPass (shared by new nodes and re-versioned ones). The batch and the open
+// row share one immutable copy: the writer thread reads it while this thread compares the next passes with it.
+std::shared_ptr<const NodeRow> HistoryRecorder::writeNodeRow(NodeRow r) {
+  auto shared = std::make_shared<const NodeRow>(std::move(r));
+  batch_.nodes.push_back(shared);
   ++stats_.nodeRows;
+  return shared;
 }
 
 void HistoryRecorder::insertNode(const Node& n, int seq) {
   OpenNode open;
-  open.row = nodeRowOf(n);
-  open.row.span.firstPass = seq;
-  writeNodeRow(open.row);
+  NodeRow row = nodeRowOf(n);
+  row.span.firstPass = seq;
+  open.row = writeNodeRow(std::move(row));
   syncEdges(open, n, seq);
-  const int64_t id = open.row.id;
+  const int64_t id = n.id();
   nodes_.emplace(id, std::move(open));
 }
 
@@ -367,24 +369,23 @@ void HistoryRecorder::updateNode(OpenNode& open, const Node& n, int seq, bool jo
   // Without a journal for this node's id source (the pass replaced the graph) nothing says how the annotations
   // moved, so the row is written again whole; diffs compare rows by content, so an unchanged node still reads as
   // unchanged.
-  if (!journalled || !sameStructure(open.row, n, attrsUnchanged)) {
-    NodeRow row = nodeRowOf(n, attrsUnchanged ? &open.row.attrsJson : nullptr);
-    batch_.closedNodes.push_back({row.id, open.row.span.firstPass});
+  if (!journalled || !sameStructure(*open.row, n, attrsUnchanged)) {
+    NodeRow row = nodeRowOf(n, attrsUnchanged ? &open.row->attrsJson : nullptr);
+    batch_.closedNodes.push_back({row.id, open.row->span.firstPass});
     ++stats_.rowsClosed;
     row.span.firstPass = seq;
-    writeNodeRow(row);
-    open.row = std::move(row);
+    open.row = writeNodeRow(std::move(row));
   }
   // Rewiring alone does not re-version the node row: only the affected edge rows change.
   syncEdges(open, n, seq);
 }
 
 void HistoryRecorder::closeNode(OpenNode& open) {
-  batch_.closedNodes.push_back({open.row.id, open.row.span.firstPass});
+  batch_.closedNodes.push_back({open.row->id, open.row->span.firstPass});
   ++stats_.rowsClosed;
   for (size_t i = 0; i < open.inputs.size(); ++i) {
     if (!open.inputs[i]) continue;
-    batch_.closedEdges.push_back({open.row.id, static_cast<int64_t>(i), open.edgeFirstPass[i]});
+    batch_.closedEdges.push_back({open.row->id, static_cast<int64_t>(i), open.edgeFirstPass[i]});
     ++stats_.rowsClosed;
   }
 }
@@ -418,13 +419,14 @@ void HistoryRecorder::syncEdges(OpenNode& open, const Node& n, int seq) {
 void HistoryRecorder::insertValue(const Value& v, int seq) {
   ValueRow row = valueRowOf(v);
   row.span.firstPass = seq;
-  writeValueRow(row);
-  values_.emplace(row.id, std::move(row));
+  values_.emplace(v.id(), writeValueRow(std::move(row)));
 }
 
-void HistoryRecorder::writeValueRow(const ValueRow& r) {
-  batch_.values.push_back(r);
+std::shared_ptr<const ValueRow> HistoryRecorder::writeValueRow(ValueRow r) {
+  auto shared = std::make_shared<const ValueRow>(std::move(r));
+  batch_.values.push_back(shared);
   ++stats_.valueRows;
+  return shared;
 }
 
 }  // namespace kiln

@@ -68,7 +68,7 @@ class HistoryRecorder final : public PassObserver {
 
  private:
   struct OpenNode {
-    NodeRow row;                     // content of the open row (row.span.firstPass = its first pass)
+    std::shared_ptr<const NodeRow> row;  // content of the open row (row->span.firstPass = its first pass)
     std::vector<int64_t> inputs;     // value id per input slot, 0 = omitted
     std::vector<int> edgeFirstPass;  // first_pass of the open edge row of each slot
   };
@@ -77,14 +77,14 @@ class HistoryRecorder final : public PassObserver {
   void recordGraph(const Model& model, int seq);
   void insertPassRow(const PassRecord& record);
   void insertNode(const Node& n, int seq);
-  void writeNodeRow(const NodeRow& row);
+  std::shared_ptr<const NodeRow> writeNodeRow(NodeRow row);
   // `journalled`: the node's annotation changes are in the journal (same id source); `attrsUnchanged` by revision.
   void updateNode(OpenNode& open, const Node& n, int seq, bool journalled, bool attrsUnchanged);
   void followJournal(const std::shared_ptr<IdSource>& now);
   void closeNode(OpenNode& open);
   void syncEdges(OpenNode& open, const Node& n, int seq);
   void insertValue(const Value& v, int seq);
-  void writeValueRow(const ValueRow& row);
+  std::shared_ptr<const ValueRow> writeValueRow(ValueRow row);
   void submit();  // hands batch_ to the writer thread
   void markIncomplete(const std::string& why) noexcept;
   template <typename Fn>
@@ -101,7 +101,7 @@ class HistoryRecorder final : public PassObserver {
 
   // Open rows by id, and the revision/id source they were last synchronised at.
   std::unordered_map<int64_t, OpenNode> nodes_;
-  std::unordered_map<int64_t, ValueRow> values_;
+  std::unordered_map<int64_t, std::shared_ptr<const ValueRow>> values_;
   std::shared_ptr<IdSource> ids_;  // held so a replaced id source cannot be mistaken for the old one
   uint64_t seenRevision_ = 0;
   // Presence stamps by id (ids are dense, drawn from one counter): a node or value absent from the walk whose stamp

@@ -24,8 +24,28 @@ size_t rowCount(const PassRows& r) {
 }
 }  // namespace
 
-HistoryWriter::HistoryWriter(const HistoryDb& db) : path_(db.path()), db_(db.openWriterConnection()) {
-  thread_ = std::thread([this] { loop(); });
+// The second connection is opened on the writer's own thread: the few milliseconds that takes (file checks, pragmas)
+// overlap the next passes instead of delaying the first. `db` outlives the writer (the recorder's contract).
+HistoryWriter::HistoryWriter(const HistoryDb& db) : path_(db.path()) {
+  thread_ = std::thread([this, &db] {
+    open(db);
+    loop();
+  });
+}
+
+void HistoryWriter::open(const HistoryDb& db) {
+  std::string failure;
+  try {
+    db_ = db.openWriterConnection();
+    return;
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  std::lock_guard lock(mutex_);
+  error_ = failure;  // what was queued meanwhile is dropped, and flush() reports it
+  queue_.clear();
+  queuedRows_ = 0;
+  changed_.notify_all();
 }
 
 HistoryWriter::~HistoryWriter() {
@@ -151,7 +171,8 @@ void HistoryWriter::write(const PassRows& r) {
     st.closeValue.bind(1, r.runId).bind(2, c.id).bind(3, c.firstPass).bind(4, r.seq).run();
   for (const auto& c : r.closedEdges)
     st.closeEdge.bind(1, r.runId).bind(2, c.node).bind(3, c.index).bind(4, c.firstPass).bind(5, r.seq).run();
-  for (const NodeRow& n : r.nodes)
+  for (const auto& row : r.nodes) {
+    const NodeRow& n = *row;
     st.node.bind(1, r.runId)
         .bind(2, n.id)
         .bind(3, r.seq)
@@ -163,7 +184,9 @@ void HistoryWriter::write(const PassRows& r) {
         .bindView(9, n.attrsJson)
         .bindView(10, n.annotationsJson)
         .run();
-  for (const ValueRow& v : r.values) {
+  }
+  for (const auto& row : r.values) {
+    const ValueRow& v = *row;
     st.value.bind(1, r.runId).bind(2, v.id).bind(3, r.seq).bind(4, v.graphOwner).bindView(5, v.graphAttr);
     st.value.bindView(6, v.name).bindView(7, v.dtype);
     if (v.shape)
@@ -187,7 +210,7 @@ void HistoryWriter::write(const PassRows& r) {
     // nodes made and erased within the pass, which have no row at all).
     std::vector<int64_t> withRow;
     withRow.reserve(r.nodes.size() + r.closedNodes.size());
-    for (const NodeRow& n : r.nodes) withRow.push_back(n.id);
+    for (const auto& n : r.nodes) withRow.push_back(n->id);
     for (const auto& c : r.closedNodes) withRow.push_back(c.id);
     std::sort(withRow.begin(), withRow.end());
     int64_t nodes = 0;

@@ -40,8 +40,9 @@ struct PassRows {
     int64_t nodesBefore = 0, nodesAfter = 0;
   };
   std::optional<PassRow> pass;
-  std::vector<NodeRow> nodes;  // opened at seq
-  std::vector<ValueRow> values;
+  // Opened at seq; shared with the recorder's copy of the open rows (never changed once made).
+  std::vector<std::shared_ptr<const NodeRow>> nodes;
+  std::vector<std::shared_ptr<const ValueRow>> values;
   struct Edge {
     int64_t node = 0, index = 0, value = 0;
   };
@@ -71,7 +72,7 @@ struct PassRows {
 
 class HistoryWriter {
  public:
-  // Opens a second connection to `db`'s file (already validated and migrated by `db`) and starts the thread.
+  // Starts the thread, which opens a second connection to `db`'s file (already validated and migrated by `db`).
   explicit HistoryWriter(const HistoryDb& db);
   // Writes what is queued, then stops.
   ~HistoryWriter();
@@ -86,6 +87,7 @@ class HistoryWriter {
   int64_t annotatedNodes() const { return annotatedNodes_; }
 
  private:
+  void open(const HistoryDb& db);  // on the thread, before loop(); a failure becomes the writer's error
   void loop();
   void write(const PassRows& rows);
   void checkpointWhenIdle(size_t rowsWritten);
