@@ -80,19 +80,28 @@ void HistoryWriter::loop() {
   for (;;) {
     changed_.wait(lock, [this] { return !queue_.empty() || stopping_; });
     if (queue_.empty()) return;  // stopping, nothing left
-    PassRows rows = std::move(queue_.front());
-    queue_.pop_front();
-    queuedRows_ -= rowCount(rows);
+    // Everything queued goes in one transaction (a group commit): when the passes outrun the writer, the b-tree
+    // pages they share are written to the log once rather than once per pass. Passes still appear in order, and
+    // none is committed before all of its rows are.
+    std::vector<PassRows> group;
+    size_t rows = 0;
+    while (!queue_.empty()) {
+      rows += rowCount(queue_.front());
+      group.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
+    queuedRows_ = 0;
     busy_ = true;
     changed_.notify_all();  // room in the queue
     lock.unlock();
     std::string failure;
     try {
-      write(rows);
+      write(group);
     } catch (const std::exception& e) {
       failure = e.what();
     }
-    if (failure.empty()) checkpointWhenIdle(rowCount(rows));
+    group.clear();  // the rows go before the lock is taken again: the compile thread need not wait for that
+    if (failure.empty()) checkpointWhenIdle(rows);
     lock.lock();
     busy_ = false;
     if (!failure.empty() && error_.empty()) {
@@ -148,10 +157,15 @@ struct HistoryWriter::Statements {
 };
 
 // One batch, one transaction.
-void HistoryWriter::write(const PassRows& r) {
+void HistoryWriter::write(const std::vector<PassRows>& group) {
   if (!st_) st_ = std::make_unique<Statements>(db_);
-  Statements& st = *st_;
   SqlTransaction tx(db_, SqlTransaction::Kind::Write);
+  for (const PassRows& r : group) writeRows(r);
+  tx.commit();
+}
+
+void HistoryWriter::writeRows(const PassRows& r) {
+  Statements& st = *st_;
   if (r.pass) {
     st.pass.bind(1, r.runId)
         .bind(2, r.seq)
@@ -239,7 +253,6 @@ void HistoryWriter::write(const PassRows& r) {
         .bindTextOrNull(7, r.finish->error)
         .run();
   }
-  tx.commit();
 }
 
 }  // namespace kiln

@@ -1,12 +1,13 @@
 #pragma once
 // The history recorder's writing half, on a thread and an SQLite connection of its own: the compile thread works out
 // what a pass changed (in memory, from revisions) and hands the rows over as one PassRows batch; this thread writes
-// each batch as one transaction while the next passes run. Recording then costs the compile little more than
-// working out the rows, and the SQLite work overlaps the passes.
+// the batches while the next passes run. Recording then costs the compile little more than working out the rows,
+// and the SQLite work overlaps the passes.
 //
-// Ordering and durability are the recorder's as before: batches are written in the order submitted, one transaction
-// each, so a reader sees passes appear one by one and a killed process loses no committed pass (a pass not yet
-// written when the process dies was never committed). flush() waits until everything submitted is committed; the
+// Ordering and durability are the recorder's as before: batches are written in the order submitted, each pass whole
+// in one transaction, so a reader sees passes appear in order and a killed process loses no committed pass (a pass
+// not yet written when the process dies was never committed). Batches that queued up while a transaction was being
+// written share the next one (a group commit). flush() waits until everything submitted is committed; the
 // recorder flushes when the run finishes and before it goes. A write failure (disk full, a lock held too long) is
 // kept, later batches are dropped, and flush() returns the message.
 #include <atomic>
@@ -89,7 +90,8 @@ class HistoryWriter {
  private:
   void open(const HistoryDb& db);  // on the thread, before loop(); a failure becomes the writer's error
   void loop();
-  void write(const PassRows& rows);
+  void write(const std::vector<PassRows>& group);  // one transaction
+  void writeRows(const PassRows& rows);
   void checkpointWhenIdle(size_t rowsWritten);
 
   std::string path_;
