@@ -267,6 +267,14 @@ void HistoryRecorder::recordGraph(const Model& model, int seq) {
   const bool sameIds = ids_ && ids_ == main.idSource();
   const uint64_t since = sameIds ? seenRevision_ : 0;
   if (sameIds && main.ids().revision == since) return;  // nothing changed, nothing erased: no rows
+  if (sameIds && main.ids().definitionRevision <= since) {
+    // Only annotations changed (the scheduling passes): no node or value was made, erased or redefined, so every
+    // journal entry is of a node whose row stays, and the graph need not be walked.
+    batch_.annotationEdits = std::move(journal_);
+    journal_.clear();
+    seenRevision_ = main.ids().revision;
+    return;
+  }
   ++generation_;
   const size_t openNodesBefore = nodes_.size(), openValuesBefore = values_.size();
   size_t nodesStillThere = 0, valuesStillThere = 0;

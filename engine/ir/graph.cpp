@@ -14,7 +14,10 @@ bool isGraphKind(const Attribute& a) {
 }
 }  // namespace
 
-void Value::touch() { revision_ = ++graph_->ids().revision; }
+void Value::touch() {
+  IdSource& ids = graph_->ids();
+  ids.definitionRevision = revision_ = ++ids.revision;
+}
 void Value::setName(std::string n) {
   name_ = std::move(n);
   touch();
@@ -33,7 +36,10 @@ void Value::setConstant(Tensor t) {
   touch();
 }
 
-void Node::touch() { definitionRevision_ = revision_ = ++graph_->ids().revision; }
+void Node::touch() {
+  IdSource& ids = graph_->ids();
+  ids.definitionRevision = definitionRevision_ = revision_ = ++ids.revision;
+}
 void Node::touchAnnotations() { revision_ = ++graph_->ids().revision; }
 void Node::setOpType(std::string t) {
   opType_ = std::move(t);
@@ -375,7 +381,8 @@ void Graph::eraseNode(Node* node) {
     eraseValue(out);
   }
   if (node->hasSubgraphs()) --subgraphHolders_;
-  ++ids_->revision;  // an erasure touches nothing that remains, but observers must still see a change
+  // An erasure touches nothing that remains, but observers must still see a change.
+  ids_->definitionRevision = ++ids_->revision;
   nodeById_.erase(node->id_);
   if (auto it = ids_->liveNodes.find(node->id_); it != ids_->liveNodes.end() && it->second == node)
     ids_->liveNodes.erase(it);
@@ -386,7 +393,7 @@ void Graph::eraseValue(Value* v) {
   if (v->producer_ || v->hasUses() || v->isGraphOutput())
     throw std::logic_error("eraseValue: value '" + v->name() + "' is still produced or used");
   if (v->graphInput_) removeInput(v);
-  ++ids_->revision;
+  ids_->definitionRevision = ++ids_->revision;
   valueById_.erase(v->id_);
   values_.erase(v->self_);
 }

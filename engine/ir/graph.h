@@ -41,6 +41,10 @@ struct IdSource {
   // an observer (the history recorder, the verifier) finds what a pass changed without comparing whole graphs, and
   // learns from an unchanged revision that nothing changed.
   uint64_t revision = 0;
+  // The revision of the last change other than to annotations (what defines the graph): while it stays, a pass
+  // only annotated, and an observer that ignores annotations (the verifier) or follows them otherwise (the
+  // recorder, through the annotation journal) need not walk the graph.
+  uint64_t definitionRevision = 0;
   // Bumped whenever a node changes place in its list (moveBefore, sortTopologically): the incremental verifier
   // relies on untouched nodes keeping their relative order.
   uint64_t orderRevision = 0;

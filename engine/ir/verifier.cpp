@@ -117,7 +117,10 @@ std::vector<std::string> IncrementalVerifier::check(const Model& m) {
   if (first) verifiedAt_ = orderAt_ = 0;
   VerifyOptions options;
   options.changedSince = verifiedAt_;
-  if (!first && ids.revision == verifiedAt_) return out;  // the pass changed nothing at all
+  if (!first && ids.definitionRevision <= verifiedAt_) {  // the pass changed nothing, or only annotations
+    verifiedAt_ = ids.revision;
+    return out;
+  }
   // While every graph's node list was a topological order at the last check and no node has moved since, a new
   // cycle must use an edge of a changed node (untouched nodes kept their edges and their relative order; a new
   // subgraph's nodes are all new): if all of those run forward, every list is still a topological order.

@@ -30,8 +30,9 @@ std::vector<std::string> verifyModel(const Model& m, const VerifyOptions& option
 // Verification after every pass at a cost that follows what the pass changed: the first check() sees the whole
 // model; later ones check only nodes and values changed since (IdSource::revision), and find cycles through the
 // changed nodes' edges as long as every node list stayed a topological order and no node moved (else every graph
-// is sorted again, as verifyModel does). Finds what verifyModel would find among the changed nodes; problems left
-// in unchanged nodes were reported before.
+// is sorted again, as verifyModel does). A pass that changed only annotations (IdSource::definitionRevision did not
+// move) costs nothing. Finds what verifyModel would find among the changed nodes; problems left in unchanged nodes
+// were reported before.
 class IncrementalVerifier {
  public:
   std::vector<std::string> check(const Model& m);

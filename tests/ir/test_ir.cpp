@@ -283,6 +283,28 @@ class IrTest : public QObject {
     QCOMPARE(n->annotation("stream"), std::string("2"));
   }
 
+  void definitionRevisionIgnoresAnnotations() {
+    // Observers skip a pass that only annotated (the verifier, the recorder's graph walk) by this one number.
+    Model m;
+    Graph& g = *m.graph;
+    Value* x = g.addInput("x", f32({2}));
+    Node* n = g.addNode("Relu", {x}, 1, "relu");
+    const uint64_t defined = g.ids().definitionRevision;
+    QCOMPARE(defined, g.ids().revision);
+    n->setAnnotation("stream", "1");
+    n->eraseAnnotation("stream");
+    QCOMPARE(g.ids().definitionRevision, defined);
+    QVERIFY(g.ids().revision > defined);
+    n->setName("renamed");
+    QCOMPARE(g.ids().definitionRevision, g.ids().revision);
+    const uint64_t renamed = g.ids().definitionRevision;
+    Node* dead = g.addNode("Abs", {x}, 1, "dead");
+    QVERIFY(g.ids().definitionRevision > renamed);
+    const uint64_t added = g.ids().definitionRevision;
+    g.eraseNode(dead);
+    QVERIFY(g.ids().definitionRevision > added);
+  }
+
   void passVerifierFindsNewProblems() {
     Model m;
     m.opsets[""] = 17;
