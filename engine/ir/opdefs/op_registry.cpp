@@ -5,6 +5,8 @@
 
 #include <pthread.h>
 
+#include <algorithm>
+#include <array>
 #include <unordered_map>
 
 #include "ir/opdefs/proto_convert.h"
@@ -108,6 +110,35 @@ const OpDef* OpRegistry::find(std::string_view domain, std::string_view type, in
   return raw;
 }
 
+namespace {
+// The interned onnx::DataType of a value's type. libonnx names a type by its text, which for a tensor ignores the
+// shape: plain tensors (nearly every operand) come from a table built once, instead of a TypeProto with the shape
+// and a locked lookup for every operand the verifier checks after every pass. Other kinds go the long way.
+onnx::DataType dataTypeOf(const ValueType& t) {
+  if (t.kind == ValueType::Kind::Tensor) {  // (the format is a denotation, which the text leaves out)
+    static const std::array<onnx::DataType, kMaxDTypeCode + 1> tensors = [] {
+      std::array<onnx::DataType, kMaxDTypeCode + 1> a{};
+      for (int code = 1; code <= kMaxDTypeCode; ++code) {
+        onnx::TypeProto tp;
+        tp.mutable_tensor_type()->set_elem_type(code);
+        try {
+          a[static_cast<size_t>(code)] = onnx::Utils::DataTypeUtils::ToType(tp);
+        } catch (const std::exception&) {
+          // Left empty: the long way below throws for it as before.
+        }
+      }
+      return a;
+    }();
+    const auto code = static_cast<size_t>(t.dtype);
+    if (code < tensors.size() && tensors[code]) return tensors[code];
+  }
+  onnx::TypeProto tp;
+  onnxio::toTypeProto(t, &tp);
+  tp.clear_denotation();
+  return onnx::Utils::DataTypeUtils::ToType(tp);
+}
+}  // namespace
+
 std::optional<std::string> OpRegistry::checkSignature(const Node& n, int64_t opset) const {
   const OpDef* def = find(n.domain(), n.opType(), opset);
   if (!def) return std::nullopt;  // unknown ops are reported elsewhere, not invalid
@@ -127,8 +158,11 @@ std::optional<std::string> OpRegistry::checkSignature(const Node& n, int64_t ops
   const auto* schema = static_cast<const onnx::OpSchema*>(def->onnxSchema);
   std::unordered_map<std::string, std::pair<onnx::DataType, std::string>> bound;
   std::unordered_map<std::string, std::string> unknownAt;  // type variable -> first operand of unknown element type
-  std::unordered_map<std::string, const onnx::OpSchema::TypeConstraintParam*> constraints;
-  for (const auto& c : schema->typeConstraintParams()) constraints[c.type_param_str] = &c;
+  const auto& constraints = schema->typeConstraintParams();  // a handful: searched, not indexed
+  auto constrained = [&](const std::string& ts) {
+    return std::any_of(constraints.begin(), constraints.end(),
+                       [&](const onnx::OpSchema::TypeConstraintParam& c) { return c.type_param_str == ts; });
+  };
   // An unknown element type (inference failed upstream) is no violation by itself, nor next to the element type the
   // file declares. An input of unknown type next to a reduced-precision float (fp16, bf16) of its type variable is:
   // that is what a precision change leaves when it narrows the operands it can see and not the one it cannot, which
@@ -145,7 +179,7 @@ std::optional<std::string> OpRegistry::checkSignature(const Node& n, int64_t ops
                       bool input) -> std::optional<std::string> {
     if (!v) return std::nullopt;
     const std::string& ts = formal.GetTypeStr();
-    const bool homogeneous = constraints.count(ts) && formal.GetIsHomogeneous();
+    const bool homogeneous = formal.GetIsHomogeneous() && constrained(ts);
     if (!v->type().known() || (v->type().isTensor() && v->type().dtype == DType::Undefined)) {
       if (!homogeneous || !input) return std::nullopt;  // an untyped result claims nothing
       unknownAt.emplace(ts, where);
@@ -154,10 +188,7 @@ std::optional<std::string> OpRegistry::checkSignature(const Node& n, int64_t ops
         return unknownNextTo(where, it->second.second, it->second.first, ts);
       return std::nullopt;
     }
-    onnx::TypeProto tp;
-    onnxio::toTypeProto(v->type(), &tp);
-    tp.clear_denotation();
-    onnx::DataType dt = onnx::Utils::DataTypeUtils::ToType(tp);
+    const onnx::DataType dt = dataTypeOf(v->type());
     if (!formal.GetTypes().empty() && !formal.GetTypes().count(dt))
       return where + " has type " + *dt + ", not allowed for '" + formal.GetName() + "'";
     if (homogeneous) {
