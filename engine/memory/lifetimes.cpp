@@ -74,7 +74,7 @@ Lifetimes computeLifetimes(const Graph& g) {
   for (Node* n : g.nodes())
     if (isStep(*n)) order.push_back(n);
   out.order.assign(order.begin(), order.end());
-  std::unordered_map<const Node*, int64_t> stepOf;
+  FlatPtrMap<const Node*, int64_t> stepOf;
   for (size_t i = 0; i < order.size(); ++i) stepOf[order[i]] = int64_t(i);
 
   // The step of the main-graph node a use belongs to (a use inside a subgraph counts for the node owning it).
@@ -119,7 +119,7 @@ Lifetimes computeLifetimes(const Graph& g) {
   for (const Value* v : g.outputs()) add(v);
 
   // Blocks: one per alias root, covering every member's lifetime.
-  std::unordered_map<const Value*, int> blockOf;
+  FlatPtrMap<const Value*, int> blockOf;
   for (size_t i = 0; i < out.tensors.size(); ++i) {
     TensorLifetime& t = out.tensors[i];
     switch (t.kind) {

@@ -14,11 +14,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "ir/aliasing_ops.h"
 #include "memory/memory_plan.h"
+#include "util/flat_ptr_map.h"
 
 namespace kiln {
 class Graph;
@@ -57,7 +57,7 @@ struct Lifetimes {
   int unsized = 0;                      // tensors without a static byte size (symbolic dims): not planned
   std::vector<std::string> unsizedSymbols;  // the named dimensions among theirs, sorted: what dim_values can bind
 
-  std::unordered_map<const Value*, size_t> indexOf;  // into tensors
+  FlatPtrMap<const Value*, size_t> indexOf;  // into tensors
 
   const TensorLifetime* find(const Value* v) const;
 };

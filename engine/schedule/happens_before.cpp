@@ -1,4 +1,5 @@
 #include "schedule/happens_before.h"
+#include "util/flat_ptr_map.h"
 
 #include <algorithm>
 #include <map>
@@ -14,7 +15,7 @@ HappensBefore::HappensBefore(const std::vector<Node*>& order) {
     dense.emplace(it == streamOf.end() ? 0 : it->second, 0);
   }
   for (auto& [id, d] : dense) d = streams_++;
-  std::unordered_map<const Node*, int64_t> stepOf;
+  FlatPtrMap<const Node*, int64_t> stepOf;
   for (size_t i = 0; i < order.size(); ++i) {
     auto it = streamOf.find(order[i]);
     stream_.push_back(dense.at(it == streamOf.end() ? 0 : it->second));

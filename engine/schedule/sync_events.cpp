@@ -4,14 +4,13 @@
 #include <charconv>
 #include <map>
 #include <string>
-#include <unordered_set>
 
 #include "ir/graph.h"
 
 namespace kiln {
 
 std::vector<SyncEvent> crossStreamEvents(const std::vector<Node*>& order,
-                                         const std::unordered_map<const Node*, int>& streamOf, int firstId) {
+                                         const FlatPtrMap<const Node*, int>& streamOf, int firstId) {
   std::vector<SyncEvent> events;
   int next = firstId;
   for (Node* consumer : order) {
@@ -26,24 +25,24 @@ std::vector<SyncEvent> crossStreamEvents(const std::vector<Node*>& order,
 }
 
 std::vector<SyncEvent> withoutRedundantEvents(const std::vector<Node*>& order,
-                                              const std::unordered_map<const Node*, int>& streamOf,
+                                              const FlatPtrMap<const Node*, int>& streamOf,
                                               const std::vector<SyncEvent>& events) {
   int numStreams = 0;
   for (const auto& [n, s] : streamOf) numStreams = std::max(numStreams, s + 1);
-  std::unordered_map<const Node*, size_t> orderIndex;
+  FlatPtrMap<const Node*, size_t> orderIndex;
   for (size_t i = 0; i < order.size(); ++i) orderIndex.emplace(order[i], i);
-  std::unordered_map<const Node*, std::vector<const SyncEvent*>> incoming;
-  std::unordered_set<const Node*> recorders;
+  FlatPtrMap<const Node*, std::vector<const SyncEvent*>> incoming;
+  FlatPtrMap<const Node*, bool> recorders;
   for (const SyncEvent& e : events) {
     incoming[e.consumer].push_back(&e);
-    recorders.insert(e.producer);
+    recorders[e.producer] = true;
   }
   // clock[s][t]: the last position on stream t known to be complete when stream s reaches its current position
   // (-1: nothing). A recorder keeps a copy of its stream's clock as it was right after it ran.
   std::vector<std::vector<int>> clock(static_cast<size_t>(numStreams), std::vector<int>(numStreams, -1));
   std::vector<int> nextPos(static_cast<size_t>(numStreams), 0);
-  std::unordered_map<const Node*, std::vector<int>> clockAfter;
-  std::unordered_map<const Node*, int> position;
+  FlatPtrMap<const Node*, std::vector<int>> clockAfter;
+  FlatPtrMap<const Node*, int> position;
   std::vector<SyncEvent> kept;
   for (Node* n : order) {
     const auto sIt = streamOf.find(n);
@@ -97,8 +96,8 @@ std::string joinIds(const std::vector<int>& ids) {
   return s;
 }
 
-std::unordered_map<const Node*, int> streamsFromAnnotations(const std::vector<Node*>& order) {
-  std::unordered_map<const Node*, int> out;
+FlatPtrMap<const Node*, int> streamsFromAnnotations(const std::vector<Node*>& order) {
+  FlatPtrMap<const Node*, int> out;
   for (Node* n : order) {
     const std::vector<int> s = parseIds(n->annotation("stream"));
     if (s.size() == 1) out[n] = s[0];
@@ -119,7 +118,7 @@ std::vector<SyncEvent> eventsFromAnnotations(const std::vector<Node*>& order) {
 }
 
 int writeEventAnnotations(const std::vector<Node*>& order, const std::vector<SyncEvent>& events) {
-  std::unordered_map<const Node*, std::vector<int>> records, waits;
+  FlatPtrMap<const Node*, std::vector<int>> records, waits;
   for (const SyncEvent& e : events) {
     records[e.producer].push_back(e.id);
     waits[e.consumer].push_back(e.id);

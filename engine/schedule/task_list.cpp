@@ -1,11 +1,11 @@
 #include "schedule/task_list.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include "ir/graph.h"
 #include "ir/aliasing_ops.h"
 #include "schedule/sync_events.h"
+#include "util/flat_ptr_map.h"
 
 namespace kiln {
 
@@ -54,7 +54,7 @@ int64_t blockDimOf(const Node& n, int cores) {
 std::vector<Task> buildTaskList(const Graph& g, int aiCores) {
   std::vector<Node*> order(g.nodes().begin(), g.nodes().end());
   const auto streamOf = streamsFromAnnotations(order);
-  std::unordered_map<const Node*, std::vector<int>> waits, records;
+  FlatPtrMap<const Node*, std::vector<int>> waits, records;
   for (const SyncEvent& e : eventsFromAnnotations(order)) {
     waits[e.consumer].push_back(e.id);
     records[e.producer].push_back(e.id);

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <deque>
-#include <unordered_map>
 
 #include "ir/graph.h"
+#include "util/flat_ptr_map.h"
 
 namespace kiln {
 
@@ -29,7 +29,7 @@ struct DepGraph {
 DepGraph dependencies(const Graph& g, std::vector<Node*> base) {
   DepGraph d;
   d.nodes = std::move(base);
-  std::unordered_map<const Node*, size_t> index;
+  FlatPtrMap<const Node*, size_t> index;
   index.reserve(d.nodes.size());
   for (size_t i = 0; i < d.nodes.size(); ++i) index.emplace(d.nodes[i], i);
   d.preds.resize(d.nodes.size());
@@ -120,7 +120,7 @@ std::optional<std::vector<Node*>> topoOrder(const Graph& g, TopoMode mode) {
   const DepGraph d = dependencies(g, std::move(*base));
   if (mode == TopoMode::BFS || mode == TopoMode::DFS) return kahn(d, mode == TopoMode::DFS);
   // Roots: producers of the graph outputs, in output order.
-  std::unordered_map<const Node*, size_t> index;
+  FlatPtrMap<const Node*, size_t> index;
   for (size_t i = 0; i < d.nodes.size(); ++i) index.emplace(d.nodes[i], i);
   std::vector<size_t> roots;
   for (const Value* out : g.outputs())

@@ -3,6 +3,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "kernels/kernel.h"
 #include "ir/format.h"
@@ -12,6 +13,7 @@
 #include "ir/shape.h"
 #include "ir/tensor.h"
 #include "ir/verifier.h"
+#include "util/flat_ptr_map.h"
 #include "util/json.h"
 #include "util/units.h"
 
@@ -281,6 +283,45 @@ class IrTest : public QObject {
     QVERIFY(journal[2].before == std::optional<std::string>("1") && !journal[2].after);
     QCOMPARE(n->annotation("engine"), std::string("aicpu"));
     QCOMPARE(n->annotation("stream"), std::string("2"));
+  }
+
+  void flatPtrMapAgreesWithUnorderedMap() {
+    // Random inserts, overwrites, erases and lookups, against std::unordered_map, over keys that collide in their
+    // low bits (array elements a few bytes apart) and across several growths.
+    std::vector<int64_t> objects(5000);
+    FlatPtrMap<const int64_t*, int> flat;
+    std::unordered_map<const int64_t*, int> ref;
+    uint64_t seed = 42;
+    auto next = [&seed] { return seed = seed * 6364136223846793005ull + 1442695040888963407ull; };
+    for (int step = 0; step < 200000; ++step) {
+      const int64_t* key = &objects[(next() >> 33) % objects.size()];
+      switch ((next() >> 40) % 4) {
+        case 0:
+        case 1:
+          flat[key] = step;
+          ref[key] = step;
+          break;
+        case 2:
+          QCOMPARE(flat.erase(key), ref.erase(key));
+          break;
+        default: {
+          auto it = flat.find(key);
+          auto r = ref.find(key);
+          QCOMPARE(it == flat.end(), r == ref.end());
+          if (r != ref.end()) QCOMPARE(it->second, r->second);
+        }
+      }
+      QCOMPARE(flat.size(), ref.size());
+    }
+    size_t seen = 0;
+    for (const auto& [k, v] : flat) {
+      QCOMPARE(ref.at(k), v);
+      ++seen;
+    }
+    QCOMPARE(seen, ref.size());
+    QVERIFY(flat.try_emplace(&objects[0], -1).first->first == &objects[0]);
+    QVERIFY(!flat.contains(nullptr));
+    QVERIFY_THROWS_EXCEPTION(std::out_of_range, flat.at(&objects[0] + objects.size()));
   }
 
   void definitionRevisionIgnoresAnnotations() {

@@ -65,7 +65,7 @@ std::map<std::string, int> streamsByName(const StreamPlan& p) {
 
 // Independent check: every producer -> consumer edge across streams is ordered by the happens-before graph made of
 // stream order (consecutive nodes of one stream) and the events. Plain search, no vector clocks.
-QString unsynchronisedEdges(const std::vector<Node*>& order, const std::unordered_map<const Node*, int>& streamOf,
+QString unsynchronisedEdges(const std::vector<Node*>& order, const FlatPtrMap<const Node*, int>& streamOf,
                             const std::vector<SyncEvent>& events) {
   std::unordered_map<const Node*, std::vector<const Node*>> next;
   std::map<int, const Node*> lastOnStream;
@@ -187,7 +187,7 @@ class ScheduleTest : public QObject {
     Node* t3 = g.addNode("Add", {p1->output(0), c2->output(0)}, {"t"}, "t");
     g.addOutput(t3->output(0));
     const std::vector<Node*> order{p1, p2, c1, c2, t3};
-    const std::unordered_map<const Node*, int> streamOf{{p1, 0}, {p2, 0}, {c1, 1}, {c2, 1}, {t3, 2}};
+    const FlatPtrMap<const Node*, int> streamOf{{p1, 0}, {p2, 0}, {c1, 1}, {c2, 1}, {t3, 2}};
     const auto all = crossStreamEvents(order, streamOf);
     QCOMPARE(all.size(), size_t(4));  // p2->c1, p1->c2, p1->t, c2->t
     const auto kept = withoutRedundantEvents(order, streamOf, all);

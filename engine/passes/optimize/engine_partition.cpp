@@ -9,11 +9,11 @@
 #include <algorithm>
 #include <map>
 #include <stdexcept>
-#include <unordered_map>
 
 #include "ir/graph.h"
 #include "ir/model.h"
 #include "passes/optimize/schedule_passes.h"
+#include "util/flat_ptr_map.h"
 
 namespace kiln {
 namespace {
@@ -62,7 +62,7 @@ class EnginePartition final : public Pass {
     const auto order = g.topologicalOrder();
     if (!order) throw std::runtime_error("the graph has a cycle");
     std::vector<Group> groups;
-    std::unordered_map<const Node*, size_t> groupOf;
+    FlatPtrMap<const Node*, size_t> groupOf;
     for (Node* n : *order) {
       const std::string engine = n->annotation("engine");
       std::vector<size_t> inputs;  // groups of the producers
@@ -107,7 +107,7 @@ class EnginePartition final : public Pass {
   }
 
   static PassResult annotate(Graph& g, const std::vector<Group>& groups,
-                             const std::unordered_map<const Node*, size_t>& groupOf) {
+                             const FlatPtrMap<const Node*, size_t>& groupOf) {
     PassResult r;
     // Number the groups of each engine in graph order of their first node.
     std::map<std::string, int> nextOfEngine;
