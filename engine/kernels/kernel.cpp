@@ -1,6 +1,8 @@
 #include "kernels/kernel.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <new>
 
 #include "kernels/kernel_util.h"
 #include "ir/graph.h"
@@ -126,8 +128,14 @@ OutBuffer::OutBuffer(const KernelContext& ctx, DType dtype, std::vector<int64_t>
                                    std::to_string(ctx.limits().maxOutputBytes) + " (emulator.max_tensor_bytes)",
                                *bytes);
   numel_ = *n;
-  bytes_.assign(static_cast<size_t>(*bytes), '\0');
+  storage_ = std::make_shared<ZeroedStorage>(static_cast<size_t>(*bytes));
 }
+
+ZeroedStorage::ZeroedStorage(size_t size) : data_(static_cast<uint8_t*>(std::calloc(size ? size : 1, 1))), size_(size) {
+  if (!data_) throw std::bad_alloc();
+}
+
+ZeroedStorage::~ZeroedStorage() { std::free(data_); }
 
 void checkScratch(const KernelContext& ctx, int64_t elements, int64_t elementBytes) {
   const std::optional<int64_t> bytes = checkedMul(elements, elementBytes);

@@ -187,19 +187,37 @@ inline std::vector<uint8_t> elementBytes(DType t, double v) {
 }
 
 // A zero-filled output whose size was checked (overflow, KernelLimits) before allocating.
+// The output's bytes start as zeros (kernels that write only part of them rely on it) but cost no zeroing pass of
+// their own: they come from calloc, which hands out fresh pages the kernel has already cleared. A folded weight of
+// 100 MB was otherwise zeroed by the kernel, zeroed again by std::string, then written.
+class ZeroedStorage final : public Storage {
+ public:
+  explicit ZeroedStorage(size_t size);  // throws std::bad_alloc
+  ~ZeroedStorage() override;
+  ZeroedStorage(const ZeroedStorage&) = delete;
+  ZeroedStorage& operator=(const ZeroedStorage&) = delete;
+  const uint8_t* data() const override { return data_; }
+  uint8_t* data() { return data_; }
+  size_t size() const override { return size_; }
+
+ private:
+  uint8_t* data_;
+  size_t size_;
+};
+
 class OutBuffer {
  public:
   OutBuffer(const KernelContext& ctx, DType dtype, std::vector<int64_t> dims);
-  uint8_t* data() { return reinterpret_cast<uint8_t*>(bytes_.data()); }
+  uint8_t* data() { return storage_->data(); }
   int64_t numel() const { return numel_; }
   const std::vector<int64_t>& dims() const { return dims_; }
-  Tensor finish() { return Tensor::fromBytes(dtype_, std::move(dims_), std::move(bytes_)); }
+  Tensor finish() { return Tensor(dtype_, std::move(dims_), std::move(storage_)); }
 
  private:
   DType dtype_;
   std::vector<int64_t> dims_;
   int64_t numel_ = 0;
-  std::string bytes_;
+  std::shared_ptr<ZeroedStorage> storage_;
 };
 
 // Checks a kernel's scratch buffer (elements of elementBytes each) against the same limit as its outputs.
