@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/compile_variants.h"
 #include "cli/emulation_args.h"
+#include "cli/exit_soon.h"
 #include "io/model_loader.h"
 #include "io/om/om_writer.h"
 #include "history/history_recorder.h"
@@ -99,7 +100,7 @@ int runCompile(const Argv& argv) {
   }
   std::optional<HistoryOpening> history;
   if (auto path = args.value("--history")) history.emplace(*path);
-  LoadedModel loaded = loadModel(args.positional[0], loadLimits(options));
+  LoadedModel loaded = loadModel(args.positional[0], loadLimits(options, true));
   Model& model = *loaded.model;
   checkedBinding(args.positional[0], model, options);  // a binding the model contradicts: exit 2, nothing run
 
@@ -169,6 +170,9 @@ int runCompile(const Argv& argv) {
     }
     if (!json) std::cout << "wrote " << *out << "\n";
   }
+  if (recorder) recorder->close();
+  freedByExit(std::move(recorder));
+  freedByExit(std::move(loaded.model));
   return 0;
 }
 

@@ -70,7 +70,11 @@ bool stamped(const std::vector<uint32_t>& seen, int64_t id, uint32_t generation)
 
 HistoryRecorder::HistoryRecorder(HistoryDb& db, std::string modelPath) : db_(db), modelPath_(std::move(modelPath)) {}
 
-HistoryRecorder::~HistoryRecorder() {
+HistoryRecorder::~HistoryRecorder() { close(); }
+
+void HistoryRecorder::close() {
+  if (closed_) return;
+  closed_ = true;
   followJournal(nullptr);
   if (writer_) {
     flush();
@@ -107,7 +111,7 @@ void HistoryRecorder::submit() {
 // Observer calls never throw into the PassManager: the first failure is kept and recording stops.
 template <typename Fn>
 void HistoryRecorder::guarded(Fn&& fn) noexcept {
-  if (!error_.empty()) return;
+  if (!error_.empty() || closed_) return;
   const auto t0 = std::chrono::steady_clock::now();
   try {
     fn();

@@ -39,6 +39,10 @@ class HistoryRecorder final : public PassObserver {
   HistoryRecorder(HistoryDb& db, std::string modelPath);
   // A run that never reached runFinished (an exception unwound the compile) is marked 'incomplete'.
   ~HistoryRecorder() override;
+  // What the destructor does to the database, without freeing the rows kept in memory: the writer commits what is
+  // queued and closes its connection, the model's journal is detached, an unfinished run is marked. A process about
+  // to exit calls this and need not free the recorder (cli/exit_soon.h). Idempotent; nothing is recorded after.
+  void close();
   HistoryRecorder(const HistoryRecorder&) = delete;
   HistoryRecorder& operator=(const HistoryRecorder&) = delete;
 
@@ -95,6 +99,7 @@ class HistoryRecorder final : public PassObserver {
   int64_t runId_ = 0;
   int lastSeq_ = -1;
   bool finished_ = false;
+  bool closed_ = false;  // close() ran
   bool bindingRecorded_ = false;  // runs.shape_binding written
   std::string error_;
   Stats stats_;
