@@ -65,7 +65,7 @@ int runCompileVariants(const Args& args, const Options& options) {
   if (args.value("--sweep") && !gearOption(options).empty())
     throw UsageError("--sweep and " + gearOption(options) + " together: sweep one thing at a time");
   if (args.value("--chart") && !args.value("--sweep")) throw UsageError("--chart draws a --sweep");
-  const LoadedModel loaded = loadModel(path, loadLimits(options));
+  const LoadedModel loaded = loadModel(path, loadLimits(options, true));
   std::vector<ShapeVariant> variants;
   std::string symbol;
   try {

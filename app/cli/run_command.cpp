@@ -107,8 +107,8 @@ int runRun(const Argv& argv) {
   const std::string path = args.positional[0];
   Options options = optionsFromArgs(args);
   runDimBindings(options, dimBindings(args));
-  LoadedModel original = loadModel(path, loadLimits(options));
-  LoadedModel compiled = loadModel(path, loadLimits(options));
+  LoadedModel original = loadModel(path, loadLimits(options, true));
+  LoadedModel compiled = loadModel(path, loadLimits(options, true));
   // The inputs first: given data fixes the symbolic dims it fills.
   EmulationInputs inputs;
   std::string notEmulatable;  // why the functional run cannot happen; the timing is reported anyway

@@ -49,7 +49,7 @@ int runVerify(const Argv& argv) {
     if (!end || *end || !(*rtol > 0 && *rtol < 1)) throw UsageError("--rtol takes a number in (0, 1), not '" + *text + "'");
   }
   runDimBindings(options, dimBindings(args));
-  LoadedModel loaded = loadModel(path, loadLimits(options));
+  LoadedModel loaded = loadModel(path, loadLimits(options, true));
   Model& model = *loaded.model;
   const EmulationInputs inputs = emulationInputs(args, path, model, options);  // given data fixes its dims
   const ShapeBinding binding = emulationBinding(path, model, options);

@@ -61,7 +61,7 @@ void recordTimeline(const CaseContext& ctx, const HistoryRecorder& recorder, con
 // Load, compile, simulate, emulate: each step's failure is the case's reason; what ran stays in `w`.
 void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) {
   try {
-    w.compiled = loadModel(c.model, loadLimits(c.options->options));
+    w.compiled = loadModel(c.model, loadLimits(c.options->options, true));
   } catch (const LoadError& e) {
     w.failure = "cannot load: " + std::string(e.what());
     return;
@@ -132,7 +132,7 @@ void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) 
     ReferenceEntry e;
     e.bindingKey = w.bindingKey;
     try {
-      auto original = std::make_shared<LoadedModel>(loadModel(c.model, loadLimits(c.options->options)));
+      auto original = std::make_shared<LoadedModel>(loadModel(c.model, loadLimits(c.options->options, true)));
       e.run = runReference(*original->model, inputs->tensors, withLimits({}, c.options->options));
       e.original = std::shared_ptr<const Model>(original, original->model.get());
     } catch (const NotEmulatable& ex) {
@@ -170,7 +170,7 @@ void compileAndEmulate(const BatchCase& c, const CaseContext& ctx, CaseWork& w) 
 // The model at each extent of the sweep (timing only, not recorded): a model without the symbol says so in its reason.
 void sweepCase(const BatchCase& c, const SweepSpec& sweep, CaseRecord& rec) {
   try {
-    const LoadedModel loaded = loadModel(c.model, loadLimits(c.options->options));
+    const LoadedModel loaded = loadModel(c.model, loadLimits(c.options->options, true));
     const std::vector<ShapeVariant> variants = sweepVariants(*loaded.model->graph, c.options->options, sweep);
     rec.sweep = sweepChart(c.model, sweep.symbol, compileVariants(c.model, variants));
   } catch (const std::exception& e) {

@@ -25,8 +25,8 @@ ModelFormat detectModelFormat(const std::string& path) {
   return ModelFormat::Onnx;  // ONNX has no magic; the parser decides
 }
 
-LoadLimits loadLimits(const Options& options) {
-  return {static_cast<uint64_t>(options.getInt(kMaxModelBytesKey))};
+LoadLimits loadLimits(const Options& options, bool headless) {
+  return {static_cast<uint64_t>(options.getInt(kMaxModelBytesKey)), headless};
 }
 
 namespace {
@@ -69,6 +69,7 @@ LoadedModel loadModel(const std::string& path, const LoadLimits& limits) {
     case ModelFormat::Unknown: {
       OnnxReadOptions ro;
       ro.maxFileBytes = std::min<uint64_t>(ro.maxFileBytes, limits.maxModelBytes);
+      ro.weightsStayInFile = limits.weightsStayInFile;
       OnnxImport imp = readOnnxFile(file, ro);
       out.model = std::move(imp.model);
       out.warnings = std::move(imp.warnings);

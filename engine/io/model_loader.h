@@ -27,11 +27,14 @@ struct LoadedModel {
 // What a model file may cost before it is refused (the option max_model_bytes; README "Hardening").
 struct LoadLimits {
   uint64_t maxModelBytes = 4ull << 30;
+  // An ONNX model's weights stay in the mapped file (OnnxReadOptions::weightsStayInFile): for the headless
+  // commands, which load, compile and exit; the workbench copies.
+  bool weightsStayInFile = false;
 };
 
 class Options;
-// An option set's max_model_bytes.
-LoadLimits loadLimits(const Options& options);
+// An option set's max_model_bytes. `headless`: weightsStayInFile.
+LoadLimits loadLimits(const Options& options, bool headless = false);
 
 // `path` may pick one model of a multi-model .om: "FILE.om#N" (io/model_path.h). Throws LoadError naming the file
 // and the problem.

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "util/load_error.h"
+#include "io/onnx/initializer_bytes_in_file.h"
 #include "io/onnx/onnx_reader.h"
 #include "io/onnx/onnx_writer.h"
 #include "io/tensor_file.h"
@@ -47,6 +48,38 @@ std::unique_ptr<Model> smallModel() {
   return m;
 }
 
+// smallModel with weights large enough to stay in the file (OnnxReadOptions::weightsStayInFile): fp32 and fp16
+// ones above the 1 KiB line, one just below it.
+std::unique_ptr<Model> weightyModel() {
+  auto m = smallModel();
+  Graph& g = *m->graph;
+  std::vector<float> big(64 * 64);
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i) - 100.5f;
+  Value* w = g.addInitializer("big", Tensor::fromVector(DType::Float, {64, 64}, big));
+  std::vector<uint16_t> half(600);
+  for (size_t i = 0; i < half.size(); ++i) half[i] = static_cast<uint16_t>(0x3c00 + i);
+  Value* h = g.addInitializer("half", Tensor::fromVector(DType::Float16, {600}, half));
+  Value* small = g.addInitializer("under", Tensor::fromVector(DType::Float, {255}, std::vector<float>(255, 2.f)));
+  Node* mm = g.addNode("MatMul", {w, w}, {"mm_out"}, "mm");
+  g.addOutput(mm->output(0));
+  g.addOutput(g.addNode("Neg", {h}, {"neg_half"}, "neg_half")->output(0));
+  g.addOutput(g.addNode("Neg", {small}, {"neg_small"}, "neg_small")->output(0));
+  return m;
+}
+
+void appendVarint(std::string& out, uint64_t v) {
+  for (; v >= 0x80; v >>= 7) out += static_cast<char>((v & 0x7f) | 0x80);
+  out += static_cast<char>(v);
+}
+
+// Field `number` holding `body` (wire type 2).
+std::string field(uint32_t number, const std::string& body) {
+  std::string out;
+  appendVarint(out, (uint64_t{number} << 3) | 2);
+  appendVarint(out, body.size());
+  return out + body;
+}
+
 std::string writeBytes(const QString& path, const std::string& bytes) {
   std::ofstream f(path.toStdString(), std::ios::binary);
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -61,17 +94,20 @@ class OnnxIoTest : public QObject {
   QTemporaryDir tmp_;
 
   // Expects a LoadError naming the file whose message contains `needle`.
+  // Whether the weights are copied or stay in the file, the same refusal.
   void expectError(const std::string& path, const QString& needle) {
-    try {
-      readOnnxFile(path);
-    } catch (const LoadError& e) {
-      const QString msg = QString::fromStdString(e.describe());
-      QVERIFY2(msg.contains(QString::fromStdString(path)), qPrintable("message does not name the file: " + msg));
-      QVERIFY2(msg.contains(needle, Qt::CaseInsensitive), qPrintable("expected '" + needle + "' in: " + msg));
-      QVERIFY2(!msg.contains('\n'), "message should be one line");
-      return;
+    for (const bool stay : {false, true}) {
+      try {
+        readOnnxFile(path, {.weightsStayInFile = stay});
+      } catch (const LoadError& e) {
+        const QString msg = QString::fromStdString(e.describe());
+        QVERIFY2(msg.contains(QString::fromStdString(path)), qPrintable("message does not name the file: " + msg));
+        QVERIFY2(msg.contains(needle, Qt::CaseInsensitive), qPrintable("expected '" + needle + "' in: " + msg));
+        QVERIFY2(!msg.contains('\n'), "message should be one line");
+        continue;
+      }
+      QFAIL(qPrintable("no error for " + QString::fromStdString(path) + (stay ? " (weights left in the file)" : "")));
     }
-    QFAIL(qPrintable("no error for " + QString::fromStdString(path)));
   }
   std::string writeProto(const QString& name, const onnx::ModelProto& m) {
     return writeBytes(tmp_.filePath(name), m.SerializeAsString());
@@ -178,18 +214,88 @@ class OnnxIoTest : public QObject {
   }
 
   void refusesTruncation() {
-    const std::string bytes = writeOnnxBytes(*smallModel());
+    const std::string bytes = writeOnnxBytes(*weightyModel());
     // Cut at many points; each must fail cleanly (a few prefixes may parse as a valid smaller message: then the
-    // importer must still not crash, and the result must be a coherent model or a clear error).
-    for (size_t cut = 1; cut < bytes.size(); cut += std::max<size_t>(1, bytes.size() / 97)) {
+    // importer must still not crash, and the result must be a coherent model or a clear error), whether the
+    // weights are copied or left in the file.
+    for (size_t cut = 1; cut < bytes.size(); cut += std::max<size_t>(1, bytes.size() / 193)) {
       const std::string path = writeBytes(tmp_.filePath("trunc.onnx"), bytes.substr(0, cut));
-      try {
-        OnnxImport imp = readOnnxFile(path);
-        QVERIFY(imp.model);
-      } catch (const LoadError& e) {
-        QVERIFY(QString::fromStdString(e.describe()).contains("trunc.onnx"));
+      for (const bool stay : {false, true}) {
+        try {
+          OnnxImport imp = readOnnxFile(path, {.weightsStayInFile = stay});
+          QVERIFY(imp.model);
+        } catch (const LoadError& e) {
+          QVERIFY(QString::fromStdString(e.describe()).contains("trunc.onnx"));
+        }
       }
     }
+  }
+
+  // Weights left in the mapped file read back exactly as copied ones, with the same checker verdict.
+  void weightsLeftInTheFileReadTheSame() {
+    const std::string path = tmp_.filePath("weighty.onnx").toStdString();
+    writeOnnxFile(*weightyModel(), path);
+    const OnnxImport copied = readOnnxFile(path);
+    const OnnxImport mapped = readOnnxFile(path, {.weightsStayInFile = true});
+    QCOMPARE(mapped.warnings, copied.warnings);
+    QCOMPARE(mapped.model->graph->numNodesRecursive(), copied.model->graph->numNodesRecursive());
+    const auto& a = copied.model->graph->initializers();
+    const auto& b = mapped.model->graph->initializers();
+    QCOMPARE(b.size(), a.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      QCOMPARE(b[i]->name(), a[i]->name());
+      QVERIFY2(*b[i]->constant() == *a[i]->constant(), a[i]->name().c_str());
+    }
+
+    // What stays in the file: the raw_data of the two initializers of 1 KiB and more, found where it is.
+    const std::string bytes = writeOnnxBytes(*weightyModel());
+    onnx::ModelProto proto;
+    QVERIFY(proto.ParseFromString(bytes));
+    auto left = onnxio::leaveInitializerBytesInFile(bytes, 1024);
+    QVERIFY(left);
+    QCOMPARE(left->initializers.size(), size_t(proto.graph().initializer_size()));
+    onnx::ModelProto rest;
+    QVERIFY(rest.ParseFromString(left->proto));
+    size_t stayed = 0;
+    for (int i = 0; i < proto.graph().initializer_size(); ++i) {
+      const auto& at = left->initializers[static_cast<size_t>(i)];
+      const std::string& raw = proto.graph().initializer(i).raw_data();
+      QCOMPARE(bool(at), raw.size() >= 1024);
+      QVERIFY(rest.graph().initializer(i).has_raw_data());
+      if (!at) {
+        QCOMPARE(rest.graph().initializer(i).raw_data(), raw);
+        continue;
+      }
+      ++stayed;
+      QCOMPARE(bytes.substr(at->offset, at->size), raw);
+      QVERIFY(rest.graph().initializer(i).raw_data().empty());
+    }
+    QCOMPARE(stayed, size_t(2));
+    QCOMPARE(left->bytesLeftInFile, size_t(64 * 64 * 4 + 600 * 2));
+    QVERIFY(!onnxio::leaveInitializerBytesInFile(bytes, 1 << 20));  // nothing that large: parse as is
+
+    // Wire data protobuf would merge or override is left to protobuf: a second graph field, a second raw_data.
+    const std::string twoGraphs = bytes + field(7, proto.graph().SerializeAsString());
+    QVERIFY(!onnxio::leaveInitializerBytesInFile(twoGraphs, 1024));
+    const std::string path2 = writeBytes(tmp_.filePath("two_graphs.onnx"), twoGraphs);
+    auto outcome = [&](bool stay) {
+      try {
+        return std::to_string(readOnnxFile(path2, {.weightsStayInFile = stay}).model->graph->numNodesRecursive());
+      } catch (const LoadError& e) {
+        return e.describe();
+      }
+    };
+    QCOMPARE(outcome(true), outcome(false));  // merged by protobuf: the initializers are then defined twice
+    const std::string tensor = proto.graph().initializer(3).SerializeAsString() + field(9, std::string(4096, 'x'));
+    QVERIFY(!onnxio::leaveInitializerBytesInFile(field(7, field(5, tensor)), 1024));
+    // Nor does a lying size go unnoticed when the bytes stay in the file.
+    onnx::ModelProto lying = baseProto();
+    auto* t = lying.mutable_graph()->add_initializer();
+    t->set_name("w");
+    t->set_data_type(1);
+    t->add_dims(1000);
+    t->set_raw_data(std::string(2048, '\0'));
+    expectError(writeProto("rawsize_big.onnx", lying), "needs 4000");
   }
 
   void refusesCycle() {

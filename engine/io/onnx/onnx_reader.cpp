@@ -20,6 +20,7 @@
 
 #include "ir/attribute_ranges.h"
 #include "ir/opdefs/proto_convert.h"
+#include "io/onnx/initializer_bytes_in_file.h"
 #include "io/onnx/tensor_proto_reader.h"
 #include "ir/verifier.h"
 
@@ -62,6 +63,12 @@ class Importer {
  public:
   Importer(Model& model, onnxio::ExternalDataResolver* resolver, std::vector<std::string>& warnings)
       : model_(model), resolver_(resolver), warnings_(warnings) {}
+  // The main graph's initializers whose raw_data the parse left in the mapped file, by position.
+  void setInitializerBytesInFile(std::shared_ptr<const Storage> file,
+                                 std::vector<std::optional<onnxio::InitializerBytes>> positions) {
+    file_ = std::move(file);
+    inFile_ = std::move(positions);
+  }
 
   void importGraph(onnx::GraphProto& gp, Graph& g, const Scope* parentScope, long positionInParent, int depth);
 
@@ -77,6 +84,8 @@ class Importer {
   Model& model_;
   onnxio::ExternalDataResolver* resolver_;
   std::vector<std::string>& warnings_;
+  std::shared_ptr<const Storage> file_;
+  std::vector<std::optional<onnxio::InitializerBytes>> inFile_;
 };
 
 ValueType Importer::checkedType(const onnx::TypeProto& tp, const char* kind, const std::string& name) {
@@ -208,10 +217,15 @@ void Importer::importGraph(onnx::GraphProto& gp, Graph& g, const Scope* parentSc
   g.setName(gp.name());
   const std::string gname = gp.name().empty() ? std::string("graph") : "graph '" + gp.name() + "'";
 
-  for (auto& init : *gp.mutable_initializer()) {
+  for (int i = 0; i < gp.initializer_size(); ++i) {
+    onnx::TensorProto& init = *gp.mutable_initializer(i);
     const std::string what = "initializer '" + init.name() + "'";
     if (init.name().empty()) fail(gname + ": an initializer has no name");
-    Tensor t = onnxio::tensorFromProto(init, resolver_, what);
+    const auto at = static_cast<size_t>(i);
+    const onnxio::InitializerBytes* left = depth == 0 && at < inFile_.size() && inFile_[at] ? &*inFile_[at] : nullptr;
+    onnxio::RawDataInFile raw;
+    if (left) raw = {file_, left->offset, left->size};
+    Tensor t = onnxio::tensorFromProto(init, resolver_, what, left ? &raw : nullptr);
     Value* v = g.addInitializer(init.name(), std::move(t));
     v->setDocString(init.doc_string());
     define(scope, init.name(), v, -1);
@@ -400,6 +414,21 @@ void refuseNonPositiveAttributes(const onnx::ModelProto& proto) {
   for (const auto& f : proto.functions()) check(f.node(), "function '" + f.name() + "': ");
 }
 
+// A mapping of a model file that tensors refer to (the weights left in the file by the parse).
+class MappedRegion final : public Storage {
+ public:
+  MappedRegion(void* addr, size_t size) : addr_(addr), size_(size) {}
+  ~MappedRegion() override { ::munmap(addr_, size_); }
+  MappedRegion(const MappedRegion&) = delete;
+  MappedRegion& operator=(const MappedRegion&) = delete;
+  const uint8_t* data() const override { return static_cast<const uint8_t*>(addr_); }
+  size_t size() const override { return size_; }
+
+ private:
+  void* addr_;
+  size_t size_;
+};
+
 // A file's bytes for the parse: mapped read-only from the page cache where possible, with no copy and no zeroed
 // buffer (reading a 400 MB model into a string cost a third of its compile), else read into a string. A file
 // truncated by another process while it is mapped is not guarded against (SIGBUS), as with any mapped read.
@@ -439,6 +468,12 @@ class FileBytes {
     return map_ ? std::string_view(static_cast<const char*>(map_), size_) : std::string_view(copy_);
   }
   bool mapped() const { return map_ != nullptr; }
+  // The mapping, handed over to live as long as the tensors that refer to it; this object no longer has it.
+  std::shared_ptr<const Storage> keepMapping() {
+    auto kept = std::make_shared<MappedRegion>(map_, size_);
+    map_ = nullptr;
+    return kept;
+  }
   // Once parsed, the model holds copies of everything it needs.
   void release() {
     if (map_) ::munmap(map_, size_);
@@ -510,8 +545,15 @@ class ChunkedInput final : public google::protobuf::io::ZeroCopyInputStream {
 
 // The import of a model's bytes; `releaseBytes` frees them once they are parsed (before the graph is built, which
 // would otherwise hold the model's weights twice).
+// The main graph's initializers whose bytes stay in the mapped model file (initializer_bytes_in_file.h).
+struct WeightsInFile {
+  std::shared_ptr<const Storage> file;
+  std::vector<std::optional<onnxio::InitializerBytes>> initializers;
+};
+
 OnnxImport importBytes(std::string_view bytes, bool mapped, const std::function<void()>& releaseBytes,
-                       const std::string& displayName, const std::string& baseDir, const OnnxReadOptions& options) {
+                       const std::string& displayName, const std::string& baseDir, const OnnxReadOptions& options,
+                       WeightsInFile* weights = nullptr) {
   if (bytes.empty()) throw LoadError(displayName, "file is empty");
   if (bytes.size() > INT_MAX) throw LoadError(displayName, "file exceeds protobuf's 2 GiB message limit");
   // An arena makes parsing and, above all, freeing the hundreds of thousands of small messages of a big model
@@ -597,6 +639,7 @@ OnnxImport importBytes(std::string_view bytes, bool mapped, const std::function<
     std::unique_ptr<onnxio::ExternalDataResolver> resolver;
     if (!baseDir.empty()) resolver = std::make_unique<onnxio::ExternalDataResolver>(baseDir);
     Importer imp(m, resolver.get(), result.warnings);
+    if (weights) imp.setInitializerBytesInFile(std::move(weights->file), std::move(weights->initializers));
     imp.importGraph(*proto.mutable_graph(), *m.graph, nullptr, 0, 0);
   } catch (const LoadError&) {
     throw;
@@ -615,6 +658,15 @@ OnnxImport readOnnxBytes(std::string bytes, const std::string& displayName, cons
 
 OnnxImport readOnnxFile(const std::string& path, const OnnxReadOptions& options) {
   FileBytes bytes(path, options.maxFileBytes);
+  if (options.weightsStayInFile && bytes.mapped()) {
+    // Initializers of a KiB and more stay in the file; smaller ones are not worth a slice each.
+    if (auto left = onnxio::leaveInitializerBytesInFile(bytes.view(), 1024)) {
+      WeightsInFile weights{bytes.keepMapping(), std::move(left->initializers)};
+      std::string proto = std::move(left->proto);
+      return importBytes(proto, false, [&proto] { std::string().swap(proto); }, path, dirOf(path), options,
+                         &weights);
+    }
+  }
   return importBytes(bytes.view(), bytes.mapped(), [&bytes] { bytes.release(); }, path, dirOf(path), options);
 }
 

@@ -16,6 +16,11 @@ struct OnnxReadOptions {
   bool runChecker = true;
   // Files above this size are refused before reading (protobuf's own limit is 2 GiB per message).
   uint64_t maxFileBytes = 2ull << 30;
+  // The main graph's initializers become slices of the mapped file instead of copies (no copy, no new pages: a
+  // third of a weight-heavy compile). The file must then not be rewritten while the model is in use: a truncated
+  // file faults (SIGBUS) and a rewritten one changes the weights. For processes that read a model, compile it and
+  // exit (the headless commands); the workbench, which keeps models open for a session, copies.
+  bool weightsStayInFile = false;
 };
 
 struct OnnxImport {

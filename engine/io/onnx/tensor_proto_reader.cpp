@@ -5,6 +5,9 @@
 #include <cstring>
 #include <stdexcept>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "ir/shape.h"
 
 namespace kiln::onnxio {
@@ -59,11 +62,22 @@ std::shared_ptr<const Storage> ExternalDataResolver::map(const std::string& loca
 }
 
 namespace {
-// A view into a shared storage at an offset (external data slice).
+// A view into a read-only private mapping of a file at an offset: external data, or raw_data left in the model
+// file. When the last tensor using it goes (a folded or converted weight replaced it), its whole pages leave the
+// process: the mapping stays for the other slices, but the compile's resident memory no longer holds weights it
+// replaced. Nothing is lost: a page a neighbouring slice shares is read back from the page cache if touched again.
 class SliceStorage final : public Storage {
  public:
-  SliceStorage(std::shared_ptr<const Storage> base, size_t offset, size_t size)
-      : base_(std::move(base)), offset_(offset), size_(size) {}
+  SliceStorage(std::shared_ptr<const Storage> mapping, size_t offset, size_t size)
+      : base_(std::move(mapping)), offset_(offset), size_(size) {}
+  ~SliceStorage() override {
+    static const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto begin = (reinterpret_cast<uintptr_t>(data()) + page - 1) / page * page;
+    const auto end = (reinterpret_cast<uintptr_t>(data()) + size_) / page * page;
+    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  }
+  SliceStorage(const SliceStorage&) = delete;
+  SliceStorage& operator=(const SliceStorage&) = delete;
   const uint8_t* data() const override { return base_->data() + offset_; }
   size_t size() const override { return size_; }
 
@@ -83,7 +97,8 @@ uint64_t parseUnsigned(const std::string& s, const std::string& key) {
 }
 }  // namespace
 
-Tensor tensorFromProto(onnx::TensorProto& proto, ExternalDataResolver* resolver, const std::string& what) {
+Tensor tensorFromProto(onnx::TensorProto& proto, ExternalDataResolver* resolver, const std::string& what,
+                       const RawDataInFile* rawInFile) {
   auto dtype = dtypeFromOnnx(proto.data_type());
   if (!dtype) fail(what + " has unknown data type " + std::to_string(proto.data_type()));
   std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
@@ -124,6 +139,13 @@ Tensor tensorFromProto(onnx::TensorProto& proto, ExternalDataResolver* resolver,
     return Tensor(*dtype, std::move(dims), std::move(slice), 0);
   }
 
+  if (proto.has_raw_data() && rawInFile) {
+    if (rawInFile->size != expected)
+      fail(what + " has " + std::to_string(rawInFile->size) + " bytes of data but its shape needs " +
+           std::to_string(expected));
+    auto slice = std::make_shared<SliceStorage>(rawInFile->file, rawInFile->offset, rawInFile->size);
+    return Tensor(*dtype, std::move(dims), std::move(slice), 0);
+  }
   if (proto.has_raw_data()) {
     if (proto.raw_data().size() != expected)
       fail(what + " has " + std::to_string(proto.raw_data().size()) + " bytes of data but its shape needs " +

@@ -25,9 +25,17 @@ class ExternalDataResolver {
   std::map<std::string, std::shared_ptr<MappedFileStorage>> maps_;
 };
 
+// raw_data the parse left in the model file (initializer_bytes_in_file.h): `size` bytes at `offset` of `file`.
+struct RawDataInFile {
+  std::shared_ptr<const Storage> file;
+  size_t offset = 0, size = 0;
+};
+
 // Converts and validates. raw_data is moved out of `proto` (not copied). `what` names the tensor in messages.
-// Throws std::runtime_error with a one-line reason. A null resolver refuses external data.
-Tensor tensorFromProto(onnx::TensorProto& proto, ExternalDataResolver* resolver, const std::string& what);
+// Throws std::runtime_error with a one-line reason. A null resolver refuses external data. `rawInFile`: the
+// tensor's raw_data, which `proto` holds empty, is these bytes of the file (the tensor becomes a slice of it).
+Tensor tensorFromProto(onnx::TensorProto& proto, ExternalDataResolver* resolver, const std::string& what,
+                       const RawDataInFile* rawInFile = nullptr);
 
 // A sparse tensor (values + indices, linear [NNZ] or coordinate [NNZ, rank]) made dense. Refuses a dense form over
 // `maxDenseBytes` (a lying shape must not allocate gigabytes) and indices out of range.
