@@ -18,6 +18,7 @@
 #include "history/history_db.h"
 #include "history/history_reader.h"
 #include "history/history_recorder.h"
+#include "history/history_writer.h"
 #include "history/history_report.h"
 #include "util/load_error.h"
 #include "ir/model.h"
@@ -667,6 +668,50 @@ class HistoryTest : public QObject {
     QCOMPARE(fieldsOf(reader.diff(run, 2), reluId), (Strings{"name", "annotation:engine"}));
     QCOMPARE(fieldsOf(reader.diff(run, 3), absId), (Strings{"annotation:stream"}));
     QCOMPARE(reader.passes(run)[3].nodesAnnotated, int64_t(1));
+  }
+
+  void closesBeyondThePackedKeys() {
+    // The writer closes a pass's rows in one statement per table, keys packed into integers; keys past the packing
+    // (ids from 2^43, edge consumers from 2^27, inputs from 2^16) are closed one by one, in the same pass. The
+    // recorder's ids are dense and never get there, so the writer is driven directly.
+    const std::string path = tmpFile("big_ids.kiln");
+    HistoryDb db(path);
+    const int64_t big = int64_t{1} << 43, bigNode = int64_t{1} << 27;
+    const std::vector<int64_t> ids = {1, 7, big - 1, big, big + 5};
+    PassRows opened;
+    opened.runId = 1;
+    opened.seq = 0;
+    for (int64_t id : ids) {
+      auto n = std::make_shared<NodeRow>();
+      n->id = id;
+      n->opType = "Relu";
+      opened.nodes.push_back(n);
+      auto v = std::make_shared<ValueRow>();
+      v->id = id;
+      v->name = "v" + std::to_string(id);
+      opened.values.push_back(v);
+    }
+    const std::vector<std::pair<int64_t, int64_t>> edges = {{1, 0}, {bigNode - 1, 3}, {bigNode, 0}, {7, 1 << 16}};
+    for (const auto& [node, index] : edges) opened.edges.push_back({node, index, 1});
+    PassRows closing;
+    closing.runId = 1;
+    closing.seq = 3;
+    for (int64_t id : ids) {
+      closing.closedNodes.push_back({id, 0});
+      closing.closedValues.push_back({id, 0});
+    }
+    for (const auto& [node, index] : edges) closing.closedEdges.push_back({node, index, 0});
+    {
+      HistoryWriter writer(db);
+      writer.submit(std::move(opened));
+      writer.submit(std::move(closing));
+      QCOMPARE(QString::fromStdString(writer.flush()), QString());
+    }
+    for (const char* table : {"nodes", "\"values\"", "edges"}) {
+      SqlStatement q = db.prepare(std::string("SELECT count(*), sum(last_pass = 3) FROM ") + table);
+      QVERIFY(q.step());
+      QVERIFY2(q.getInt(0) > 0 && q.getInt(0) == q.getInt(1), table);
+    }
   }
 
   void twoRecordersCannotFollowOneModel() {
