@@ -1,8 +1,6 @@
 #pragma once
 // A tiny valid Ascend .om built with Kiln's own protos (Data -> Conv2D(x, Const w) -> NetOutput, TASK_INFO with one
 // kernel), and byte helpers to corrupt it: shared by test_om_reader and the malformed-input corpus.
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include <cstring>
 #include <string>
@@ -10,6 +8,7 @@
 
 #include "io/om/ge_ir.pb.h"
 #include "io/om/om_container.h"
+#include "io/om/om_writer.h"
 #include "io/om/task.pb.h"
 
 namespace kiln::om::test {
@@ -111,16 +110,7 @@ inline Sample sample() {
 }
 
 // Map fields in a fixed order, so the same sample gives the same bytes in every run (the mutation test replays).
-inline std::string serialize(const google::protobuf::Message& m) {
-  std::string out;
-  {
-    google::protobuf::io::StringOutputStream stream(&out);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    m.SerializeToCodedStream(&coded);
-  }
-  return out;
-}
+inline std::string serialize(const google::protobuf::Message& m) { return deterministicBytes(m); }
 
 inline std::vector<OmPartitionPayload> partitions(const Sample& s) {
   return {{0, serialize(s.md)}, {1, s.weights}, {2, serialize(s.tasks)}};

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/text_format.h>
 
 #include "io/om/ge_ir.pb.h"
@@ -507,12 +509,23 @@ OmParts buildOmParts(const Model& compiled, const Options& options) {
   return parts;
 }
 
+std::string deterministicBytes(const google::protobuf::MessageLite& message) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    message.SerializeToCodedStream(&coded);
+  }
+  return out;
+}
+
 std::string assembleOmFile(const OmParts& om, const Options& options) {
   std::vector<OmPartitionPayload> parts;
   parts.push_back({uint32_t(PartitionType::ModelInOutInfo), writeInOutInfo(om.io)});
-  parts.push_back({uint32_t(PartitionType::ModelDef), om.model.SerializeAsString()});
+  parts.push_back({uint32_t(PartitionType::ModelDef), deterministicBytes(om.model)});
   if (!om.weights.empty()) parts.push_back({uint32_t(PartitionType::WeightsData), om.weights});
-  parts.push_back({uint32_t(PartitionType::TaskInfo), om.tasks.SerializeAsString()});
+  parts.push_back({uint32_t(PartitionType::TaskInfo), deterministicBytes(om.tasks)});
   OmHeader header;
   header.name = om.model.name().substr(0, 31);
   header.ops = 0;

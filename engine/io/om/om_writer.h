@@ -14,6 +14,10 @@
 #include <string>
 #include <vector>
 
+namespace google::protobuf {
+class MessageLite;
+}  // namespace google::protobuf
+
 namespace kiln {
 struct Model;
 class Options;
@@ -26,6 +30,9 @@ namespace kiln::om {
 std::string buildOmFile(const Model& compiled, const Options& options);
 // Writes it; throws std::runtime_error naming the path when it cannot be written.
 void writeOmFile(const Model& compiled, const Options& options, const std::string& path);
+// A message's bytes with map fields (every op's attributes) in key order: protobuf otherwise writes them in hash
+// order, which changes from run to run, and one model compiled twice gave two different files.
+std::string deterministicBytes(const google::protobuf::MessageLite& message);
 
 // ATC's dynamic gears in one .om, as GE's multi-batch pass builds it (om_gear_writer.cpp): a root graph Data ->
 // (ascend_mbatch_shape_data, ascend_mbatch_shape_const -> MapIndex) -> Case -> NetOutput whose branches Batch_0..N
