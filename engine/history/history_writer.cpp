@@ -162,7 +162,8 @@ struct HistoryWriter::Statements {
              "VALUES (?1, ?2, ?3, ?4, ?5)"),
         annotations(db,
                     "INSERT INTO annotation_changes(run_id, seq, nodes, changes_json) VALUES (?1, ?2, ?3, ?4)") {}
-  SqlStatement pass, closeNode, closeValue, closeEdge, closeNodes, closeValues, closeEdges, node, value, edge, annotations;
+  SqlStatement pass, closeNode, closeValue, closeEdge, closeNodes, closeValues, closeEdges, node, value, edge,
+      annotations;
 };
 
 namespace {

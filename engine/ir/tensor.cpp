@@ -11,7 +11,9 @@
 
 #include <cassert>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 
 #include "ir/shape.h"
@@ -41,6 +43,12 @@ MappedFileStorage::MappedFileStorage(const std::string& path) {
 MappedFileStorage::~MappedFileStorage() {
   if (addr_) ::munmap(addr_, size_);
 }
+
+ZeroedStorage::ZeroedStorage(size_t size) : data_(static_cast<uint8_t*>(std::calloc(size ? size : 1, 1))), size_(size) {
+  if (!data_) throw std::bad_alloc();
+}
+
+ZeroedStorage::~ZeroedStorage() { std::free(data_); }
 
 Tensor::Tensor(DType dtype, std::vector<int64_t> dims, std::shared_ptr<const Storage> storage, size_t offset)
     : dtype_(dtype), dims_(std::move(dims)), storage_(std::move(storage)), offset_(offset) {
@@ -201,6 +209,21 @@ bool hasF16c() {
   static const bool yes = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
   return yes;
 }
+
+__attribute__((target("avx"))) void scaleFloatsAvx(const float* in, float* out, size_t n, double scale) {
+  const __m256d s = _mm256_set1_pd(scale);
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const __m256d wide = _mm256_cvtps_pd(_mm_loadu_ps(in + i));
+    _mm_storeu_ps(out + i, _mm256_cvtpd_ps(_mm256_mul_pd(wide, s)));
+  }
+  for (; i < n; ++i) out[i] = static_cast<float>(double(floatAt(in, i)) * scale);
+}
+
+bool hasAvx() {
+  static const bool yes = __builtin_cpu_supports("avx");
+  return yes;
+}
 #endif
 
 }  // namespace
@@ -210,6 +233,13 @@ void floatsToHalves(const float* in, uint16_t* out, size_t n) {
   if (hasF16c()) return floatsToHalvesF16c(in, out, n);
 #endif
   for (size_t i = 0; i < n; ++i) out[i] = floatToHalf(floatAt(in, i));
+}
+
+void scaleFloats(const float* in, float* out, size_t n, double scale) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (hasAvx()) return scaleFloatsAvx(in, out, n, scale);
+#endif
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(double(floatAt(in, i)) * scale);
 }
 
 float bfloat16ToFloat(uint16_t b) {

@@ -118,12 +118,12 @@ Tensor convertTensor(const Tensor& x, DType to, int64_t maxOutputBytes) {
     throw KernelOutputTooLarge(
         "Cast: output of " + (bytes ? std::to_string(*bytes) : std::string("overflowing")) + " bytes exceeds the limit",
         bytes.value_or(INT64_MAX));
-  std::string buffer(static_cast<size_t>(*bytes), '\0');
-  uint8_t* out = reinterpret_cast<uint8_t*>(buffer.data());
+  auto buffer = std::make_shared<ZeroedStorage>(static_cast<size_t>(*bytes));
+  uint8_t* out = buffer->data();
   if (x.dtype() == DType::Float && to == DType::Float16) {  // weights narrowed to fp16: in bulk
     floatsToHalves(reinterpret_cast<const float*>(x.data()), reinterpret_cast<uint16_t*>(out),
                    static_cast<size_t>(x.numel()));
-    return Tensor::fromBytes(to, x.dims(), std::move(buffer));
+    return Tensor(to, x.dims(), std::move(buffer));
   }
   bool supported = false;
   using namespace kernels;
@@ -135,7 +135,7 @@ Tensor convertTensor(const Tensor& x, DType to, int64_t maxOutputBytes) {
     });
   });
   if (!supported) return Tensor();
-  return Tensor::fromBytes(to, x.dims(), std::move(buffer));
+  return Tensor(to, x.dims(), std::move(buffer));
 }
 
 }  // namespace kiln

@@ -131,12 +131,6 @@ OutBuffer::OutBuffer(const KernelContext& ctx, DType dtype, std::vector<int64_t>
   storage_ = std::make_shared<ZeroedStorage>(static_cast<size_t>(*bytes));
 }
 
-ZeroedStorage::ZeroedStorage(size_t size) : data_(static_cast<uint8_t*>(std::calloc(size ? size : 1, 1))), size_(size) {
-  if (!data_) throw std::bad_alloc();
-}
-
-ZeroedStorage::~ZeroedStorage() { std::free(data_); }
-
 void checkScratch(const KernelContext& ctx, int64_t elements, int64_t elementBytes) {
   const std::optional<int64_t> bytes = checkedMul(elements, elementBytes);
   if (!bytes || *bytes > ctx.limits().maxOutputBytes)

@@ -186,24 +186,6 @@ inline std::vector<uint8_t> elementBytes(DType t, double v) {
   return bytes;
 }
 
-// A zero-filled output whose size was checked (overflow, KernelLimits) before allocating.
-// The output's bytes start as zeros (kernels that write only part of them rely on it) but cost no zeroing pass of
-// their own: they come from calloc, which hands out fresh pages the kernel has already cleared. A folded weight of
-// 100 MB was otherwise zeroed by the kernel, zeroed again by std::string, then written.
-class ZeroedStorage final : public Storage {
- public:
-  explicit ZeroedStorage(size_t size);  // throws std::bad_alloc
-  ~ZeroedStorage() override;
-  ZeroedStorage(const ZeroedStorage&) = delete;
-  ZeroedStorage& operator=(const ZeroedStorage&) = delete;
-  const uint8_t* data() const override { return data_; }
-  uint8_t* data() { return data_; }
-  size_t size() const override { return size_; }
-
- private:
-  uint8_t* data_;
-  size_t size_;
-};
 
 class OutBuffer {
  public:

@@ -62,10 +62,10 @@ Tensor transDataTensor(const Tensor& x, Format src, Format dst, const std::vecto
   if (!inPhys || !outPhys) return Tensor();
   const auto bytes = checkedMul(*checkedProduct(*outPhys), elem);
   if (!bytes || *bytes > maxOutputBytes) return Tensor();
-  std::string out(static_cast<size_t>(*bytes), '\0');
-  if (logical.empty()) std::memcpy(out.data(), x.data(), static_cast<size_t>(elem));  // a scalar
-  if (logical.empty() || checkedProduct(logical).value_or(0) == 0)
-    return Tensor::fromBytes(x.dtype(), *outPhys, std::move(out));
+  // Zeros where the layout pads (C to C0, N to 16), without a zeroing pass over the rest (ZeroedStorage).
+  auto out = std::make_shared<ZeroedStorage>(static_cast<size_t>(*bytes));
+  if (logical.empty()) std::memcpy(out->data(), x.data(), static_cast<size_t>(elem));  // a scalar
+  if (logical.empty() || checkedProduct(logical).value_or(0) == 0) return Tensor(x.dtype(), *outPhys, std::move(out));
   // Every layout's offset is a sum of one term per logical axis (offset(0) = 0), so each axis gets a table of its
   // terms and the copy walks rows of the last axis adding table entries: no per-element index arithmetic.
   const int64_t c0 = blockC0(elem);
@@ -126,7 +126,7 @@ Tensor transDataTensor(const Tensor& x, Format src, Format dst, const std::vecto
   const bool single = runs.size() == static_cast<size_t>(inner);
   const bool blockRuns = std::all_of(runs.begin(), runs.end(), [&](const Run& r) { return r.length * elem == 32; });
   const uint8_t* source = x.data();  // (a virtual call: once, not per element)
-  char* target = out.data();
+  auto* target = out->data();
   auto copyElements = [&]<typename T>(T, int64_t fromBase, int64_t toBase) {
     for (size_t k = 0; k < static_cast<size_t>(inner); ++k) {
       T v;
@@ -157,11 +157,11 @@ Tensor transDataTensor(const Tensor& x, Format src, Format dst, const std::vecto
       --d;
       if (++idx[d] < logical[d]) break;
       idx[d] = 0;
-      if (d == 0) return Tensor::fromBytes(x.dtype(), *outPhys, std::move(out));
+      if (d == 0) return Tensor(x.dtype(), *outPhys, std::move(out));
     }
     if (rank == 1) break;
   }
-  return Tensor::fromBytes(x.dtype(), *outPhys, std::move(out));
+  return Tensor(x.dtype(), *outPhys, std::move(out));
 }
 
 }  // namespace kiln

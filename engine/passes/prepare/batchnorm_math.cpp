@@ -1,5 +1,6 @@
 #include "passes/prepare/batchnorm_math.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -42,22 +43,23 @@ Tensor tensorInType(DType t, std::vector<int64_t> dims, const std::vector<double
 
 namespace {
 
-// w[c, ...] · scale[c], each product rounded once into w's type. fp32 weights (nearly every export) are scaled in a
-// float buffer: a ResNet-50's 25M weights would otherwise pass through three double-sized copies.
+// w[c, ...] · scale[c], each product rounded once into w's type. fp32 weights (nearly every export) are scaled in
+// one pass from the source (which may be a view at any byte offset of a mapped model file) into the new tensor's
+// bytes, vectorised (scaleFloats): a ResNet-50's 25M weights would otherwise pass through three double-sized copies.
 Tensor scaledPerOutputChannel(const Tensor& w, const std::vector<double>& scale, size_t perChannel) {
   if (w.dtype() == DType::Float) {
-    // Straight into the new tensor's bytes, a channel at a time (no per-element division; the inner loop
-    // vectorises).
     const size_t n = static_cast<size_t>(w.numel());
-    // (Copied first: the source may be a view at any byte offset of a model file; the new buffer is aligned.)
-    std::string bytes(reinterpret_cast<const char*>(w.data()), n * sizeof(float));
-    auto* v = reinterpret_cast<float*>(bytes.data());
-    for (size_t c = 0; c < scale.size() && c * perChannel < n; ++c) {
-      const double s = scale[c];
-      const size_t base = c * perChannel, end = std::min(n, base + perChannel);
-      for (size_t i = base; i < end; ++i) v[i] = static_cast<float>(double(v[i]) * s);
+    auto storage = std::make_shared<ZeroedStorage>(n * sizeof(float));
+    const auto* in = reinterpret_cast<const float*>(w.data());
+    auto* out = reinterpret_cast<float*>(storage->data());
+    size_t done = 0;
+    for (size_t c = 0; c < scale.size() && done < n; ++c) {
+      const size_t end = std::min(n, done + perChannel);
+      scaleFloats(in + done, out + done, end - done, scale[c]);
+      done = end;
     }
-    return Tensor::fromBytes(DType::Float, w.dims(), std::move(bytes));
+    if (done < n) std::memcpy(out + done, in + done, (n - done) * sizeof(float));  // channels without a scale
+    return Tensor(DType::Float, w.dims(), std::move(storage));
   }
   std::vector<double> v = w.toDouble();
   for (size_t i = 0; i < v.size(); ++i) v[i] *= scale[i / perChannel];
