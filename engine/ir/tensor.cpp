@@ -1,6 +1,7 @@
 #include "ir/tensor.h"
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -205,8 +206,13 @@ __attribute__((target("avx,f16c"))) void floatsToHalvesF16c(const float* in, uin
   for (; i < n; ++i) out[i] = floatToHalf(floatAt(in, i));
 }
 
+// F16C from CPUID (leaf 1, ECX): clang's __builtin_cpu_supports knows "avx" (which checks the OS saves the AVX
+// state too) but not "f16c".
 bool hasF16c() {
-  static const bool yes = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  static const bool yes = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+  }();
   return yes;
 }
 
