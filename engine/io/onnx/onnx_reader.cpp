@@ -470,6 +470,8 @@ class FileBytes {
   bool mapped() const { return map_ != nullptr; }
   // The mapping, handed over to live as long as the tensors that refer to it; this object no longer has it.
   std::shared_ptr<const Storage> keepMapping() {
+    // Read once in order no more: the passes read the weights as they come to them.
+    ::madvise(map_, size_, MADV_NORMAL);
     auto kept = std::make_shared<MappedRegion>(map_, size_);
     map_ = nullptr;
     return kept;
@@ -543,14 +545,14 @@ class ChunkedInput final : public google::protobuf::io::ZeroCopyInputStream {
   size_t pos_ = 0, dropped_ = 0, populated_ = 0;
 };
 
-// The import of a model's bytes; `releaseBytes` frees them once they are parsed (before the graph is built, which
-// would otherwise hold the model's weights twice).
 // The main graph's initializers whose bytes stay in the mapped model file (initializer_bytes_in_file.h).
 struct WeightsInFile {
   std::shared_ptr<const Storage> file;
   std::vector<std::optional<onnxio::InitializerBytes>> initializers;
 };
 
+// The import of a model's bytes; `releaseBytes` frees them once they are parsed (before the graph is built, which
+// would otherwise hold the model's weights twice). `weights`: initializers whose bytes the parse left in the file.
 OnnxImport importBytes(std::string_view bytes, bool mapped, const std::function<void()>& releaseBytes,
                        const std::string& displayName, const std::string& baseDir, const OnnxReadOptions& options,
                        WeightsInFile* weights = nullptr) {
