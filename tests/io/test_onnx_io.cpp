@@ -288,14 +288,6 @@ class OnnxIoTest : public QObject {
     QCOMPARE(outcome(true), outcome(false));  // merged by protobuf: the initializers are then defined twice
     const std::string tensor = proto.graph().initializer(3).SerializeAsString() + field(9, std::string(4096, 'x'));
     QVERIFY(!onnxio::leaveInitializerBytesInFile(field(7, field(5, tensor)), 1024));
-    // Nor does a lying size go unnoticed when the bytes stay in the file.
-    onnx::ModelProto lying = baseProto();
-    auto* t = lying.mutable_graph()->add_initializer();
-    t->set_name("w");
-    t->set_data_type(1);
-    t->add_dims(1000);
-    t->set_raw_data(std::string(2048, '\0'));
-    expectError(writeProto("rawsize_big.onnx", lying), "needs 4000");
   }
 
   void refusesCycle() {
@@ -339,13 +331,17 @@ class OnnxIoTest : public QObject {
   }
 
   void refusesLyingSizes() {
-    onnx::ModelProto m = baseProto();
-    auto* t = m.mutable_graph()->add_initializer();
-    t->set_name("w");
-    t->set_data_type(1);
-    t->add_dims(1000);
-    t->set_raw_data(std::string(16, '\0'));
-    expectError(writeProto("rawsize.onnx", m), "needs 4000");
+    // raw_data shorter than the shape needs: copied (16 bytes) or, from 1 KiB, left in the file (expectError reads
+    // both ways).
+    for (const size_t have : {size_t(16), size_t(2048)}) {
+      onnx::ModelProto m = baseProto();
+      auto* t = m.mutable_graph()->add_initializer();
+      t->set_name("w");
+      t->set_data_type(1);
+      t->add_dims(1000);
+      t->set_raw_data(std::string(have, '\0'));
+      expectError(writeProto("rawsize.onnx", m), "needs 4000");
+    }
 
     onnx::ModelProto m2 = baseProto();
     auto* t2 = m2.mutable_graph()->add_initializer();
