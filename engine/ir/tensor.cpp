@@ -45,11 +45,13 @@ MappedFileStorage::~MappedFileStorage() {
   if (addr_) ::munmap(addr_, size_);
 }
 
-ZeroedStorage::ZeroedStorage(size_t size) : data_(static_cast<uint8_t*>(std::calloc(size ? size : 1, 1))), size_(size) {
+HeapStorage::HeapStorage(size_t size, Start start) : size_(size) {
+  const size_t n = size ? size : 1;
+  data_ = static_cast<uint8_t*>(start == Start::Zeroed ? std::calloc(n, 1) : std::malloc(n));
   if (!data_) throw std::bad_alloc();
 }
 
-ZeroedStorage::~ZeroedStorage() { std::free(data_); }
+HeapStorage::~HeapStorage() { std::free(data_); }
 
 Tensor::Tensor(DType dtype, std::vector<int64_t> dims, std::shared_ptr<const Storage> storage, size_t offset)
     : dtype_(dtype), dims_(std::move(dims)), storage_(std::move(storage)), offset_(offset) {

@@ -46,16 +46,17 @@ class MappedFileStorage final : public Storage {
   size_t size_ = 0;
 };
 
-// Bytes that start as zeros, written by whoever made them until handed to a Tensor (kernel outputs, folded and
-// converted weights). They cost no zeroing pass of their own: they come from calloc, which hands out fresh pages
-// the kernel has already cleared. A folded weight of 100 MB was otherwise zeroed by the kernel, zeroed again by
-// std::string, then written.
-class ZeroedStorage final : public Storage {
+// Bytes on the heap, written by whoever made them until handed to a Tensor (kernel outputs, converted, folded and
+// re-laid-out weights). Zeroed ones come from calloc: fresh pages come cleared by the kernel, but memory the heap
+// reuses (the weights an earlier pass freed) is zeroed first, a second pass over every byte that a writer setting
+// them all (an fp16 conversion, a scaled weight, a re-layout without padding) does not need: it asks for them unset.
+class HeapStorage final : public Storage {
  public:
-  explicit ZeroedStorage(size_t size);  // throws std::bad_alloc
-  ~ZeroedStorage() override;
-  ZeroedStorage(const ZeroedStorage&) = delete;
-  ZeroedStorage& operator=(const ZeroedStorage&) = delete;
+  enum class Start { Zeroed, Unset };
+  HeapStorage(size_t size, Start start);  // throws std::bad_alloc
+  ~HeapStorage() override;
+  HeapStorage(const HeapStorage&) = delete;
+  HeapStorage& operator=(const HeapStorage&) = delete;
   const uint8_t* data() const override { return data_; }
   uint8_t* data() { return data_; }
   size_t size() const override { return size_; }

@@ -11,6 +11,7 @@
 #include "kernels/kernel_util.h"
 #include "ir/graph.h"
 #include "ir/shape.h"
+#include "util/parallel_for.h"
 
 namespace kiln::kernels {
 namespace {
@@ -118,11 +119,14 @@ Tensor convertTensor(const Tensor& x, DType to, int64_t maxOutputBytes) {
     throw KernelOutputTooLarge(
         "Cast: output of " + (bytes ? std::to_string(*bytes) : std::string("overflowing")) + " bytes exceeds the limit",
         bytes.value_or(INT64_MAX));
-  auto buffer = std::make_shared<ZeroedStorage>(static_cast<size_t>(*bytes));
+  // Every element is written below.
+  auto buffer = std::make_shared<HeapStorage>(static_cast<size_t>(*bytes), HeapStorage::Start::Unset);
   uint8_t* out = buffer->data();
-  if (x.dtype() == DType::Float && to == DType::Float16) {  // weights narrowed to fp16: in bulk
-    floatsToHalves(reinterpret_cast<const float*>(x.data()), reinterpret_cast<uint16_t*>(out),
-                   static_cast<size_t>(x.numel()));
+  if (x.dtype() == DType::Float && to == DType::Float16) {  // weights narrowed to fp16: in bulk, on every core
+    const auto* in = reinterpret_cast<const float*>(x.data());
+    auto* halves = reinterpret_cast<uint16_t*>(out);
+    parallelFor(static_cast<size_t>(x.numel()), size_t{1} << 17, 64,
+                [&](size_t begin, size_t end) { floatsToHalves(in + begin, halves + begin, end - begin); });
     return Tensor(to, x.dims(), std::move(buffer));
   }
   bool supported = false;

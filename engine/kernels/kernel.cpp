@@ -128,7 +128,7 @@ OutBuffer::OutBuffer(const KernelContext& ctx, DType dtype, std::vector<int64_t>
                                    std::to_string(ctx.limits().maxOutputBytes) + " (emulator.max_tensor_bytes)",
                                *bytes);
   numel_ = *n;
-  storage_ = std::make_shared<ZeroedStorage>(static_cast<size_t>(*bytes));
+  storage_ = std::make_shared<HeapStorage>(static_cast<size_t>(*bytes), HeapStorage::Start::Zeroed);
 }
 
 void checkScratch(const KernelContext& ctx, int64_t elements, int64_t elementBytes) {

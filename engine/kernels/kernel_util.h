@@ -199,7 +199,7 @@ class OutBuffer {
   DType dtype_;
   std::vector<int64_t> dims_;
   int64_t numel_ = 0;
-  std::shared_ptr<ZeroedStorage> storage_;
+  std::shared_ptr<HeapStorage> storage_;
 };
 
 // Checks a kernel's scratch buffer (elements of elementBytes each) against the same limit as its outputs.

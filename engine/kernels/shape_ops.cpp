@@ -8,6 +8,7 @@
 #include "kernels/kernel_util.h"
 #include "ir/graph.h"
 #include "ir/shape.h"
+#include "util/parallel_for.h"
 
 namespace kiln::kernels {
 namespace {
@@ -160,10 +161,15 @@ std::vector<Tensor> constantOfShape(const KernelContext& ctx) {
   const size_t elem = value.byteSize();
   const size_t total = static_cast<size_t>(out.numel()) * elem;
   const bool zero = std::all_of(value.bytes().begin(), value.bytes().end(), [](uint8_t b) { return b == 0; });
-  if (!zero && total > 0) {  // fill by doubling: log(n) memcpys
-    std::memcpy(out.data(), value.data(), elem);
-    for (size_t done = elem; done < total; done *= 2)
-      std::memcpy(out.data() + done, out.data(), std::min(done, total - done));
+  if (!zero && total > 0) {  // each core fills its piece by doubling: log(n) memcpys
+    uint8_t* base = out.data();
+    const uint8_t* one = value.data();
+    parallelFor(static_cast<size_t>(out.numel()), size_t{1} << 16, 1, [&](size_t first, size_t last) {
+      uint8_t* piece = base + first * elem;
+      const size_t bytes = (last - first) * elem;
+      std::memcpy(piece, one, elem);
+      for (size_t done = elem; done < bytes; done *= 2) std::memcpy(piece + done, piece, std::min(done, bytes - done));
+    });
   }
   return {out.finish()};
 }

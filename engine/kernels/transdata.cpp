@@ -13,6 +13,7 @@
 #include "kernels/transdata.h"
 #include "ir/graph.h"
 #include "ir/shape.h"
+#include "util/parallel_for.h"
 
 namespace kiln {
 namespace {
@@ -62,10 +63,17 @@ Tensor transDataTensor(const Tensor& x, Format src, Format dst, const std::vecto
   if (!inPhys || !outPhys) return Tensor();
   const auto bytes = checkedMul(*checkedProduct(*outPhys), elem);
   if (!bytes || *bytes > maxOutputBytes) return Tensor();
-  // Zeros where the layout pads (C to C0, N to 16), without a zeroing pass over the rest (ZeroedStorage).
-  auto out = std::make_shared<ZeroedStorage>(static_cast<size_t>(*bytes));
-  if (logical.empty()) std::memcpy(out->data(), x.data(), static_cast<size_t>(elem));  // a scalar
-  if (logical.empty() || checkedProduct(logical).value_or(0) == 0) return Tensor(x.dtype(), *outPhys, std::move(out));
+  const int64_t elements = checkedProduct(logical).value_or(0);
+  if (logical.empty() || elements == 0) {
+    auto out = std::make_shared<HeapStorage>(static_cast<size_t>(*bytes), HeapStorage::Start::Zeroed);
+    if (logical.empty()) std::memcpy(out->data(), x.data(), static_cast<size_t>(elem));  // a scalar
+    return Tensor(x.dtype(), *outPhys, std::move(out));
+  }
+  // Zeros where the layout pads (C to C0, N to 16); without padding every byte is copied over, so none is zeroed.
+  const bool padded = *bytes != elements * elem;
+  auto out = std::make_shared<HeapStorage>(static_cast<size_t>(*bytes),
+                                           padded ? HeapStorage::Start::Zeroed : HeapStorage::Start::Unset);
+  uint8_t* target = out->data();
   // Every layout's offset is a sum of one term per logical axis (offset(0) = 0), so each axis gets a table of its
   // terms and the copy walks rows of the last axis adding table entries: no per-element index arithmetic.
   const int64_t c0 = blockC0(elem);
@@ -120,13 +128,11 @@ Tensor transDataTensor(const Tensor& x, Format src, Format dst, const std::vecto
     else
       runs.push_back({k, 1});
   }
-  std::vector<int64_t> idx(rank, 0);
   const size_t e = static_cast<size_t>(elem);
   // Runs of one element (no axis contiguous on both sides): a typed move each, not a memcpy call each.
   const bool single = runs.size() == static_cast<size_t>(inner);
   const bool blockRuns = std::all_of(runs.begin(), runs.end(), [&](const Run& r) { return r.length * elem == 32; });
   const uint8_t* source = x.data();  // (a virtual call: once, not per element)
-  auto* target = out->data();
   auto copyElements = [&]<typename T>(T, int64_t fromBase, int64_t toBase) {
     for (size_t k = 0; k < static_cast<size_t>(inner); ++k) {
       T v;
@@ -134,7 +140,7 @@ Tensor transDataTensor(const Tensor& x, Format src, Format dst, const std::vecto
       std::memcpy(target + static_cast<size_t>(toBase + toLast[k]) * sizeof(T), &v, sizeof(T));
     }
   };
-  while (true) {
+  auto copyRow = [&](const std::vector<int64_t>& idx) {
     int64_t fromBase = 0, toBase = 0;
     for (size_t a = 0; a + 1 < rank; ++a) {
       fromBase += from[a][static_cast<size_t>(idx[a])];
@@ -152,15 +158,28 @@ Tensor transDataTensor(const Tensor& x, Format src, Format dst, const std::vecto
         std::memcpy(target + static_cast<size_t>(toBase + toLast[static_cast<size_t>(r.k)]) * e,
                     source + static_cast<size_t>(fromBase + fromLast[static_cast<size_t>(r.k)]) * e,
                     static_cast<size_t>(r.length) * e);
-    size_t d = rank - 1;  // next row: odometer over every axis but the last
-    while (d > 0) {
-      --d;
-      if (++idx[d] < logical[d]) break;
-      idx[d] = 0;
-      if (d == 0) return Tensor(x.dtype(), *outPhys, std::move(out));
-    }
-    if (rank == 1) break;
+  };
+  if (rank == 1) {
+    copyRow({0});
+    return Tensor(x.dtype(), *outPhys, std::move(out));
   }
+  // The rows (every axis but the last), split across the cores by their first axis: no two pieces write one place.
+  const size_t perFirst = static_cast<size_t>(elements / logical[0]);
+  parallelFor(static_cast<size_t>(logical[0]), std::max<size_t>(1, (size_t{1} << 16) / perFirst), 1,
+              [&](size_t first, size_t last) {
+                std::vector<int64_t> idx(rank, 0);
+                idx[0] = static_cast<int64_t>(first);
+                for (;;) {
+                  copyRow(idx);
+                  size_t d = rank - 1;  // next row: odometer over every axis but the last
+                  while (d > 0) {
+                    --d;
+                    if (++idx[d] < (d == 0 ? static_cast<int64_t>(last) : logical[d])) break;
+                    if (d == 0) return;
+                    idx[d] = 0;
+                  }
+                }
+              });
   return Tensor(x.dtype(), *outPhys, std::move(out));
 }
 

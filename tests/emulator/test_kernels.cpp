@@ -219,6 +219,9 @@ class KernelTest : public QObject {
     Tensor c = Op("ConstantOfShape").attr("value", i32({1}, {7})).one({i64({2}, {2, 3})});
     QCOMPARE(c.dtype(), DType::Int32);
     QCOMPARE(values<int32_t>(c), std::vector<int32_t>(6, 7));
+    // A weight-sized fill (split across the cores, each piece filling its own elements): every element, odd count.
+    c = Op("ConstantOfShape").attr("value", i64({1}, {-3})).one({i64({2}, {1001, 997})});
+    QCOMPARE(values<int64_t>(c), std::vector<int64_t>(1001 * 997, -3));
     c = Op("ConstantOfShape").one({i64({0}, {})});  // empty shape: a scalar fp32 zero
     QVERIFY(c.dims().empty());
     QCOMPARE(c.dtype(), DType::Float);

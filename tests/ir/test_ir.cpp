@@ -3,6 +3,10 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <tuple>
 #include <unordered_map>
 
 #include "kernels/kernel.h"
@@ -15,6 +19,7 @@
 #include "ir/verifier.h"
 #include "util/flat_ptr_map.h"
 #include "util/json.h"
+#include "util/parallel_for.h"
 #include "util/units.h"
 
 using namespace kiln;
@@ -152,6 +157,76 @@ class IrTest : public QObject {
                                .arg(b, 8, 16)));
       }
     }
+  }
+
+  void parallelLoopsCoverEveryIndexOnce() {
+    // Pieces are contiguous, never overlap, start at multiples of `align` and are at least minPiece long (but the
+    // last); every index is visited once, on however many threads the machine gives.
+    for (const auto& [n, minPiece, align] : std::vector<std::tuple<size_t, size_t, size_t>>{
+             {0, 1, 1}, {1, 1, 1}, {63, 8, 64}, {200, 10, 64}, {1000003, 4096, 64}, {1 << 20, 1, 1}, {17, 100, 1}}) {
+      std::vector<std::atomic<int>> seen(n);
+      std::mutex m;
+      std::vector<std::pair<size_t, size_t>> pieces;
+      parallelFor(n, minPiece, align, [&](size_t begin, size_t end) {
+        for (size_t i = begin; i < end; ++i) seen[i].fetch_add(1);
+        std::lock_guard lock(m);
+        pieces.emplace_back(begin, end);
+      });
+      for (size_t i = 0; i < n; ++i) QCOMPARE(seen[i].load(), 1);
+      std::sort(pieces.begin(), pieces.end());
+      for (size_t k = 0; k < pieces.size(); ++k) {
+        QCOMPARE(pieces[k].first % align, size_t(0));
+        if (k + 1 < pieces.size()) {
+          QVERIFY(pieces[k].second - pieces[k].first >= std::max(minPiece, align));
+          QCOMPARE(pieces[k].second, pieces[k + 1].first);
+        }
+      }
+      QCOMPARE(pieces.empty() ? size_t(0) : pieces.back().second, n);
+    }
+    QVERIFY(parallelThreads() >= 1);
+  }
+
+  void parallelLoopsRethrowNestAndShare() {
+    // A piece's exception reaches the caller once every piece has finished.
+    std::atomic<size_t> done{0};
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, parallelFor(1 << 16, 1, 1, [&](size_t begin, size_t end) {
+                               done += end - begin;
+                               if (begin == 0) throw std::runtime_error("piece 0");
+                             }));
+    QCOMPARE(done.load(), size_t(1) << 16);
+    // A loop inside a piece, and loops started from two threads at once, run to the end (alone when the pool is
+    // taken) instead of waiting for each other.
+    std::atomic<size_t> inner{0};
+    parallelFor(64, 1, 1, [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) parallelFor(1000, 10, 1, [&](size_t b, size_t e) { inner += e - b; });
+    });
+    QCOMPARE(inner.load(), size_t(64 * 1000));
+    std::atomic<size_t> total{0};
+    auto many = [&] {
+      for (int k = 0; k < 200; ++k) parallelFor(5000, 100, 1, [&](size_t b, size_t e) { total += e - b; });
+    };
+    std::thread other(many);
+    many();
+    other.join();
+    QCOMPARE(total.load(), size_t(2 * 200 * 5000));
+  }
+
+  void bulkConversionMatchesOneThread() {
+    // convertTensor splits a weight-sized fp32 -> fp16 conversion across the cores; each half is what converting the
+    // whole array on one thread gives, bit for bit (an odd length: the vector loop's tail falls in the last piece).
+    const size_t n = (size_t{1} << 20) + 13;
+    std::vector<float> values(n);
+    uint32_t state = 99;
+    for (float& v : values) {
+      state = state * 1664525u + 1013904223u;
+      v = static_cast<float>(static_cast<int32_t>(state)) * 1e-6f;
+    }
+    const Tensor x = Tensor::fromVector(DType::Float, {static_cast<int64_t>(n)}, values);
+    const Tensor y = convertTensor(x, DType::Float16);
+    std::vector<uint16_t> expected(n);
+    floatsToHalves(values.data(), expected.data(), n);
+    QCOMPARE(y.byteSize(), n * 2);
+    QVERIFY(std::memcmp(y.data(), expected.data(), n * 2) == 0);
   }
 
   void tensorsShareStorage() {

@@ -344,7 +344,8 @@ class FoldingPassesTest : public QObject {
                           Case{{.c = 4, .m = 6, .group = 2}, true, DType::Float, 1e-5},
                           Case{{.c = 4, .m = 4, .group = 4}, false, DType::Float, 1e-5},  // depthwise
                           Case{{.c = 4, .m = 6, .group = 2}, false, DType::Double, 1e-12},
-                          Case{{}, true, DType::Float16, 2e-3}}) {  // fp16: each folded weight rounds once
+                          Case{{}, true, DType::Float16, 2e-3},  // fp16: each folded weight rounds once
+                          Case{{.c = 64, .m = 256, .hw = 3}, true, DType::Float, 1e-5}}) {  // split across cores
       checkConvBnFold(c.spec, c.bias, c.type, c.tolerance);
       if (QTest::currentTestFailed()) return;
     }

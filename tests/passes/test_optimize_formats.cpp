@@ -5,6 +5,8 @@
 // the whole pipeline on the generated ResNet-50 and MobileNetV2.
 #include <QtTest>
 
+#include <malloc.h>
+
 #include <random>
 
 #include "kernels/kernel.h"
@@ -249,6 +251,51 @@ class OptimizeFormatsTest : public QObject {
     const Tensor nz = transDataTensor(Tensor::fromVector(DType::Float, {5, 20}, m), Format::ND, Format::FRACTAL_NZ);
     QCOMPARE(nz.dims(), (Dims{2, 1, 16, 16}));
     QCOMPARE(nz.toDouble()[static_cast<size_t>(1 * 256 + 0 * 256 + 4 * 16 + 3)], double(4 * 20 + 19 + 1));
+  }
+
+  void weightSizedLayoutsHaveTheDocumentedPositions() {
+    // Big enough to be split across the cores (by the first axis), with and without padding (a layout without
+    // padding writes into unzeroed memory): every element where the layout puts it, every padded one zero.
+    struct Case {
+      Dims dims;
+      Format format;
+    };
+    // As in kiln (app/main.cpp), such blocks come from the heap; it is dirtied first, so a padded byte left unset
+    // shows, not the zeros of fresh pages.
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 512 << 20);
+    {
+      std::vector<char*> dirty;
+      for (int k = 0; k < 8; ++k) {
+        dirty.push_back(static_cast<char*>(std::malloc(3 << 20)));
+        std::memset(dirty.back(), 0x5a, 3 << 20);
+      }
+      for (char* d : dirty) std::free(d);
+    }
+    for (const Case& c : {Case{{512, 250, 3, 3}, Format::FRACTAL_Z}, Case{{512, 256, 3, 3}, Format::FRACTAL_Z},
+                          Case{{8, 100, 28, 28}, Format::NC1HWC0}, Case{{8, 96, 28, 28}, Format::NC1HWC0}}) {
+      const int64_t N = c.dims[0], C = c.dims[1], H = c.dims[2], W = c.dims[3];
+      const Tensor x = convertTensor(randomFloats(c.dims, 11), DType::Float16);
+      const Tensor y = transDataTensor(x, Format::ND, c.format);
+      QVERIFY(y.valid());
+      const auto* in = reinterpret_cast<const uint16_t*>(x.data());
+      const auto* out = reinterpret_cast<const uint16_t*>(y.data());
+      std::vector<char> written(static_cast<size_t>(y.numel()), 0);
+      const int64_t C1 = (C + 15) / 16, N1 = (N + 15) / 16;
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t ch = 0; ch < C; ++ch)
+          for (int64_t h = 0; h < H; ++h)
+            for (int64_t w = 0; w < W; ++w) {
+              const int64_t at = ((n * C + ch) * H + h) * W + w;
+              const int64_t phys = c.format == Format::FRACTAL_Z
+                                       ? (((ch / 16 * H + h) * W + w) * N1 + n / 16) * 256 + n % 16 * 16 + ch % 16
+                                       : (((n * C1 + ch / 16) * H + h) * W + w) * 16 + ch % 16;
+              if (out[phys] != in[at]) QFAIL(qPrintable(QString("element %1 misplaced").arg(at)));
+              written[static_cast<size_t>(phys)] = 1;
+            }
+      for (size_t i = 0; i < written.size(); ++i)
+        if (!written[i] && out[i] != 0) QFAIL(qPrintable(QString("padding at %1 is not zero").arg(i)));
+    }
   }
 
   void transDataInferenceKeepsSymbolicBatch() {

@@ -7,6 +7,7 @@
 #include "kernels/kernel.h"
 #include "ir/graph.h"
 #include "passes/prepare/fold_support.h"
+#include "util/parallel_for.h"
 
 namespace kiln {
 
@@ -49,16 +50,20 @@ namespace {
 Tensor scaledPerOutputChannel(const Tensor& w, const std::vector<double>& scale, size_t perChannel) {
   if (w.dtype() == DType::Float) {
     const size_t n = static_cast<size_t>(w.numel());
-    auto storage = std::make_shared<ZeroedStorage>(n * sizeof(float));
+    // Every element is written below.
+    auto storage = std::make_shared<HeapStorage>(n * sizeof(float), HeapStorage::Start::Unset);
     const auto* in = reinterpret_cast<const float*>(w.data());
     auto* out = reinterpret_cast<float*>(storage->data());
-    size_t done = 0;
-    for (size_t c = 0; c < scale.size() && done < n; ++c) {
-      const size_t end = std::min(n, done + perChannel);
-      scaleFloats(in + done, out + done, end - done, scale[c]);
-      done = end;
-    }
-    if (done < n) std::memcpy(out + done, in + done, (n - done) * sizeof(float));  // channels without a scale
+    const size_t scaled = std::min(n, scale.size() * perChannel);
+    // Channels split across the cores (each channel's elements are contiguous).
+    const size_t minChannels = std::max<size_t>(1, (size_t{1} << 16) / std::max<size_t>(perChannel, 1));
+    parallelFor(perChannel ? (scaled + perChannel - 1) / perChannel : 0, minChannels, 1, [&](size_t c0, size_t c1) {
+      for (size_t c = c0; c < c1; ++c) {
+        const size_t begin = c * perChannel, end = std::min(scaled, begin + perChannel);
+        scaleFloats(in + begin, out + begin, end - begin, scale[c]);
+      }
+    });
+    if (scaled < n) std::memcpy(out + scaled, in + scaled, (n - scaled) * sizeof(float));  // channels without a scale
     return Tensor(DType::Float, w.dims(), std::move(storage));
   }
   std::vector<double> v = w.toDouble();
