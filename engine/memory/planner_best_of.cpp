@@ -3,9 +3,11 @@
 // suits the many-small-buffers traces, start time suits long chains of short-lived activations. Each run is one
 // first-fit pass, so best_of costs at most a fixed multiple (8) of greedy_size.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <optional>
 
 #include "memory/planners.h"
 #include "util/parallel_for.h"
@@ -88,8 +90,8 @@ Placement planBestOf(const std::vector<Buffer>& buffers, int64_t alignment, int6
   };
   // Each ordering is placed on its own (buffers and keys are read-only), so the machine's cores place several at
   // once: the first alone (it reaches the bound on most graphs, and a recorded compile's history writer wants the
-  // other core), then the rest a round of as many as there are threads at a time. The results are then taken in
-  // order exactly as one thread would take them: the same plan whatever the number of threads.
+  // other core), then the rest as threads come free, none after one that reached the bound. The results are then
+  // taken in order exactly as one thread would take them: the same plan whatever the number of threads.
   auto place = [&](const Ordering& o) {
     std::vector<std::pair<double, double>> key(buffers.size());
     for (size_t i = 0; i < buffers.size(); ++i) key[i] = o.key(i);
@@ -103,23 +105,30 @@ Placement planBestOf(const std::vector<Buffer>& buffers, int64_t alignment, int6
     });
     return placeInOrder(buffers, order, alignment, limit);
   };
+  std::vector<std::optional<Placement>> placed(orderings.size());
+  placed[0] = place(orderings[0]);
+  if (placed[0]->arena > bound) {
+    std::atomic<size_t> firstAtBound{orderings.size()};
+    parallelFor(orderings.size() - 1, 1, 1, [&](size_t b, size_t e) {
+      for (size_t k = b + 1; k < e + 1; ++k) {
+        if (k > firstAtBound.load()) return;  // one thread would have stopped before it
+        placed[k] = place(orderings[k]);
+        if (placed[k]->arena <= bound)
+          for (size_t seen = firstAtBound.load(); k < seen && !firstAtBound.compare_exchange_weak(seen, k);) {
+          }
+      }
+    });
+  }
   Placement best;
   best.arena = -1;
-  for (size_t next = 0; next < orderings.size() && !(best.arena >= 0 && best.arena <= bound);) {
-    const size_t round = next == 0 ? 1 : std::min(parallelThreads(), orderings.size() - next);
-    std::vector<Placement> placed(round);
-    parallelFor(round, 1, 1, [&](size_t b, size_t e) {
-      for (size_t k = b; k < e; ++k) placed[k] = place(orderings[next + k]);
-    });
-    for (size_t k = 0; k < round; ++k, ++next) {
-      Placement& p = placed[k];
-      if (p.arena > limit) continue;  // gave up
-      if (best.arena < 0 || p.arena < best.arena) {
-        best = std::move(p);
-        best.detail = orderings[next].name;
-      }
-      if (best.arena <= bound) break;
+  for (size_t k = 0; k < orderings.size() && placed[k]; ++k) {
+    Placement& p = *placed[k];
+    if (p.arena > limit) continue;  // gave up
+    if (best.arena < 0 || p.arena < best.arena) {
+      best = std::move(p);
+      best.detail = orderings[k].name;
     }
+    if (best.arena <= bound) break;
   }
   return best;
 }

@@ -135,8 +135,10 @@ void parallelFor(size_t n, size_t minPiece, size_t align, const std::function<vo
   Loop loop;
   loop.body = &body;
   loop.n = n;
-  // As many pieces as threads, each a multiple of align: an even split, as the pieces cost alike.
-  const size_t share = (n + threads - 1) / threads;
+  // Four pieces a thread (each a multiple of align), claimed as threads come free: a worker that gets no core at
+  // once (a recorded compile's history writer may hold it) leaves more of them to the caller instead of making the
+  // caller wait for an even share.
+  const size_t share = (n + 4 * threads - 1) / (4 * threads);
   loop.piece = std::max(minPiece, (share + align - 1) / align * align);
   loop.pieces = (n + loop.piece - 1) / loop.piece;
   loop.unfinished = loop.pieces;

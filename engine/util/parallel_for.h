@@ -15,7 +15,8 @@ namespace kiln {
 
 // Calls body(begin, end) over [0, n) in contiguous pieces of at least minPiece (the last may be shorter), each
 // starting at a multiple of `align` (vector loops keep their lanes aligned to the element they would have in one
-// piece). Returns once every piece is done; the first exception a piece threw is rethrown after the rest finished.
+// piece). Pieces are claimed in order as threads come free. Returns once every piece is done; the first exception
+// a piece threw is rethrown after the rest finished.
 void parallelFor(size_t n, size_t minPiece, size_t align, const std::function<void(size_t, size_t)>& body);
 
 // Threads a loop can run on, the caller's included (1: loops run on the caller alone).
