@@ -6,6 +6,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <memory>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -103,10 +104,13 @@ class Session {
   Session(const std::map<std::string, int64_t>& opsets, const InferenceOptions& o, InferenceReport& r)
       : opsets_(opsets), options_(o), report_(r) {}
 
-  void inferGraph(Graph& g) {
-    auto order = g.topologicalOrder();
-    std::vector<Node*> nodes = order ? *order : std::vector<Node*>(g.nodes().begin(), g.nodes().end());
-    for (Node* n : nodes) {
+  void inferGraph(Graph& g, const std::vector<Node*>* known = nullptr) {
+    std::optional<std::vector<Node*>> order;
+    if (!known) {
+      order = g.topologicalOrder();
+      if (!order) order.emplace(g.nodes().begin(), g.nodes().end());
+    }
+    for (Node* n : known ? *known : *order) {
       if (report_.nodesFailed > options_.stopAfterFailures) {
         report_.stopped = true;
         return;
@@ -827,7 +831,7 @@ InferenceReport inferShapes(Graph& graph, const std::map<std::string, int64_t>& 
                             const InferenceOptions& options) {
   InferenceReport report;
   Session session(opsets, options, report);
-  session.inferGraph(graph);
+  session.inferGraph(graph, options.order);
   return report;
 }
 
@@ -835,7 +839,7 @@ InferenceReport inferShapes(Model& model, const InferenceOptions& options) {
   InferenceReport report;
   Session session(model.opsets, options, report);
   session.addLocalFunctions(model.functionProtos);
-  session.inferGraph(*model.graph);
+  session.inferGraph(*model.graph, options.order);
   return report;
 }
 

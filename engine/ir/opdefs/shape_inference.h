@@ -27,6 +27,9 @@ struct InferenceOptions {
   // Stop visiting nodes once more than this many have failed: for a caller that only asks whether a binding fails
   // more than a baseline (passes/prepare/binding_fit.cpp). The nodes after that keep their types.
   size_t stopAfterFailures = SIZE_MAX;
+  // The graph's nodes in topological order, when the caller has them already: a binding fit probes one graph under
+  // several bindings, and its nodes stay put between probes. Computed when null (subgraphs always are).
+  const std::vector<Node*>* order = nullptr;
 };
 
 struct InferenceReport {

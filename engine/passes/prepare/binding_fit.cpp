@@ -127,17 +127,27 @@ size_t shapeArithmeticFailures(const Graph& g, int64_t opset, size_t limit) {
   return failed;
 }
 
+// One graph probed under several bindings: its nodes' order and the value types to put back after each probe, taken
+// once (the probes change value types only; initializers' are never changed: they are neither inferred nor, being
+// static, bound).
+struct Probing {
+  explicit Probing(Graph& graph) : g(graph), order(graph.topologicalOrder()) {
+    g.forEachGraph([&](Graph& sg) {
+      for (Value* v : sg.values())
+        if (!v->constant() || !v->type().shape.isStatic()) saved.emplace_back(v, v->type());
+    });
+  }
+  Graph& g;
+  std::optional<std::vector<Node*>> order;
+  std::vector<std::pair<Value*, ValueType>> saved;
+};
+
 // How many nodes inference (and the shape arithmetic after it) fails on with `binding` applied, counted up to one
 // more than `limit`: a probe that only asks "more than the baseline?" stops at the first failure past it, usually
-// early in the graph, where a too-short table is first read. The graph's types are put back afterwards
-// (initializers' are never changed: they are neither inferred nor, being static, bound).
-size_t inferenceFailures(Graph& g, const std::map<std::string, int64_t>& opsets, const ShapeBinding& binding,
+// early in the graph, where a too-short table is first read. The graph's types are put back afterwards.
+size_t inferenceFailures(Probing& probing, const std::map<std::string, int64_t>& opsets, const ShapeBinding& binding,
                          size_t limit = SIZE_MAX) {
-  std::vector<std::pair<Value*, ValueType>> saved;
-  g.forEachGraph([&](Graph& sg) {
-    for (Value* v : sg.values())
-      if (!v->constant() || !v->type().shape.isStatic()) saved.emplace_back(v, v->type());
-  });
+  Graph& g = probing.g;
   applyShapeBinding(g, binding);
   InferenceOptions options;
   options.maxWarnings = 0;
@@ -145,10 +155,11 @@ size_t inferenceFailures(Graph& g, const std::map<std::string, int64_t>& opsets,
   const int64_t opset = it == opsets.end() ? 0 : it->second;
   options.probe = [opset](Node& n) { return probeOutputTypes(n, opset); };
   options.stopAfterFailures = limit;
+  if (probing.order) options.order = &*probing.order;
   size_t failed = inferShapes(g, opsets, options).nodesFailed;
   if (failed <= limit) failed += shapeArithmeticFailures(g, opset, limit - failed);
-  for (auto& [v, t] : saved)
-    if (!(v->type() == t)) v->setType(std::move(t));
+  for (const auto& [v, t] : probing.saved)
+    if (!(v->type() == t)) v->setType(t);
   return failed;
 }
 
@@ -174,16 +185,18 @@ ShapeBinding resolveFittedBinding(const Model& model, const BindingRequest& requ
   }
   if (!sequence && !past) return binding;
   const int64_t top = std::max(sequence ? request.policy.sequence : 1, past ? request.policy.pastSequence : 1);
-  const size_t atPolicy = inferenceFailures(g, opsets, binding);
+  Probing probing(g);
+  const size_t atPolicy = inferenceFailures(probing, opsets, binding);
   if (atPolicy == 0 || top <= 1) return binding;
-  const size_t atOne = inferenceFailures(g, opsets, resolveShapeBinding(g, lowered(request, sequence, past, 1)));
+  const size_t atOne =
+      inferenceFailures(probing, opsets, resolveShapeBinding(g, lowered(request, sequence, past, 1)));
   if (atPolicy <= atOne) return binding;  // the failures do not come from the sequence extents
   // Bisection: `lo` fails no more than at 1, `hi` does.
   int64_t lo = 1, hi = top;
   while (hi - lo > 1) {
     const int64_t mid = lo + (hi - lo) / 2;
     const size_t failed =
-        inferenceFailures(g, opsets, resolveShapeBinding(g, lowered(request, sequence, past, mid)), atOne);
+        inferenceFailures(probing, opsets, resolveShapeBinding(g, lowered(request, sequence, past, mid)), atOne);
     (failed <= atOne ? lo : hi) = mid;
   }
   ShapeBinding fitted = resolveShapeBinding(g, lowered(request, sequence, past, lo));
@@ -207,12 +220,13 @@ std::string BindingFit::problem() const {
 BindingFit checkBindingFit(const Model& model, const BindingRequest& request) {
   Graph& g = const_cast<Graph&>(*model.graph);  // restored by every probe, as above
   BindingFit fit;
-  fit.failures = inferenceFailures(g, model.opsets, resolveShapeBinding(g, request));
+  Probing probing(g);
+  fit.failures = inferenceFailures(probing, model.opsets, resolveShapeBinding(g, request));
   if (fit.failures == 0) return fit;
   BindingRequest small = lowered(request, true, true, 1);
   for (auto& [symbol, v] : small.dimValues) v = 1;
   try {
-    fit.baseline = inferenceFailures(g, model.opsets, resolveShapeBinding(g, small));
+    fit.baseline = inferenceFailures(probing, model.opsets, resolveShapeBinding(g, small));
   } catch (const std::invalid_argument&) {
     fit.baseline = fit.failures;  // no comparable binding at 1 (input_shape fixes it): nothing to blame the extents for
   }
