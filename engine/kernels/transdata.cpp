@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
+#include <span>
 #include <utility>
 
 #include "kernels/kernel_util.h"
@@ -18,10 +20,15 @@
 namespace kiln {
 namespace {
 
-int64_t rowMajor(const std::vector<int64_t>& idx, const std::vector<int64_t>& dims) {
+// (Indices as an initializer list or a span: the per-axis tables below call this for every extent of every axis of
+// every weight, and a temporary vector each time was a third of re-laying out a model's small weights.)
+int64_t rowMajor(std::span<const int64_t> idx, const std::vector<int64_t>& dims) {
   int64_t off = 0;
   for (size_t i = 0; i < dims.size(); ++i) off = off * dims[i] + idx[i];
   return off;
+}
+int64_t rowMajor(std::initializer_list<int64_t> idx, const std::vector<int64_t>& dims) {
+  return rowMajor(std::span<const int64_t>(idx.begin(), idx.size()), dims);
 }
 
 // Physical index of the logical element `i` (logical extents `l`) in layout `f` with physical extents `p`.
@@ -34,11 +41,14 @@ int64_t physicalOffset(Format f, const std::vector<int64_t>& i, const std::vecto
     case Format::NC1HWC0: return rowMajor({i[0], i[1] / c0, i[2], i[3], i[1] % c0}, p);
     case Format::FRACTAL_Z:
       return rowMajor({(i[1] / c0 * l[2] + i[2]) * l[3] + i[3], i[0] / 16, i[0] % 16, i[1] % c0}, p);
-    case Format::FRACTAL_NZ: {
-      std::vector<int64_t> q(i.begin(), i.end() - 2);
-      const int64_t h = i[i.size() - 2], w = i.back();
-      q.insert(q.end(), {w / 16, h / 16, h % 16, w % 16});
-      return rowMajor(q, p);
+    case Format::FRACTAL_NZ: {  // the leading axes row-major, then the four fractal ones
+      const size_t lead = i.size() - 2;
+      const int64_t h = i[lead], w = i.back();
+      int64_t off = 0;
+      for (size_t k = 0; k < lead; ++k) off = off * p[k] + i[k];
+      size_t axis = lead;
+      for (const int64_t t : {w / 16, h / 16, h % 16, w % 16}) off = off * p[axis++] + t;
+      return off;
     }
     default: return rowMajor(i, l);  // ND, NCHW, NCDHW: physical == logical
   }

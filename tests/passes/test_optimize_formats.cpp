@@ -547,8 +547,8 @@ class OptimizeFormatsTest : public QObject {
   void perChannelOpsAndConcatStayIn5hd() {
     QFETCH(int64_t, channels);
     QFETCH(int, transData);
-    // x[1,C,4,4] -> Conv(C) -> Mul([C,1,1] const) -> BatchNormalization([C] consts) -> Concat(axis -3, with the
-    // Conv) -> Conv(4) -> out
+    // x[1,C,4,4] -> Conv(C) -> Sum and Mul ([C,1,1] const) -> BatchNormalization([C] consts) -> Concat(axis -3,
+    // with the Conv) -> Conv(4) -> out
     Model m;
     m.opsets[""] = 17;
     Graph& g = *m.graph;
@@ -558,7 +558,10 @@ class OptimizeFormatsTest : public QObject {
     };
     Value* x = g.addInput("x", tensorOf(DType::Float16, {1, c, 4, 4}));
     Node* c1 = g.addNode("Conv", {x, f16("W1", {c, c, 1, 1}, 20)}, {"c1"}, "conv1");
-    Node* mul = g.addNode("Mul", {c1->output(0), f16("scale", {c, 1, 1}, 21)}, {"scaled"}, "mul");
+    Value* scale = f16("scale", {c, 1, 1}, 21);
+    // One node reading a constant twice, then a second reader: all three reads take one re-laid-out copy.
+    Node* sum = g.addNode("Sum", {c1->output(0), scale, scale}, {"summed"}, "sum");
+    Node* mul = g.addNode("Mul", {sum->output(0), scale}, {"scaled"}, "mul");
     Node* bn = g.addNode("BatchNormalization", {mul->output(0), f16("gamma", {c}, 22), f16("beta", {c}, 23),
                                                 f16("mean", {c}, 24), f16("var", {c}, 25)}, {"bn"}, "bn");
     Node* cat = g.addNode("Concat", {bn->output(0), c1->output(0)}, {"cat"}, "concat");
@@ -581,13 +584,19 @@ class OptimizeFormatsTest : public QObject {
     for (int64_t i = 0; i < 16; ++i)
       QCOMPARE(gamma[static_cast<size_t>(i)], i < c ? want[static_cast<size_t>(i)] : 0.0);
     QCOMPARE(mul->input(1)->name(), std::string("scale"));  // the copy took the original's name
+    QCOMPARE(sum->input(1), mul->input(1));
+    QCOMPARE(sum->input(2), mul->input(1));
+    const auto initializers = g.initializers();
+    QCOMPARE(std::count_if(initializers.begin(), initializers.end(),
+                           [](const Value* v) { return v->name().rfind("scale", 0) == 0; }),
+             std::ptrdiff_t{1});
     if (c % 16 == 0) {
       QCOMPARE(cat->output(0)->type().shape, Shape::ofStatic({1, 2 * c / 16, 4, 4, 16}));
       QCOMPARE(cat->attrInt("axis", 0), int64_t{1});  // normalised: -3 would name another axis in 5HD
-      QCOMPARE(counter(r, "nodes_following"), 3);
+      QCOMPARE(counter(r, "nodes_following"), 4);
     } else {
       QCOMPARE(cat->output(0)->type().format, Format::ND);
-      QCOMPARE(counter(r, "nodes_following"), 2);
+      QCOMPARE(counter(r, "nodes_following"), 3);
     }
   }
 

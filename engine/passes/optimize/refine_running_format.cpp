@@ -194,13 +194,13 @@ class FormatRewriter {
         return false;
       }
     }
-    std::vector<std::pair<size_t, Tensor>> constants;
+    std::vector<std::pair<size_t, Blocked>> constants;
     for (size_t i : channelConstants) {
-      Tensor t = constantIn5hd(*n.input(i)->constant(), out);
-      if (!t.valid()) return false;
-      constants.emplace_back(i, std::move(t));
+      Blocked b = in5hd(n.input(i), *n.input(i)->constant(), out);
+      if (!b.valid()) return false;
+      constants.emplace_back(i, std::move(b));
     }
-    for (auto& [i, t] : constants) g_.setNodeInput(&n, i, storeIn5hd(n.input(i), std::move(t)));
+    for (auto& [i, b] : constants) g_.setNodeInput(&n, i, storeIn5hd(n.input(i), std::move(b)));
     if (role == FormatRole::Norm5HD && !channelParamsTo5hd(n, out)) return false;
     if (role == FormatRole::Concat) n.setAttr("axis", Attribute(axis));  // same axis number in the blocked layout
     makeBlocked(y, f, *yPhys);
@@ -212,39 +212,48 @@ class FormatRewriter {
   // A constant operand that broadcasts per channel ([C,1,1], [1,C,1,1], [1,C,H,W]...: C equal to the output's, other
   // dims equal or 1) broadcasts the same way in NC1HWC0 once re-laid-out: [1, C1, 1, 1, C0]. Invalid otherwise. A
   // vector broadcasts along W, not C, so it stays logical: nchwPlacement (how the emulator reads the copy back)
-  // reserves rank 1 for a norm's per-channel parameters.
-  static Tensor constantIn5hd(const Tensor& t, const Shape& out) {
-    if (t.dims().size() > 4 || t.dims().size() < 2 || out.rank() != 4 || !out[1].isStatic()) return Tensor();
+  // reserves rank 1 for a norm's per-channel parameters. The copy made for an earlier reader of the same constant
+  // is taken again (DenseNet's shared norm parameters were re-laid-out once per reader, then thrown away).
+  struct Blocked {
+    Value* made = nullptr;  // the copy an earlier reader stored
+    Tensor fresh;           // or the re-laid-out tensor to store
+    bool valid() const { return made || fresh.valid(); }
+  };
+  Blocked in5hd(Value* p, const Tensor& t, const Shape& out) {
+    if (t.dims().size() > 4 || t.dims().size() < 2 || out.rank() != 4 || !out[1].isStatic()) return {};
     const std::vector<int64_t> d = nchwPlacement(t.dims());
-    if (d[1] != out[1].value) return Tensor();
+    if (d[1] != out[1].value) return {};
     for (size_t a : {size_t{0}, size_t{2}, size_t{3}})
-      if (d[a] != 1 && !(out[a].isStatic() && out[a].value == d[a])) return Tensor();
-    return transDataTensor(withDims(t, d), Format::ND, Format::NC1HWC0);
+      if (d[a] != 1 && !(out[a].isStatic() && out[a].value == d[a])) return {};
+    if (auto it = converted_.find({p, Format::NC1HWC0}); it != converted_.end()) return {it->second, {}};
+    return {nullptr, transDataTensor(withDims(t, d), Format::ND, Format::NC1HWC0)};
   }
 
   // The NC1HWC0 copy of constant p (one per constant, however many nodes read it).
-  Value* storeIn5hd(Value* p, Tensor blocked) {
-    const auto key = std::make_pair(p, Format::NC1HWC0);
-    if (auto it = converted_.find(key); it != converted_.end()) return it->second;
+  Value* storeIn5hd(Value* p, Blocked b) {
+    if (b.made) return b.made;
+    // (One node may read a constant twice: the first input stored its copy.)
+    if (auto it = converted_.find({p, Format::NC1HWC0}); it != converted_.end()) return it->second;
     r_.add("weights_relaid");
-    return converted_[key] = constants_.add(g_, p, std::move(blocked), Format::NC1HWC0, "_NC1HWC0");
+    return converted_[{p, Format::NC1HWC0}] =
+               constants_.add(g_, p, std::move(b.fresh), Format::NC1HWC0, "_NC1HWC0");
   }
 
   // BatchNorm / InstanceNorm on NC1HWC0 read their [C] parameters as [1, C1, 1, 1, C0] (as GE's BNInference does):
   // constants re-laid-out offline, zero padded. Any other parameter keeps the node logical.
   bool channelParamsTo5hd(Node& n, const Shape& out) {
-    std::vector<std::pair<size_t, Tensor>> params;
+    std::vector<std::pair<size_t, Blocked>> params;
     for (size_t i = 1; i < n.numInputs(); ++i) {
-      const Value* p = n.input(i);
+      Value* p = n.input(i);
       if (!p) continue;
       const Tensor* c = p->constant();
       if (!c || c->dims().size() != 1) return false;
       // A norm's [C] is per channel (not numpy's trailing axis): nchwPlacement reads it as [1, C, 1, 1].
-      Tensor t = constantIn5hd(withDims(*c, nchwPlacement(c->dims())), out);
-      if (!t.valid()) return false;
-      params.emplace_back(i, std::move(t));
+      Blocked b = in5hd(p, withDims(*c, nchwPlacement(c->dims())), out);
+      if (!b.valid()) return false;
+      params.emplace_back(i, std::move(b));
     }
-    for (auto& [i, t] : params) g_.setNodeInput(&n, i, storeIn5hd(n.input(i), std::move(t)));
+    for (auto& [i, b] : params) g_.setNodeInput(&n, i, storeIn5hd(n.input(i), std::move(b)));
     return true;
   }
 
