@@ -113,7 +113,7 @@ std::vector<Tensor> evaluateNode(const Node& node, const std::vector<const Tenso
 
 namespace kernels {
 
-OutBuffer::OutBuffer(const KernelContext& ctx, DType dtype, std::vector<int64_t> dims)
+OutBuffer::OutBuffer(const KernelContext& ctx, DType dtype, std::vector<int64_t> dims, HeapStorage::Start start)
     : dtype_(dtype), dims_(std::move(dims)) {
   for (int64_t d : dims_)
     if (d < 0) ctx.fail("negative output extent " + std::to_string(d));
@@ -128,7 +128,7 @@ OutBuffer::OutBuffer(const KernelContext& ctx, DType dtype, std::vector<int64_t>
                                    std::to_string(ctx.limits().maxOutputBytes) + " (emulator.max_tensor_bytes)",
                                *bytes);
   numel_ = *n;
-  storage_ = std::make_shared<HeapStorage>(static_cast<size_t>(*bytes), HeapStorage::Start::Zeroed);
+  storage_ = std::make_shared<HeapStorage>(static_cast<size_t>(*bytes), start);
 }
 
 void checkScratch(const KernelContext& ctx, int64_t elements, int64_t elementBytes) {

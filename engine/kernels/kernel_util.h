@@ -189,7 +189,9 @@ inline std::vector<uint8_t> elementBytes(DType t, double v) {
 
 class OutBuffer {
  public:
-  OutBuffer(const KernelContext& ctx, DType dtype, std::vector<int64_t> dims);
+  // Zeroed unless the kernel sets every element itself (HeapStorage::Start::Unset).
+  OutBuffer(const KernelContext& ctx, DType dtype, std::vector<int64_t> dims,
+            HeapStorage::Start start = HeapStorage::Start::Zeroed);
   uint8_t* data() { return storage_->data(); }
   int64_t numel() const { return numel_; }
   const std::vector<int64_t>& dims() const { return dims_; }

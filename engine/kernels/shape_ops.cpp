@@ -157,10 +157,11 @@ std::vector<Tensor> constantOfShape(const KernelContext& ctx) {
     value = *t;
   }
   if (dtypeSize(value.dtype()) == 0) return {};
-  OutBuffer out(ctx, value.dtype(), dims);  // negative extents and the size limit are checked here
+  const bool zero = std::all_of(value.bytes().begin(), value.bytes().end(), [](uint8_t b) { return b == 0; });
+  // Negative extents and the size limit are checked here; a fill sets every element, so only zeros come zeroed.
+  OutBuffer out(ctx, value.dtype(), dims, zero ? HeapStorage::Start::Zeroed : HeapStorage::Start::Unset);
   const size_t elem = value.byteSize();
   const size_t total = static_cast<size_t>(out.numel()) * elem;
-  const bool zero = std::all_of(value.bytes().begin(), value.bytes().end(), [](uint8_t b) { return b == 0; });
   if (!zero && total > 0) {  // each core fills its piece by doubling: log(n) memcpys
     uint8_t* base = out.data();
     const uint8_t* one = value.data();
