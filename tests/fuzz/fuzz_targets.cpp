@@ -23,11 +23,21 @@ namespace {
 
 std::string bytesOf(const uint8_t* data, size_t size) { return std::string(reinterpret_cast<const char*>(data), size); }
 
-// Readers that only take a path get the bytes through one scratch file per process (and file name).
+// Readers that only take a path get the bytes through one scratch file per process (and file name), in a directory
+// that goes when the process ends normally (a fuzzer's run, the regression test; one a timeout kills stays).
+struct ScratchDir {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("kiln_fuzz_" + std::to_string(::getpid()));
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
 std::string scratchFile(const std::string& name, const uint8_t* data, size_t size) {
-  const auto dir = std::filesystem::temp_directory_path() / ("kiln_fuzz_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / name).string();
+  static const ScratchDir dir;
+  std::filesystem::create_directories(dir.path);
+  const std::string path = (dir.path / name).string();
   std::filesystem::remove(path + "-wal");
   std::filesystem::remove(path + "-shm");
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
