@@ -128,8 +128,22 @@ class ShapeBindingTest : public QObject {
 
   // A position table shorter than the policy's sequence (BERT's position_ids buffer, CLIP's 77 positions): the
   // policy's extent is lowered to the longest the table takes, the source says why, the graph is left as it was;
-  // an extent the user gave is kept.
+  // an extent the user gave is kept. Read at the sequence + 1 (as a decode step reads past + 1), a table of 2^k rows
+  // takes 2^k - 1: the extent just below the failure the halving stopped at.
+  void policyExtentsAreFittedToTheModel_data() {
+    QTest::addColumn<int64_t>("rows");
+    QTest::addColumn<int64_t>("readBeyond");
+    QTest::addColumn<int64_t>("fitted");
+    QTest::newRow("40 rows") << int64_t{40} << int64_t{0} << int64_t{40};
+    QTest::newRow("77 rows (CLIP)") << int64_t{77} << int64_t{0} << int64_t{77};
+    QTest::newRow("64 rows") << int64_t{64} << int64_t{0} << int64_t{64};
+    QTest::newRow("64 rows read at sequence + 1") << int64_t{64} << int64_t{1} << int64_t{63};
+    QTest::newRow("40 rows read at sequence + 1") << int64_t{40} << int64_t{1} << int64_t{39};
+  }
   void policyExtentsAreFittedToTheModel() {
+    QFETCH(int64_t, rows);
+    QFETCH(int64_t, readBeyond);
+    QFETCH(int64_t, fitted);
     Model m;
     m.opsets[""] = 17;
     {
@@ -140,10 +154,15 @@ class ShapeBindingTest : public QObject {
         std::fill(c.begin(), c.end(), 0.5f);
       }), ids);
       Value* length = b.slice(b.op("Shape", {ids}), {1}, {2}, {0});
-      Value* table = b.buffer("position_embeddings", {1, 40, 4}, [](size_t, std::span<float> c) {
+      Value* table = b.buffer("position_embeddings", {1, rows, 4}, [](size_t, std::span<float> c) {
         std::fill(c.begin(), c.end(), 0.25f);
       });
       Value* positions = b.op("Slice", {table, b.ints({0}), length, b.ints({1})});
+      if (readBeyond) {  // the row after the sequence must exist too
+        Value* end = b.op("Add", {length, b.ints({readBeyond})});
+        Value* last = b.op("Slice", {table, b.op("Sub", {end, b.ints({1})}), end, b.ints({1})});
+        positions = b.add(positions, last);
+      }
       b.output(b.add(tokens, positions), "hidden");
     }
     const auto typesOf = [&] {
@@ -153,7 +172,7 @@ class ShapeBindingTest : public QObject {
     };
     const std::vector<std::string> before = typesOf();
     const ShapeBinding b = resolveFittedBinding(m, {});
-    QCOMPARE(b.valueOf("sequence"), std::optional<int64_t>(40));
+    QCOMPARE(b.valueOf("sequence"), std::optional<int64_t>(fitted));
     QVERIFY2(b.find("sequence")->source.find("fitted to the model: 128 fails") != std::string::npos,
              b.find("sequence")->source.c_str());
     QCOMPARE(b.valueOf("batch"), std::optional<int64_t>(1));

@@ -191,10 +191,18 @@ ShapeBinding resolveFittedBinding(const Model& model, const BindingRequest& requ
   const size_t atOne =
       inferenceFailures(probing, opsets, resolveShapeBinding(g, lowered(request, sequence, past, 1)));
   if (atPolicy <= atOne) return binding;  // the failures do not come from the sequence extents
-  // Bisection: `lo` fails no more than at 1, `hi` does.
+  // Bisection: `lo` fails no more than at 1, `hi` does. Halving down from the policy's extent stops at a power of
+  // two, and once an extent fits the boundary is often just below the failure above it: a table of 2^k rows read at
+  // past + 1 (a decode step) fits exactly 2^k - 1. So that extent is probed first, once: it spares a full inference
+  // for every halving it skips, and costs one probe that stops at its first failure otherwise.
   int64_t lo = 1, hi = top;
+  bool belowFailureTried = false;
   while (hi - lo > 1) {
-    const int64_t mid = lo + (hi - lo) / 2;
+    int64_t mid = lo + (hi - lo) / 2;
+    if (lo > 1 && !belowFailureTried) {
+      mid = hi - 1;
+      belowFailureTried = true;
+    }
     const size_t failed =
         inferenceFailures(probing, opsets, resolveShapeBinding(g, lowered(request, sequence, past, mid)), atOne);
     (failed <= atOne ? lo : hi) = mid;
