@@ -112,7 +112,7 @@ class Pool {
 
 Pool* pool() {
   // Never destroyed: its threads wait for work until the process ends (exit does not wait for them).
-  static Pool* p = threadsWanted() > 1 ? new Pool(threadsWanted() - 1) : nullptr;
+  static Pool* p = [] { const size_t n = threadsWanted(); return n > 1 ? new Pool(n - 1) : nullptr; }();
   return p;
 }
 
