@@ -130,6 +130,36 @@ void HistoryWriter::checkpointWhenIdle(size_t rowsWritten) {
   rowsSinceCheckpoint_ = 0;
 }
 
+// A pass's new rows go in kRowsPerInsert at a time: a statement per row pays its own round trip (step, reset,
+// clearing bindings) for every row, and an import or a fusion pass inserts thousands. In isolation 32 rows per INSERT
+// took 1.0 µs a row against 1.9; on the llama sample the writer's whole time fell by about a tenth. The rows past
+// the last full block take the one-row statement.
+constexpr int kRowsPerInsert = 32;
+
+// "INSERT INTO table(columns) VALUES (?, ...), ..." for `rows` rows of `columns` parameters each.
+std::string insertSql(std::string_view head, int columns, int rows) {
+  std::string one = "(";
+  for (int c = 0; c < columns; ++c) one += c ? ",?" : "?";
+  one += ')';
+  std::string sql(head);
+  sql += " VALUES ";
+  for (int r = 0; r < rows; ++r) {
+    if (r) sql += ',';
+    sql += one;
+  }
+  return sql;
+}
+
+constexpr int kNodeColumns = 10, kValueColumns = 15, kEdgeColumns = 5;
+constexpr std::string_view kNodeInsert =
+    "INSERT INTO nodes(run_id, node_id, first_pass, graph_owner, graph_attr, op_type, domain, name, attrs_json, "
+    "annotations_json)";
+constexpr std::string_view kValueInsert =
+    "INSERT INTO \"values\"(run_id, value_id, first_pass, graph_owner, graph_attr, name, dtype, shape, format, bytes, "
+    "producer_node, producer_index, is_input, is_output, is_constant)";
+constexpr std::string_view kEdgeInsert =
+    "INSERT INTO edges(run_id, consumer_node, consumer_index, first_pass, value_id)";
+
 // The statements of a batch, prepared once per connection (on the writer's thread, on first use). Row text is bound
 // without copying (bindView): the batch outlives each statement's step.
 struct HistoryWriter::Statements {
@@ -150,20 +180,16 @@ struct HistoryWriter::Statements {
         closeEdges(db, "UPDATE edges SET last_pass = ?2 WHERE run_id = ?1 AND "
                        "(consumer_node, consumer_index, first_pass) IN "
                        "(SELECT value >> 36, (value >> 20) & 65535, value & 1048575 FROM json_each(?3))"),
-        node(db,
-             "INSERT INTO nodes(run_id, node_id, first_pass, graph_owner, graph_attr, op_type, domain, name, "
-             "attrs_json, annotations_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
-        value(db,
-              "INSERT INTO \"values\"(run_id, value_id, first_pass, graph_owner, graph_attr, name, dtype, shape, "
-              "format, bytes, producer_node, producer_index, is_input, is_output, is_constant) "
-              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"),
-        edge(db,
-             "INSERT INTO edges(run_id, consumer_node, consumer_index, first_pass, value_id) "
-             "VALUES (?1, ?2, ?3, ?4, ?5)"),
+        node(db, insertSql(kNodeInsert, kNodeColumns, 1)),
+        nodes(db, insertSql(kNodeInsert, kNodeColumns, kRowsPerInsert)),
+        value(db, insertSql(kValueInsert, kValueColumns, 1)),
+        values(db, insertSql(kValueInsert, kValueColumns, kRowsPerInsert)),
+        edge(db, insertSql(kEdgeInsert, kEdgeColumns, 1)),
+        edges(db, insertSql(kEdgeInsert, kEdgeColumns, kRowsPerInsert)),
         annotations(db,
                     "INSERT INTO annotation_changes(run_id, seq, nodes, changes_json) VALUES (?1, ?2, ?3, ?4)") {}
-  SqlStatement pass, closeNode, closeValue, closeEdge, closeNodes, closeValues, closeEdges, node, value, edge,
-      annotations;
+  SqlStatement pass, closeNode, closeValue, closeEdge, closeNodes, closeValues, closeEdges, node, nodes, value, values,
+      edge, edges, annotations;
 };
 
 namespace {
@@ -203,6 +229,55 @@ void closeRows(const std::vector<Closed>& closed, SqlStatement& closeMany, const
   closeMany.bind(1, r.runId).bind(2, r.seq).bindView(3, keys).run();
 }
 
+// Binds one row's parameters after the first `at` ones (a row's place in a multi-row INSERT).
+void bindNode(SqlStatement& q, int at, const PassRows& r, const NodeRow& n) {
+  q.bind(at + 1, r.runId)
+      .bind(at + 2, n.id)
+      .bind(at + 3, r.seq)
+      .bind(at + 4, n.graphOwner)
+      .bindView(at + 5, n.graphAttr)
+      .bindView(at + 6, n.opType)
+      .bindView(at + 7, n.domain)
+      .bindView(at + 8, n.name)
+      .bindView(at + 9, n.attrsJson)
+      .bindView(at + 10, n.annotationsJson);
+}
+
+void bindValue(SqlStatement& q, int at, const PassRows& r, const ValueRow& v) {
+  q.bind(at + 1, r.runId).bind(at + 2, v.id).bind(at + 3, r.seq).bind(at + 4, v.graphOwner);
+  q.bindView(at + 5, v.graphAttr).bindView(at + 6, v.name).bindView(at + 7, v.dtype);
+  if (v.shape)
+    q.bindView(at + 8, *v.shape);
+  else
+    q.bindNull(at + 8);
+  q.bindView(at + 9, v.format)
+      .bind(at + 10, v.bytes)
+      .bind(at + 11, v.producerNode)
+      .bind(at + 12, v.producerIndex)
+      .bind(at + 13, v.isInput ? 1 : 0)
+      .bind(at + 14, v.isOutput ? 1 : 0)
+      .bind(at + 15, v.isConstant ? 1 : 0);
+}
+
+void bindEdge(SqlStatement& q, int at, const PassRows& r, const PassRows::Edge& e) {
+  q.bind(at + 1, r.runId).bind(at + 2, e.node).bind(at + 3, e.index).bind(at + 4, r.seq).bind(at + 5, e.value);
+}
+
+// Inserts `rows` kRowsPerInsert at a time through `many`, the rest one at a time through `one`.
+template <typename Row, typename Bind>
+void insertRows(const std::vector<Row>& rows, SqlStatement& many, SqlStatement& one, int columns, Bind bindRow) {
+  const size_t block = kRowsPerInsert;
+  size_t i = 0;
+  for (; i + block <= rows.size(); i += block) {
+    for (size_t k = 0; k < block; ++k) bindRow(many, static_cast<int>(k) * columns, rows[i + k]);
+    many.run();
+  }
+  for (; i < rows.size(); ++i) {
+    bindRow(one, 0, rows[i]);
+    one.run();
+  }
+}
+
 }  // namespace
 
 // One batch, one transaction.
@@ -237,39 +312,12 @@ void HistoryWriter::writeRows(const PassRows& r) {
   closeRows(r.closedEdges, st.closeEdges, r, [&](const PassRows::ClosedEdge& c) {
     st.closeEdge.bind(1, r.runId).bind(2, c.node).bind(3, c.index).bind(4, c.firstPass).bind(5, r.seq).run();
   });
-  for (const auto& row : r.nodes) {
-    const NodeRow& n = *row;
-    st.node.bind(1, r.runId)
-        .bind(2, n.id)
-        .bind(3, r.seq)
-        .bind(4, n.graphOwner)
-        .bindView(5, n.graphAttr)
-        .bindView(6, n.opType)
-        .bindView(7, n.domain)
-        .bindView(8, n.name)
-        .bindView(9, n.attrsJson)
-        .bindView(10, n.annotationsJson)
-        .run();
-  }
-  for (const auto& row : r.values) {
-    const ValueRow& v = *row;
-    st.value.bind(1, r.runId).bind(2, v.id).bind(3, r.seq).bind(4, v.graphOwner).bindView(5, v.graphAttr);
-    st.value.bindView(6, v.name).bindView(7, v.dtype);
-    if (v.shape)
-      st.value.bindView(8, *v.shape);
-    else
-      st.value.bindNull(8);
-    st.value.bindView(9, v.format)
-        .bind(10, v.bytes)
-        .bind(11, v.producerNode)
-        .bind(12, v.producerIndex)
-        .bind(13, v.isInput ? 1 : 0)
-        .bind(14, v.isOutput ? 1 : 0)
-        .bind(15, v.isConstant ? 1 : 0)
-        .run();
-  }
-  for (const auto& e : r.edges)
-    st.edge.bind(1, r.runId).bind(2, e.node).bind(3, e.index).bind(4, r.seq).bind(5, e.value).run();
+  insertRows(r.nodes, st.nodes, st.node, kNodeColumns,
+             [&](SqlStatement& q, int at, const auto& row) { bindNode(q, at, r, *row); });
+  insertRows(r.values, st.values, st.value, kValueColumns,
+             [&](SqlStatement& q, int at, const auto& row) { bindValue(q, at, r, *row); });
+  insertRows(r.edges, st.edges, st.edge, kEdgeColumns,
+             [&](SqlStatement& q, int at, const PassRows::Edge& e) { bindEdge(q, at, r, e); });
   if (!r.annotationEdits.empty()) {
     // Nodes with a row opened or closed in this pass are left out: a new or re-versioned row holds the node's
     // annotations as the pass left them, and an erased node has none (the recorder already dropped the edits of

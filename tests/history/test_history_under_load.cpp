@@ -1,9 +1,9 @@
 // The history under faults and load, with the real `kiln batch` writing it (two jobs, two option sets):
 //   - SIGKILL 20 times, half at random moments of a batch, half just after a reader sees a run in progress (a fast
-//     compile leaves few random moments inside a run, and those are what the test is about): after each kill the database passes PRAGMA integrity_check, every run
-//     that had finished is exactly as it was (status, passes, the graph at its last pass, its timeline), and the
-//     runs the killed process left behind are marked incomplete by the next writable open, their committed passes
-//     still readable. Nothing stays 'running'.
+//     compile leaves few random moments inside a run, and those are what the test is about): after each kill the
+//     database passes PRAGMA integrity_check, every run that had finished is exactly as it was (status, passes, the
+//     graph at its last pass, its timeline), and the runs the killed process left behind are marked incomplete by
+//     the next writable open, their committed passes still readable. Nothing stays 'running'.
 //   - The workbench's reader (a read-only HistoryDb + HistoryReader per query, as MainWindow opens them) queries
 //     in a loop while a batch writes: no query fails or waits out the busy timeout, and it sees the runs appear.
 #include <signal.h>
