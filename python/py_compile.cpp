@@ -17,6 +17,7 @@
 #include "emulator/timing/task_cost.h"
 #include "emulator/timing/timeline_sim.h"
 #include "history/history_db.h"
+#include "history/history_opening.h"
 #include "history/history_reader.h"
 #include "history/history_recorder.h"
 #include "io/model_loader.h"
@@ -36,9 +37,9 @@ LoadLimits limitsOf(const Options& o) {
   return l;
 }
 
-// The pipeline over `model` (loaded from `path`), recorded in `history` when given.
+// The pipeline over `model` (loaded from `path`), recorded in the history `opening` opens when given.
 std::shared_ptr<CompileResult> compileLoaded(const std::string& path, Model& model, const Options& options,
-                                             const std::optional<std::string>& history,
+                                             std::optional<HistoryOpening>& history,
                                              const std::optional<std::string>& until) {
   auto out = std::make_shared<CompileResult>();
   out->path = path;
@@ -49,7 +50,7 @@ std::shared_ptr<CompileResult> compileLoaded(const std::string& path, Model& mod
   std::unique_ptr<HistoryDb> db;
   std::unique_ptr<HistoryRecorder> recorder;
   if (history) {
-    db = std::make_unique<HistoryDb>(*history);  // refuses foreign or newer files, which stay untouched
+    db = history->take();  // refuses foreign or newer files, which stay untouched
     recorder = std::make_unique<HistoryRecorder>(*db, path);
     pm.addObserver(recorder.get());
   }
@@ -175,8 +176,10 @@ void bindCompile(pb::module_& m) {
          const std::optional<std::string>& history, const std::optional<std::string>& until) {
         const Options o = optionsFrom(options, overrides);
         pb::gil_scoped_release unlocked;
+        std::optional<HistoryOpening> opening;
+        if (history) opening.emplace(*history);  // opened while the model is read
         LoadedModel loaded = loadModel(path, limitsOf(o));
-        auto r = compileLoaded(path, *loaded.model, o, history, until);
+        auto r = compileLoaded(path, *loaded.model, o, opening, until);
         r->compiled = std::shared_ptr<Model>(std::move(loaded.model));
         return r;
       },
@@ -197,6 +200,8 @@ void bindCompile(pb::module_& m) {
         std::string inputsFrom;
         {
           pb::gil_scoped_release unlocked;
+          std::optional<HistoryOpening> opening;
+          if (history) opening.emplace(*history);  // opened while the models are read
           LoadedModel original = loadModel(path, limitsOf(o));
           LoadedModel compiled = loadModel(path, limitsOf(o));
           EmulationInputs data;
@@ -211,7 +216,7 @@ void bindCompile(pb::module_& m) {
             notEmulatable = std::string("no input data: ") + e.what();
           }
           bindForEmulation(*original.model, o);
-          r = compileLoaded(path, *compiled.model, o, history, std::nullopt);
+          r = compileLoaded(path, *compiled.model, o, opening, std::nullopt);
           r->compiled = std::shared_ptr<Model>(std::move(compiled.model));
           if (r->summary.status != RunStatus::Failed) {
             timeline = simulate(*r->compiled, o, std::nullopt);

@@ -4,7 +4,6 @@
 // memory, tasks) (or all of it as JSON), optionally recording every pass in a history database, dumping the graph
 // after each pass as ONNX, and writing the compiled model as an Ascend offline model (.om).
 #include <filesystem>
-#include <future>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -16,56 +15,14 @@
 #include "cli/exit_soon.h"
 #include "io/model_loader.h"
 #include "io/om/om_writer.h"
+#include "history/history_opening.h"
 #include "history/history_recorder.h"
 #include "passes/pass_manager.h"
 #include "pipeline/standard_pipeline.h"
 #include "plugin/plugin_loader.h"
 #include "report/compile_summary.h"
-#include "util/process_limits.h"
 
 namespace kiln::cli {
-namespace {
-
-// The history is opened (created, validated, migrated: on a new file a few ms, mostly fsyncs) on another thread
-// while the model is read. A file this open created is removed again when the compile never starts (the model
-// cannot be read), so a failed command leaves nothing behind, as when the history was opened after the model.
-class HistoryOpening {
- public:
-  explicit HistoryOpening(std::string path) : path_(std::move(path)) {
-    std::error_code ec;
-    created_ = !std::filesystem::exists(std::filesystem::symlink_status(path_, ec));
-    // (Under an address-space limit a second thread's malloc arena can fail first: opened in take() instead.)
-    if (!addressSpaceLimited())
-      opening_ = std::async(std::launch::async, [p = path_] { return std::make_unique<HistoryDb>(p); });
-  }
-  HistoryOpening(const HistoryOpening&) = delete;
-  HistoryOpening& operator=(const HistoryOpening&) = delete;
-  ~HistoryOpening() {
-    if (taken_) return;
-    std::unique_ptr<HistoryDb> db;
-    try {
-      if (opening_.valid()) db = opening_.get();
-    } catch (...) {
-      return;  // it failed: nothing was made, or nothing of ours
-    }
-    if (!db || !created_) return;
-    db.reset();  // closed (its -wal and -shm go with it)
-    std::error_code ec;
-    std::filesystem::remove(path_, ec);
-  }
-  // The open history; throws what opening it threw (LoadError for a foreign, newer or corrupt file).
-  std::unique_ptr<HistoryDb> take() {
-    taken_ = true;
-    return opening_.valid() ? opening_.get() : std::make_unique<HistoryDb>(path_);
-  }
-
- private:
-  std::string path_;
-  bool created_ = false, taken_ = false;
-  std::future<std::unique_ptr<HistoryDb>> opening_;
-};
-
-}  // namespace
 
 Options optionsFromArgs(const Args& args) {
   Options options;
