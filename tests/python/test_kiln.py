@@ -151,6 +151,10 @@ def test_errors_carry_the_cli_message(tmp_path, sample):
     bad.write_bytes(b"\x08\x07garbage that is not a model")
     with pytest.raises(kiln.Error, match="bad.onnx"):
         kiln.compile(bad)
+    # The history is opened while the model loads; a file made for a compile that never started goes again.
+    with pytest.raises(kiln.Error, match="bad.onnx"):
+        kiln.compile(bad, history=tmp_path / "never.db")
+    assert not (tmp_path / "never.db").exists()
     with pytest.raises(kiln.Error, match="precision_mode"):
         kiln.compile(sample, precision_mode="half_please")
     with pytest.raises(kiln.Error, match="no_such_option"):
@@ -159,6 +163,9 @@ def test_errors_carry_the_cli_message(tmp_path, sample):
     notdb.write_text("hello")
     with pytest.raises(kiln.Error, match="not_a_history.db"):
         kiln.History(notdb)
+    with pytest.raises(kiln.Error, match="not_a_history.db"):
+        kiln.compile(sample, history=notdb)
+    assert notdb.read_text() == "hello"
     with pytest.raises(TypeError):
         kiln.compile(sample, options=42)
 
