@@ -87,8 +87,10 @@ void HistoryWriter::loop() {
     // none is committed before all of its rows are.
     std::vector<PassRows> group;
     size_t rows = 0;
+    bool finished = false;
     while (!queue_.empty()) {
       rows += rowCount(queue_.front());
+      finished |= queue_.front().finish.has_value();
       group.push_back(std::move(queue_.front()));
       queue_.pop_front();
     }
@@ -103,7 +105,10 @@ void HistoryWriter::loop() {
       failure = e.what();
     }
     group.clear();  // the rows go before the lock is taken again: the compile thread need not wait for that
-    if (failure.empty()) checkpointWhenIdle(rows);
+    // After a run's last batch the caller, waiting in flush(), usually closes the history next, and closing
+    // checkpoints (and syncs) again: one checkpoint does. A history kept open is checkpointed at the next run's
+    // idle moments or when its WAL reaches wal_autocheckpoint.
+    if (failure.empty() && !finished) checkpointWhenIdle(rows);
     lock.lock();
     busy_ = false;
     if (!failure.empty() && error_.empty()) {
