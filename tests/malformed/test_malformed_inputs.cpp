@@ -134,6 +134,36 @@ class MalformedInputsTest : public QObject {
           "wrong wire type");
     model("onnx", "ir_version as a length-delimited blob", "wire_irversion.onnx", key(1, 2) + varint(2) + "ab" + good,
           "wrong wire type");
+    {
+      // The same deeper down, where nodes and value infos are checked through the generated accessors and handed
+      // to the reflection walk only when they hold something unknown: a node's op_type (field 4) as a varint, an
+      // attribute's i (field 3) as bytes, an input's dim_value (field 1) as bytes.
+      auto field = [](int number, const std::string& body) { return key(number, 2) + varint(body.size()) + body; };
+      onnx::ModelProto noGraph = baseProto();
+      noGraph.clear_graph();
+      const onnx::GraphProto graph = baseProto().graph();
+      auto withNode = [&](const std::string& nodeBytes) {
+        onnx::GraphProto g = graph;
+        g.clear_node();
+        return noGraph.SerializeAsString() + field(7, g.SerializeAsString() + field(1, nodeBytes));
+      };
+      const std::string relu = graph.node(0).SerializeAsString();
+      model("onnx", "node op_type with varint wire type", "wire_node.onnx", withNode(relu + key(4, 0) + varint(5)),
+            "graph.node[0].op_type (field 4");
+      onnx::AttributeProto alpha;
+      alpha.set_name("alpha");
+      alpha.set_type(onnx::AttributeProto::INT);
+      const std::string attr = alpha.SerializeAsString() + key(3, 2) + varint(2) + "ab";
+      model("onnx", "attribute i as a length-delimited blob", "wire_attr.onnx", withNode(relu + field(5, attr)),
+            "node[0].attribute[0].i (field 3");
+      const std::string shape = field(1, key(1, 2) + varint(1) + "a");  // dim { dim_value: "a" }
+      const std::string type = field(1, key(1, 0) + varint(1) + field(2, shape));
+      onnx::GraphProto g = graph;
+      g.clear_input();
+      model("onnx", "dim_value as a length-delimited blob", "wire_dim.onnx",
+            noGraph.SerializeAsString() + field(7, g.SerializeAsString() + field(11, field(1, "x") + field(2, type))),
+            "input[0].type.tensor_type.shape.dim[0].dim_value (field 1");
+    }
     model("onnx", "unknown field, truncated payload", "unknown_field.onnx", good + key(999, 2) + varint(1000) + "ab",
           "not a valid ONNX model");
     model("onnx", "unterminated group", "group.onnx", good + key(1000, 3) + key(1, 0) + varint(1),
