@@ -12,6 +12,7 @@
 #include <fstream>
 #include <vector>
 
+#include "history/pass_rows.h"
 #include "util/load_error.h"
 
 namespace kiln {
@@ -28,11 +29,9 @@ namespace {
 // changed is the rows that start or end at k. Rows of a run are clustered by their primary key (WITHOUT ROWID: no
 // separate rowid b-tree, so the key is stored once); "valid at k" reads the run's key range.
 //
-// The started/ended indexes are partial (version 2): the imported graph, most of a run's rows, starts at pass 0
-// and never enters the started index, and a row enters the ended index only when it is closed. Every index entry
-// is one more b-tree insert per row written, which in version 1 (full indexes on both columns) tripled the cost of
-// recording the import. Diffs between passes a < b read "first_pass > ?a AND first_pass > 0" and "last_pass > ?a",
-// which SQLite matches to the partial indexes.
+// What each pass started and ended is listed in pass_rows (version 6, pass_rows.h), whose keys are looked up by
+// the primary keys: the graph tables carry no other index, so a row written costs one b-tree insert.
+//
 // `values` is an SQL keyword: queries quote it as "values".
 constexpr const char* kSchemaCurrent = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -88,8 +87,6 @@ CREATE TABLE nodes(
   attrs_json TEXT NOT NULL,
   annotations_json TEXT NOT NULL,
   PRIMARY KEY(run_id, node_id, first_pass)) WITHOUT ROWID;
-CREATE INDEX nodes_started ON nodes(run_id, first_pass) WHERE first_pass > 0;
-CREATE INDEX nodes_ended ON nodes(run_id, last_pass) WHERE last_pass IS NOT NULL;
 
 CREATE TABLE "values"(
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -109,8 +106,6 @@ CREATE TABLE "values"(
   is_output INTEGER NOT NULL,
   is_constant INTEGER NOT NULL,
   PRIMARY KEY(run_id, value_id, first_pass)) WITHOUT ROWID;
-CREATE INDEX values_started ON "values"(run_id, first_pass) WHERE first_pass > 0;
-CREATE INDEX values_ended ON "values"(run_id, last_pass) WHERE last_pass IS NOT NULL;
 
 CREATE TABLE edges(
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -120,9 +115,6 @@ CREATE TABLE edges(
   last_pass INTEGER,
   value_id INTEGER NOT NULL,
   PRIMARY KEY(run_id, consumer_node, consumer_index, first_pass)) WITHOUT ROWID;
-CREATE INDEX edges_started ON edges(run_id, first_pass) WHERE first_pass > 0;
-CREATE INDEX edges_ended ON edges(run_id, last_pass) WHERE last_pass IS NOT NULL;
-
 )sql";
 
 // Annotation-only changes, one row per pass (version 5; annotation_changes.h has the format), and the same as one
@@ -137,6 +129,17 @@ CREATE TABLE annotation_changes(
 CREATE VIEW node_annotation_changes(run_id, seq, node_id, key, old_value, new_value) AS
   SELECT c.run_id, c.seq, CAST(n.key AS INTEGER), k.key, json_extract(k.value, '$[0]'), json_extract(k.value, '$[1]')
   FROM annotation_changes c, json_each(c.changes_json) n, json_each(n.value) k;
+)sql";
+
+// What each pass started and ended (version 6; pass_rows.h has the format).
+constexpr const char* kPassRows = R"sql(
+CREATE TABLE pass_rows(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  graph_table TEXT NOT NULL,
+  started TEXT NOT NULL,
+  ended TEXT NOT NULL,
+  PRIMARY KEY(run_id, seq, graph_table)) WITHOUT ROWID;
 )sql";
 
 // What the emulator records (version 3): per-pass numerical error (kiln verify) and the simulated timeline. Part of
@@ -174,6 +177,7 @@ void createCurrent(sqlite3* db) {
   sqlExec(db, kSchemaCurrent);
   sqlExec(db, kEmulationTables);
   sqlExec(db, kAnnotationChanges);
+  sqlExec(db, kPassRows);
   sqlExec(db, "INSERT INTO meta(key, value) VALUES ('application', 'kiln')");
 }
 
@@ -201,10 +205,20 @@ void migrateTo3(sqlite3* db) { sqlExec(db, kEmulationTables); }
 void migrateTo4(sqlite3* db) { sqlExec(db, "ALTER TABLE runs ADD COLUMN shape_binding TEXT"); }
 // Version 5 keeps annotation-only changes out of the node rows (older runs simply have none).
 void migrateTo5(sqlite3* db) { sqlExec(db, kAnnotationChanges); }
+// Version 6 lists what each pass started and ended in pass_rows instead of indexing the graph tables.
+void migrateTo6(sqlite3* db) {
+  sqlExec(db, R"sql(
+DROP INDEX nodes_started; DROP INDEX nodes_ended;
+DROP INDEX values_started; DROP INDEX values_ended;
+DROP INDEX edges_started; DROP INDEX edges_ended;
+)sql");
+  sqlExec(db, kPassRows);
+  pass_rows::rebuild(db);
+}
 
 using Migration = void (*)(sqlite3*);
 constexpr std::array<Migration, HistoryDb::kSchemaVersion - 1> kMigrations = {&migrateTo2, &migrateTo3, &migrateTo4,
-                                                                         &migrateTo5};
+                                                                         &migrateTo5, &migrateTo6};
 
 // ---------------------------------------------------------------- validation
 

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "history/annotation_changes.h"
+#include "history/pass_rows.h"
 #include "util/json.h"
 
 namespace kiln {
@@ -22,18 +23,25 @@ constexpr const char* kValueCols =
     "producer_index, is_input, is_output, is_constant";
 constexpr const char* kEdgeCols = "value_id, consumer_node, consumer_index, first_pass, last_pass";
 
-// Row selections over passes; ?1 = run, ?2 = a, ?3 = b (a < b).
+// Row selections over passes, "FROM ... WHERE ..." clauses; ?1 = run, ?2 = a, ?3 = b (a < b).
 constexpr const char* kValidAt = "run_id = ?1 AND first_pass <= ?2 AND (last_pass IS NULL OR last_pass > ?2)";
-// Valid at a but no longer at b: ended in (a, b].
-constexpr const char* kEndedIn = "run_id = ?1 AND first_pass <= ?2 AND last_pass > ?2 AND last_pass <= ?3";
-// Valid at b but not yet at a: started in (a, b]. For a >= 0 the redundant "first_pass > 0" lets SQLite use the
-// partial index of rows started after the import (it cannot prove first_pass > ?2 implies it); from a = -1 (the
-// diff of pass 0) every row valid at b qualifies and the run's key range is read instead.
-constexpr const char* kStartedIn =
-    "run_id = ?1 AND first_pass > ?2 AND first_pass > 0 AND first_pass <= ?3 AND "
-    "(last_pass IS NULL OR last_pass > ?3)";
-constexpr const char* kStartedInFromImport =
-    "run_id = ?1 AND first_pass > ?2 AND first_pass <= ?3 AND (last_pass IS NULL OR last_pass > ?3)";
+std::string from(pass_rows::Table t, std::string_view where) {
+  return std::string("FROM \"") + pass_rows::tableName(t) + "\" WHERE " + std::string(where);
+}
+std::string validAt(pass_rows::Table t) { return from(t, kValidAt); }
+// Ended in (a, b] (pass_rows lists them); those valid at a are the ones started by a (startedBy).
+std::string endedIn(pass_rows::Table t) { return pass_rows::listedRows(t, "ended"); }
+template <typename Row>
+std::vector<Row> startedBy(std::vector<Row> rows, int a) {
+  std::erase_if(rows, [a](const Row& r) { return r.span.firstPass > a; });
+  return rows;
+}
+// Valid at b but not yet at a: started in (a, b] (pass_rows lists them for a >= 0). From a = -1 (the diff of pass
+// 0) every row valid at b qualifies and the run's key range is read instead.
+std::string startedIn(pass_rows::Table t, int a) {
+  if (a < 0) return from(t, "run_id = ?1 AND first_pass <= ?3 AND (last_pass IS NULL OR last_pass > ?3)");
+  return pass_rows::listedRows(t, "started") + " AND (g.last_pass IS NULL OR g.last_pass > ?3)";
+}
 
 RowSpan spanFrom(const SqlStatement& q, int first) {
   RowSpan s;
@@ -84,18 +92,27 @@ EdgeRow edgeFrom(const SqlStatement& q) {
   return r;
 }
 
-// Runs one row selection. The diff selections (with ?3) touch few rows: they carry no ORDER BY, which would make
-// SQLite walk the run's whole primary key instead of the (run_id, first_pass|last_pass) index, and are sorted here.
+// Runs one row selection ("FROM ... WHERE ..."). The diff selections (with ?3) touch few rows: they carry no ORDER
+// BY, which would make SQLite walk the run's whole primary key instead of looking up the rows pass_rows lists, and
+// are sorted here.
 template <typename Row, typename Decode, typename Less>
-std::vector<Row> select(const HistoryDb& db, const char* table, const char* cols, const char* where,
-                        const char* order, int64_t run, int a, int b, Decode decode, Less less) {
-  const bool range = std::string_view(where).find("?3") != std::string_view::npos;
-  SqlStatement q = db.prepare(std::string("SELECT ") + cols + " FROM " + table + " WHERE " + where +
-                              (range ? std::string() : std::string(" ORDER BY ") + order));
-  q.bind(1, run).bind(2, a);
-  if (range) q.bind(3, b);
+std::vector<Row> select(const HistoryDb& db, const char* cols, const std::string& fromWhere, const char* order,
+                        int64_t run, int a, int b, Decode decode, Less less) {
+  const bool range = fromWhere.find("?3") != std::string::npos;
   std::vector<Row> out;
-  while (q.step()) out.push_back(decode(q));
+  try {
+    SqlStatement q = db.prepare(std::string("SELECT ") + cols + " " + fromWhere +
+                                (range ? std::string() : std::string(" ORDER BY ") + order));
+    q.bind(1, run).bind(2, a);
+    if (range) q.bind(3, b);
+    while (q.step()) out.push_back(decode(q));
+  } catch (const HistoryError& e) {
+    // A damaged file (a pass_rows list that is not JSON, a corrupt page): say which file and which rows.
+    throw HistoryError(db.path() + ": run " + std::to_string(run) + ", " +
+                       (range ? "passes " + std::to_string(a) + " to " + std::to_string(b)
+                              : "pass " + std::to_string(a)) +
+                       ": " + e.what());
+  }
   if (range) std::sort(out.begin(), out.end(), less);
   return out;
 }
@@ -105,17 +122,15 @@ bool bySlot(const EdgeRow& x, const EdgeRow& y) {
   return std::tie(x.consumerNode, x.consumerIndex) < std::tie(y.consumerNode, y.consumerIndex);
 }
 
-std::vector<NodeRow> selectNodes(const HistoryDb& db, const char* where, int64_t run, int a, int b = 0) {
-  return select<NodeRow>(db, "nodes", kNodeCols, where, "node_id", run, a, b, nodeFrom,
-                         byId<NodeRow, NodeRow>);
+std::vector<NodeRow> selectNodes(const HistoryDb& db, const std::string& fromWhere, int64_t run, int a, int b = 0) {
+  return select<NodeRow>(db, kNodeCols, fromWhere, "node_id", run, a, b, nodeFrom, byId<NodeRow, NodeRow>);
 }
-std::vector<ValueRow> selectValues(const HistoryDb& db, const char* where, int64_t run, int a, int b = 0) {
-  return select<ValueRow>(db, "\"values\"", kValueCols, where, "value_id", run, a, b, valueFrom,
-                          byId<ValueRow, ValueRow>);
+std::vector<ValueRow> selectValues(const HistoryDb& db, const std::string& fromWhere, int64_t run, int a,
+                                   int b = 0) {
+  return select<ValueRow>(db, kValueCols, fromWhere, "value_id", run, a, b, valueFrom, byId<ValueRow, ValueRow>);
 }
-std::vector<EdgeRow> selectEdges(const HistoryDb& db, const char* where, int64_t run, int a, int b = 0) {
-  return select<EdgeRow>(db, "edges", kEdgeCols, where, "consumer_node, consumer_index", run, a, b, edgeFrom,
-                         bySlot);
+std::vector<EdgeRow> selectEdges(const HistoryDb& db, const std::string& fromWhere, int64_t run, int a, int b = 0) {
+  return select<EdgeRow>(db, kEdgeCols, fromWhere, "consumer_node, consumer_index", run, a, b, edgeFrom, bySlot);
 }
 
 std::optional<NodeRow> nodeAt(const HistoryDb& db, int64_t run, int64_t id, int pass) {
@@ -430,12 +445,19 @@ std::vector<PassInfo> HistoryReader::passes(int64_t runId) const {
   SqlTransaction tx(db_.handle(), SqlTransaction::Kind::Read);
   if (singleInt(db_, "SELECT count(*) FROM runs WHERE id = ?1", runId, 0) == 0)
     throw HistoryError("no run " + std::to_string(runId) + " in " + db_.path());
+  // Node rows started and ended per pass: the import's are the rows of pass 0, the rest are listed in pass_rows.
   std::map<int, int64_t> started, ended;
-  for (auto [col, into] : {std::pair{"first_pass", &started}, std::pair{"last_pass", &ended}}) {
-    SqlStatement q = db_.prepare(std::string("SELECT ") + col + ", count(*) FROM nodes WHERE run_id = ?1 AND " + col +
-                                 " IS NOT NULL GROUP BY " + col);
+  started[0] = singleInt(db_, "SELECT count(*) FROM nodes WHERE run_id = ?1 AND first_pass = 0", runId, 0);
+  try {
+    SqlStatement q = db_.prepare("SELECT seq, json_array_length(started), json_array_length(ended) FROM pass_rows "
+                                 "WHERE run_id = ?1 AND graph_table = 'nodes' AND seq > 0");
     q.bind(1, runId);
-    while (q.step()) (*into)[static_cast<int>(q.getInt(0))] = q.getInt(1);
+    while (q.step()) {
+      started[static_cast<int>(q.getInt(0))] = q.getInt(1);
+      ended[static_cast<int>(q.getInt(0))] = q.getInt(2);
+    }
+  } catch (const HistoryError& e) {
+    throw HistoryError(db_.path() + ": run " + std::to_string(runId) + ", pass_rows: " + e.what());
   }
   std::map<int, int64_t> annotated;
   {
@@ -498,7 +520,8 @@ GraphSnapshot HistoryReader::graphAt(int64_t runId, int pass) const {
   // the same rows (a writer appending later passes only closes rows after it). An in-memory database has one
   // connection only.
   auto readValuesAndEdges = [runId, pass](const HistoryDb& db) {
-    return std::pair(selectValues(db, kValidAt, runId, pass), selectEdges(db, kValidAt, runId, pass));
+    return std::pair(selectValues(db, validAt(pass_rows::Table::Values), runId, pass),
+                     selectEdges(db, validAt(pass_rows::Table::Edges), runId, pass));
   };
   std::future<std::pair<std::vector<ValueRow>, std::vector<EdgeRow>>> valuesAndEdges;
   const bool fileBacked = db_.path() != ":memory:" && db_.path().rfind("file:", 0) != 0;
@@ -507,7 +530,7 @@ GraphSnapshot HistoryReader::graphAt(int64_t runId, int pass) const {
       SqlTransaction secondTx(second->handle(), SqlTransaction::Kind::Read);
       return readValuesAndEdges(*second);
     });
-  s.nodes = selectNodes(db_, kValidAt, runId, pass);
+  s.nodes = selectNodes(db_, validAt(pass_rows::Table::Nodes), runId, pass);
   AnnotationLog log;
   loadAnnotationChanges(db_, runId, -1, pass, log);
   log.applyForward(s.nodes, pass);  // added in pass order: no seal needed
@@ -571,8 +594,8 @@ GraphDiff HistoryReader::diffForward(int64_t runId, int a, int b, const GraphSna
 
   // Only rows valid at exactly one of the two passes can differ; rows valid at both are the same row (their
   // annotations aside, which annotation_changes carries).
-  const char* startedIn = a >= 0 ? kStartedIn : kStartedInFromImport;
-  std::vector<NodeRow> nodesGone = selectNodes(db_, kEndedIn, runId, a, b);
+  using pass_rows::Table;
+  std::vector<NodeRow> nodesGone = startedBy(selectNodes(db_, endedIn(Table::Nodes), runId, a, b), a);
   // Started in (a, b]: valid at b with a first pass after a (graphAt's rows are sorted as the selections are).
   auto startedAfterA = [a](const auto& rows) {
     std::remove_cvref_t<decltype(rows)> out;
@@ -580,11 +603,14 @@ GraphDiff HistoryReader::diffForward(int64_t runId, int a, int b, const GraphSna
       if (r.span.firstPass > a) out.push_back(r);
     return out;
   };
-  std::vector<NodeRow> nodesNew = later ? startedAfterA(later->nodes) : selectNodes(db_, startedIn, runId, a, b);
-  std::vector<ValueRow> valuesGone = selectValues(db_, kEndedIn, runId, a, b);
-  std::vector<ValueRow> valuesNew = later ? startedAfterA(later->values) : selectValues(db_, startedIn, runId, a, b);
-  std::vector<EdgeRow> edgesGone = selectEdges(db_, kEndedIn, runId, a, b);
-  std::vector<EdgeRow> edgesNew = later ? startedAfterA(later->edges) : selectEdges(db_, startedIn, runId, a, b);
+  std::vector<NodeRow> nodesNew =
+      later ? startedAfterA(later->nodes) : selectNodes(db_, startedIn(Table::Nodes, a), runId, a, b);
+  std::vector<ValueRow> valuesGone = startedBy(selectValues(db_, endedIn(Table::Values), runId, a, b), a);
+  std::vector<ValueRow> valuesNew =
+      later ? startedAfterA(later->values) : selectValues(db_, startedIn(Table::Values, a), runId, a, b);
+  std::vector<EdgeRow> edgesGone = startedBy(selectEdges(db_, endedIn(Table::Edges), runId, a, b), a);
+  std::vector<EdgeRow> edgesNew =
+      later ? startedAfterA(later->edges) : selectEdges(db_, startedIn(Table::Edges, a), runId, a, b);
 
   // Edges: matched by content (an edge removed and re-added between a and b is unchanged). A kept node whose
   // inputs or outputs moved is changed even when its own row is not.
@@ -698,7 +724,7 @@ std::vector<NodeRow> HistoryReader::rowsAt(int64_t runId, int pass, const std::v
   }
   // Many ids: one pass over the run's rows beats a lookup per id.
   if (ids.size() > 256) {
-    for (NodeRow& r : selectNodes(db_, kValidAt, runId, pass))
+    for (NodeRow& r : selectNodes(db_, validAt(pass_rows::Table::Nodes), runId, pass))
       if (std::binary_search(ids.begin(), ids.end(), r.id)) out.push_back(std::move(r));
     return out;
   }

@@ -3,11 +3,11 @@
 #include <sqlite3.h>
 
 #include <algorithm>
-#include <charconv>
 #include <optional>
 
 #include "history/annotation_changes.h"
 #include "history/history_db.h"
+#include "history/pass_rows.h"
 #include "history/sqlite_handle.h"
 
 namespace kiln {
@@ -176,19 +176,12 @@ struct HistoryWriter::Statements {
       : pass(db,
              "INSERT INTO passes(run_id, seq, stage, name, ms, changed, counters_json, nodes_before, nodes_after, "
              "error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
-        closeNode(db, "UPDATE nodes SET last_pass = ?4 WHERE run_id = ?1 AND node_id = ?2 AND first_pass = ?3"),
-        closeValue(db,
-                   "UPDATE \"values\" SET last_pass = ?4 WHERE run_id = ?1 AND value_id = ?2 AND first_pass = ?3"),
-        closeEdge(db,
-                  "UPDATE edges SET last_pass = ?5 WHERE run_id = ?1 AND consumer_node = ?2 AND consumer_index = ?3 "
-                  "AND first_pass = ?4"),
-        closeNodes(db, "UPDATE nodes SET last_pass = ?2 WHERE run_id = ?1 AND (node_id, first_pass) IN "
-                       "(SELECT value >> 20, value & 1048575 FROM json_each(?3))"),
-        closeValues(db, "UPDATE \"values\" SET last_pass = ?2 WHERE run_id = ?1 AND (value_id, first_pass) IN "
-                        "(SELECT value >> 20, value & 1048575 FROM json_each(?3))"),
-        closeEdges(db, "UPDATE edges SET last_pass = ?2 WHERE run_id = ?1 AND "
-                       "(consumer_node, consumer_index, first_pass) IN "
-                       "(SELECT value >> 36, (value >> 20) & 65535, value & 1048575 FROM json_each(?3))"),
+        closeNodes(db, "UPDATE nodes SET last_pass = ?2 WHERE run_id = ?1 AND (node_id, first_pass) IN (" +
+                           pass_rows::decodeKeys(pass_rows::Table::Nodes, "?3") + ")"),
+        closeValues(db, "UPDATE \"values\" SET last_pass = ?2 WHERE run_id = ?1 AND (value_id, first_pass) IN (" +
+                            pass_rows::decodeKeys(pass_rows::Table::Values, "?3") + ")"),
+        closeEdges(db, "UPDATE edges SET last_pass = ?2 WHERE run_id = ?1 AND (consumer_node, consumer_index, "
+                       "first_pass) IN (" + pass_rows::decodeKeys(pass_rows::Table::Edges, "?3") + ")"),
         node(db, insertSql(kNodeInsert, kNodeColumns, 1)),
         nodes(db, insertSql(kNodeInsert, kNodeColumns, kRowsPerInsert)),
         value(db, insertSql(kValueInsert, kValueColumns, 1)),
@@ -196,46 +189,29 @@ struct HistoryWriter::Statements {
         edge(db, insertSql(kEdgeInsert, kEdgeColumns, 1)),
         edges(db, insertSql(kEdgeInsert, kEdgeColumns, kRowsPerInsert)),
         annotations(db,
-                    "INSERT INTO annotation_changes(run_id, seq, nodes, changes_json) VALUES (?1, ?2, ?3, ?4)") {}
-  SqlStatement pass, closeNode, closeValue, closeEdge, closeNodes, closeValues, closeEdges, node, nodes, value, values,
-      edge, edges, annotations;
+                    "INSERT INTO annotation_changes(run_id, seq, nodes, changes_json) VALUES (?1, ?2, ?3, ?4)"),
+        passRows(db, "INSERT INTO pass_rows(run_id, seq, graph_table, started, ended) VALUES (?1, ?2, ?3, ?4, ?5)") {}
+  SqlStatement pass, closeNodes, closeValues, closeEdges, node, nodes, value, values, edge, edges, annotations,
+      passRows;
 };
 
 namespace {
 
 // Closing rows one UPDATE at a time cost about 1.5 µs a row, much of it the statement's own round trip, and a pass
 // that folds a graph closes thousands (gpt2_past: 12,600 in its last passes, which the compile runs faster than
-// they were written). So a pass's closes go in one statement per table: the keys, packed into integers, in a JSON
-// array that json_each unpacks (SQLite looks each up by primary key). A key beyond the packing's range — never
-// seen: ids of 2^43 (edges: consumer 2^27, input 2^16), pass 2^20 — is closed on its own.
-constexpr int kPassBits = 20;
-std::optional<int64_t> packedKey(const PassRows::Closed& c) {
-  if (c.id < 0 || c.id >= (int64_t{1} << (63 - kPassBits)) || c.firstPass < 0 || c.firstPass >= (1 << kPassBits))
-    return std::nullopt;
-  return c.id << kPassBits | c.firstPass;
-}
-std::optional<int64_t> packedKey(const PassRows::ClosedEdge& c) {
-  if (c.node < 0 || c.node >= (int64_t{1} << 27) || c.index < 0 || c.index >= (1 << 16) || c.firstPass < 0 ||
-      c.firstPass >= (1 << kPassBits))
-    return std::nullopt;
-  return c.node << 36 | c.index << kPassBits | c.firstPass;
-}
-
-template <typename Closed, typename CloseOne>
-void closeRows(const std::vector<Closed>& closed, SqlStatement& closeMany, const PassRows& r, CloseOne closeOne) {
-  std::string keys = "[";
-  for (const Closed& c : closed) {
-    if (auto key = packedKey(c)) {
-      if (keys.size() > 1) keys += ',';
-      char buf[24];
-      keys.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, *key).ptr - buf));
-    } else {
-      closeOne(c);
-    }
-  }
-  if (keys.size() == 1) return;
-  keys += ']';
-  closeMany.bind(1, r.runId).bind(2, r.seq).bindView(3, keys).run();
+// they were written). So a pass's closes go in one statement per table: the keys, as the pass_rows list that
+// records them (pass_rows.h), which json_each unpacks (SQLite looks each row up by primary key).
+//
+// Writes the pass's pass_rows entry for one table: the keys of the rows it started (none listed for the import)
+// and ended, after closing the ended ones.
+void closeAndList(pass_rows::KeyList& started, pass_rows::KeyList& ended, SqlStatement& close,
+                  SqlStatement& list, const PassRows& r, pass_rows::Table t) {
+  if (started.empty() && ended.empty()) return;
+  const bool closes = !ended.empty();
+  const std::string_view endedKeys = ended.json();
+  if (closes) close.bind(1, r.runId).bind(2, r.seq).bindView(3, endedKeys).run();
+  list.bind(1, r.runId).bind(2, r.seq).bind(3, pass_rows::tableName(t)).bindView(4, started.json());
+  list.bindView(5, endedKeys).run();
 }
 
 // Binds one row's parameters after the first `at` ones (a row's place in a multi-row INSERT).
@@ -312,15 +288,27 @@ void HistoryWriter::writeRows(const PassRows& r) {
         .bindTextOrNull(10, r.pass->error)
         .run();
   }
-  closeRows(r.closedNodes, st.closeNodes, r, [&](const PassRows::Closed& c) {
-    st.closeNode.bind(1, r.runId).bind(2, c.id).bind(3, c.firstPass).bind(4, r.seq).run();
-  });
-  closeRows(r.closedValues, st.closeValues, r, [&](const PassRows::Closed& c) {
-    st.closeValue.bind(1, r.runId).bind(2, c.id).bind(3, c.firstPass).bind(4, r.seq).run();
-  });
-  closeRows(r.closedEdges, st.closeEdges, r, [&](const PassRows::ClosedEdge& c) {
-    st.closeEdge.bind(1, r.runId).bind(2, c.node).bind(3, c.index).bind(4, c.firstPass).bind(5, r.seq).run();
-  });
+  {
+    pass_rows::KeyList started, ended;
+    if (r.seq > 0)
+      for (const auto& n : r.nodes) started.add(n->id, r.seq);
+    for (const auto& c : r.closedNodes) ended.add(c.id, c.firstPass);
+    closeAndList(started, ended, st.closeNodes, st.passRows, r, pass_rows::Table::Nodes);
+  }
+  {
+    pass_rows::KeyList started, ended;
+    if (r.seq > 0)
+      for (const auto& v : r.values) started.add(v->id, r.seq);
+    for (const auto& c : r.closedValues) ended.add(c.id, c.firstPass);
+    closeAndList(started, ended, st.closeValues, st.passRows, r, pass_rows::Table::Values);
+  }
+  {
+    pass_rows::KeyList started, ended;
+    if (r.seq > 0)
+      for (const auto& e : r.edges) started.add(e.node, e.index, r.seq);
+    for (const auto& c : r.closedEdges) ended.add(c.node, c.index, c.firstPass);
+    closeAndList(started, ended, st.closeEdges, st.passRows, r, pass_rows::Table::Edges);
+  }
   insertRows(r.nodes, st.nodes, st.node, kNodeColumns,
              [&](SqlStatement& q, int at, const auto& row) { bindNode(q, at, r, *row); });
   insertRows(r.values, st.values, st.value, kValueColumns,

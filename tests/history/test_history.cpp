@@ -19,6 +19,7 @@
 #include "history/history_reader.h"
 #include "history/history_recorder.h"
 #include "history/history_writer.h"
+#include "history/pass_rows.h"
 #include "history/history_report.h"
 #include "util/load_error.h"
 #include "ir/model.h"
@@ -671,17 +672,31 @@ class HistoryTest : public QObject {
   }
 
   void closesBeyondThePackedKeys() {
-    // The writer closes a pass's rows in one statement per table, keys packed into integers; keys past the packing
-    // (ids from 2^43, edge consumers from 2^27, inputs from 2^16) are closed one by one, in the same pass. The
+    // pass_rows lists a pass's keys packed into integers; keys past the packing (ids from 2^43, edge consumers from
+    // 2^27, inputs from 2^16) are listed as arrays, and the writer closes both kinds in the same statement. The
     // recorder's ids are dense and never get there, so the writer is driven directly.
     const std::string path = tmpFile("big_ids.kiln");
     HistoryDb db(path);
+    db.exec("INSERT INTO models(id, path, name, added_at) VALUES (1, 'm.onnx', 'm.onnx', 'now');"
+            "INSERT INTO runs(id, model_id, options_json, kiln_version, started_at, status) "
+            "VALUES (1, 1, '{}', 'test', 'now', 'ok')");
     const int64_t big = int64_t{1} << 43, bigNode = int64_t{1} << 27;
-    const std::vector<int64_t> ids = {1, 7, big - 1, big, big + 5};
+    const std::vector<int64_t> keyIds = {1, 7, big - 1, big, big + 5};
+    auto passRow = [](const char* name) {
+      PassRows::PassRow p;
+      p.stage = "prepare";
+      p.name = name;
+      p.countersJson = "{}";
+      return p;
+    };
+    PassRows import;
+    import.runId = 1;
+    import.pass = passRow("import");
     PassRows opened;
     opened.runId = 1;
-    opened.seq = 0;
-    for (int64_t id : ids) {
+    opened.seq = 1;
+    opened.pass = passRow("Open");
+    for (int64_t id : keyIds) {
       auto n = std::make_shared<NodeRow>();
       n->id = id;
       n->opType = "Relu";
@@ -696,13 +711,15 @@ class HistoryTest : public QObject {
     PassRows closing;
     closing.runId = 1;
     closing.seq = 3;
-    for (int64_t id : ids) {
-      closing.closedNodes.push_back({id, 0});
-      closing.closedValues.push_back({id, 0});
+    closing.pass = passRow("Close");
+    for (int64_t id : keyIds) {
+      closing.closedNodes.push_back({id, 1});
+      closing.closedValues.push_back({id, 1});
     }
-    for (const auto& [node, index] : edges) closing.closedEdges.push_back({node, index, 0});
+    for (const auto& [node, index] : edges) closing.closedEdges.push_back({node, index, 1});
     {
       HistoryWriter writer(db);
+      writer.submit(std::move(import));
       writer.submit(std::move(opened));
       writer.submit(std::move(closing));
       QCOMPARE(QString::fromStdString(writer.flush()), QString());
@@ -712,6 +729,51 @@ class HistoryTest : public QObject {
       QVERIFY(q.step());
       QVERIFY2(q.getInt(0) > 0 && q.getInt(0) == q.getInt(1), table);
     }
+
+    // Diffs find every row through the lists, whichever form its key took.
+    HistoryReader reader(db);
+    const std::set<int64_t> idSet(keyIds.begin(), keyIds.end());
+    using Slot = std::pair<int64_t, int64_t>;
+    const std::set<Slot> edgeSlots(edges.begin(), edges.end());
+    auto slotsOf = [](const std::vector<EdgeRow>& rows) {
+      std::set<Slot> out;
+      for (const EdgeRow& e : rows) out.insert({e.consumerNode, e.consumerIndex});
+      return out;
+    };
+    GraphDiff d = reader.diff(1, 0, 1);
+    QCOMPARE(ids(d.addedNodes), idSet);
+    QCOMPARE(ids(d.addedValues), idSet);
+    QCOMPARE(slotsOf(d.addedEdges), edgeSlots);
+    d = reader.diff(1, 1, 3);
+    QCOMPARE(ids(d.removedNodes), idSet);
+    QCOMPARE(ids(d.removedValues), idSet);
+    QCOMPARE(slotsOf(d.removedEdges), edgeSlots);
+    QVERIFY(reader.diff(1, 0, 3).empty());
+    QCOMPARE(reader.passes(1).at(1).nodeRowsStarted, int64_t(keyIds.size()));
+    QCOMPARE(reader.passes(1).at(2).nodeRowsEnded, int64_t(keyIds.size()));
+
+    // What a migrated file gets (pass_rows rebuilt from first_pass and last_pass) lists the same keys.
+    auto listed = [&db] {
+      std::set<std::tuple<int, std::string, std::string, int64_t, int64_t, int64_t>> out;
+      for (auto t : {pass_rows::Table::Nodes, pass_rows::Table::Values, pass_rows::Table::Edges})
+        for (const char* list : {"started", "ended"})
+          for (int seq = 0; seq <= 3; ++seq) {
+            SqlStatement q = db.prepare(pass_rows::decodeKeys(t, std::string("(SELECT ") + list +
+                                                                     " FROM pass_rows WHERE seq = ?1 AND "
+                                                                     "graph_table = ?2)"));
+            q.bind(1, seq).bind(2, pass_rows::tableName(t));
+            while (q.step())
+              out.insert({seq, pass_rows::tableName(t), list, q.getInt(0), q.getInt(1),
+                          t == pass_rows::Table::Edges ? q.getInt(2) : -1});
+          }
+      return out;
+    };
+    const auto written = listed();
+    QCOMPARE(written.size(), 2 * (2 * keyIds.size() + edges.size()));
+    db.exec("BEGIN");
+    pass_rows::rebuild(db.handle());
+    db.exec("COMMIT");
+    QVERIFY(listed() == written);
   }
 
   void twoRecordersCannotFollowOneModel() {
@@ -756,6 +818,30 @@ class HistoryTest : public QObject {
       const std::string what = e.what();
       QVERIFY2(what.find(path) != std::string::npos && what.find("pass 6") != std::string::npos, e.what());
     }
+  }
+
+  void unreadablePassRowsAreAnError() {
+    const std::string path = tmpFile("bad_pass_rows.kiln");
+    SmallModel sm;
+    int64_t run = 0;
+    int last = 0;
+    {
+      HistoryDb db(path);
+      recordSmallRun(db, sm, "small.onnx");
+      run = HistoryReader(db).listRuns().back().id;
+      last = HistoryReader(db).passes(run).back().seq;
+    }
+    sqliteExec(path, "UPDATE pass_rows SET ended = '[1,'");
+    HistoryDb db(path, HistoryDb::Mode::ReadOnly);
+    HistoryReader reader(db);
+    QVERIFY(!reader.graphAt(run, last).nodes.empty());  // graphs read without the lists
+    try {
+      reader.diff(run, 0, last);
+      QFAIL("a damaged pass_rows list was read as if it were whole");
+    } catch (const HistoryError& e) {
+      QVERIFY2(std::string(e.what()).find(path) != std::string::npos, e.what());
+    }
+    QVERIFY_THROWS_EXCEPTION(HistoryError, reader.passes(run));
   }
 
   void failedPassIsRecorded() {

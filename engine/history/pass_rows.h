@@ -1,0 +1,62 @@
+#pragma once
+// The pass_rows table (schema version 6): for each pass and graph table, the keys of the rows the pass started and
+// of the rows it ended. What a pass (or a span of passes) changed is read from these lists, each row then looked up
+// by its primary key; the graph tables themselves carry no index beyond their primary key.
+//
+// Why: schema 2-5 found those rows through partial (run_id, first_pass) and (run_id, last_pass) indexes on the
+// three graph tables. Every row a pass opened or closed was then two b-tree inserts more, which made up a fifth to
+// a quarter of the history writer's time (llama-32 sample: 64 -> 48 ms, gpt2_past: 51 -> 42 ms without them). One
+// row per pass and table holding the keys costs one insert.
+//
+// Keys are JSON arrays of integers. A node or value row's key (id, first_pass) is id * 2^20 + first_pass; an edge
+// row's (consumer_node, consumer_index, first_pass) is consumer_node * 2^36 + consumer_index * 2^20 + first_pass. A
+// key outside those ranges (ids of 2^43, consumers of 2^27, input slots of 2^16, passes of 2^20: never met, but
+// the ids are the model's) is written as an array [id, first_pass] / [consumer_node, consumer_index, first_pass].
+// Pass 0, the import, lists no started keys (that would be every row); its rows are those with first_pass = 0.
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+struct sqlite3;
+
+namespace kiln::pass_rows {
+
+enum class Table { Nodes, Values, Edges };
+
+// The table's name as stored in pass_rows.graph_table (and as the graph table is named).
+const char* tableName(Table t);
+
+// A JSON array of keys, built up one key at a time.
+class KeyList {
+ public:
+  void add(int64_t id, int64_t firstPass);                   // a node or value row
+  void add(int64_t node, int64_t index, int64_t firstPass);  // an edge row
+  bool empty() const { return keys_ == 0; }
+  std::string_view json();  // the array, closed ("[]" when empty); no add() after it
+
+ private:
+  void separate();
+  void addPacked(int64_t key);
+  void addArray(std::initializer_list<int64_t> parts);
+  std::string json_ = "[";
+  size_t keys_ = 0;
+  bool closed_ = false;
+};
+
+// SQL selecting the key columns of `t` ("node_id, first_pass", ...) decoded from a key list: "SELECT <columns>
+// FROM json_each(<list>)". `list` is an SQL expression (a parameter, a column).
+std::string decodeKeys(Table t, std::string_view list);
+
+// "FROM ... WHERE ...": the rows of graph table `t` (as `g`) whose keys the passes seq > ?2 AND seq <= ?3 of run
+// ?1 list in their `list` column ("started" or "ended"), each looked up by its whole primary key. The CROSS JOINs
+// fix that order: left to itself SQLite scans the run's rows per key, and an IN (subquery) form builds a temporary
+// index of the keys first, twice the time.
+std::string listedRows(Table t, std::string_view list);
+
+// The whole pass_rows table (re)built from the graph tables' first_pass and last_pass columns, for a file
+// migrated from schema 5 or earlier. Throws HistoryError.
+void rebuild(sqlite3* db);
+
+}  // namespace kiln::pass_rows
