@@ -4,9 +4,9 @@
 // by its primary key; the graph tables themselves carry no index beyond their primary key.
 //
 // Why: schema 2-5 found those rows through partial (run_id, first_pass) and (run_id, last_pass) indexes on the
-// three graph tables. Every row a pass opened or closed was then two b-tree inserts more, which made up a fifth to
-// a quarter of the history writer's time (llama-32 sample: 64 -> 48 ms, gpt2_past: 51 -> 42 ms without them). One
-// row per pass and table holding the keys costs one insert.
+// three graph tables, so every row a pass opened or closed cost one or two more b-tree inserts. One row per pass
+// and table holding the keys costs one insert: the history writer runs a tenth fewer instructions (callgrind,
+// llama-32 sample 364M -> 326M, gpt2_past 295M -> 276M), and reading a diff costs about the same (+2%).
 //
 // Keys are JSON arrays of integers. A node or value row's key (id, first_pass) is id * 2^20 + first_pass; an edge
 // row's (consumer_node, consumer_index, first_pass) is consumer_node * 2^36 + consumer_index * 2^20 + first_pass. A
