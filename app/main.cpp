@@ -43,6 +43,7 @@ void printUsage(std::ostream& os) {
         "                                        a folder of GE graph dumps (ge_proto_*.txt) as one run\n"
         "  history merge OUT.db IN.db... [--json]\n"
         "                                        copy every run of the inputs into OUT (new run ids)\n"
+        "  history upgrade DB [--json]           bring a history written by an older Kiln to this schema\n"
         "  plan TRACE.csv [--planner P] [--alignment N] [--budget-ms MS] [--json]\n"
         "                                        plan a memory trace (id,lower,upper,size rows): arena, lower\n"
         "                                        bound, ratio; planners none, greedy_size, best_of, exact\n"

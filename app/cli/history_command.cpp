@@ -5,7 +5,9 @@
 // kiln history import DB GE_DUMP_DIR [--json]: a folder of GE graph dumps (ge_proto_*.txt) becomes one run.
 // kiln history merge OUT.db IN.db... [--json]: every run of the inputs copied into OUT (new run ids), e.g. the
 //   histories of a CI matrix's `kiln batch --shard` jobs.
-// Read-only except import and merge, which only add runs.
+// kiln history upgrade DB [--json]: migrates a history written by an older Kiln to this one's schema (viewing
+//   commands refuse such a file until then; the workbench and any recording command upgrade it as they open it).
+// Read-only except import and merge, which only add runs, and upgrade.
 #include <iostream>
 
 #include "cli/args.h"
@@ -34,7 +36,8 @@ constexpr const char* kUsage =
     "       kiln history show DB RUN [--pass N] [--diff] [--json]\n"
     "       kiln history diff DB RUN A B [--json]\n"
     "       kiln history import DB GE_DUMP_DIR [--json]\n"
-    "       kiln history merge OUT.db IN.db... [--json]";
+    "       kiln history merge OUT.db IN.db... [--json]\n"
+    "       kiln history upgrade DB [--json]";
 
 }  // namespace
 
@@ -72,6 +75,25 @@ int runHistory(const Argv& argv) {
     } else {
       std::cout << "merged " << stats.runs << " runs from " << inputs.size() << " files into " << args.positional[0]
                 << "\n";
+    }
+    return 0;
+  }
+  if (sub == "upgrade") {
+    if (args.positional.size() != 1) throw UsageError(kUsage);
+    const std::string& path = args.positional[0];
+    // A foreign, newer or missing file is refused (LoadError) untouched; an older one is migrated by the writable
+    // open, in one transaction.
+    const int from = HistoryDb::olderSchemaOf(path);
+    const HistoryDb opened(path, from ? HistoryDb::Mode::ReadWrite : HistoryDb::Mode::ReadOnly);
+    if (json) {
+      Json j = Json::object();
+      j.set("from_schema", int64_t(from ? from : HistoryDb::kSchemaVersion));
+      j.set("schema", int64_t(HistoryDb::kSchemaVersion));
+      std::cout << j.dump(2) << "\n";
+    } else if (from) {
+      std::cout << "upgraded " << path << " from schema " << from << " to " << HistoryDb::kSchemaVersion << "\n";
+    } else {
+      std::cout << path << " is at schema " << HistoryDb::kSchemaVersion << " already\n";
     }
     return 0;
   }

@@ -430,6 +430,15 @@ void MainWindow::openPath(const QString& path) {
   addRecent(path);
   if (isHistoryFile(path)) {
     try {
+      // A history written by an older Kiln is upgraded first (the workbench records into it next anyway); the
+      // probe then refuses foreign and newer files without writing to them.
+      if (const int from = HistoryDb::olderSchemaOf(path.toStdString())) {
+        HistoryDb upgrade(path.toStdString());
+        statusLabel_->setText(QString("Upgraded %1 from history schema %2 to %3")
+                                  .arg(QFileInfo(path).fileName())
+                                  .arg(from)
+                                  .arg(HistoryDb::kSchemaVersion));
+      }
       HistoryDb probe(path.toStdString(), HistoryDb::Mode::ReadOnly);  // refuses foreign files, never writes
       HistoryReader r(probe);
       const auto runs = r.listRuns();

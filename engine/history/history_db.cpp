@@ -370,7 +370,7 @@ bool validate(const std::string& path, HistoryDb::Mode mode) {
   if (f.userVersion < 1) throw LoadError(path, "corrupt database: Kiln history without a schema version");
   if (f.userVersion < HistoryDb::kSchemaVersion && mode == HistoryDb::Mode::ReadOnly)
     throw LoadError(path, "schema version " + std::to_string(f.userVersion) +
-                              " needs an upgrade: open it once for writing");
+                              " needs an upgrade: open it once for writing (kiln history upgrade)");
   return false;
 }
 
@@ -401,6 +401,13 @@ HistoryDb::HistoryDb(std::string path, Mode mode) : path_(std::move(path)), mode
 }
 
 HistoryDb::~HistoryDb() { sqlite3_close_v2(db_); }
+
+int HistoryDb::olderSchemaOf(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0 || !hasSqliteHeader(path)) return 0;
+  const FileFacts f = inspectExisting(path);
+  return f.kilnMeta && f.userVersion >= 1 && f.userVersion < kSchemaVersion ? f.userVersion : 0;
+}
 
 void HistoryDb::openConnection(bool blank) {
   // NOMUTEX: a HistoryDb is used by one thread at a time (each view or worker opens its own), so SQLite's

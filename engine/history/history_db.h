@@ -22,6 +22,9 @@ class HistoryDb {
   // (viewers) never writes. Throws LoadError(path, reason) for: not an SQLite file, an SQLite database that is not
   // Kiln's, a newer schema, a corrupt file (PRAGMA quick_check), or (ReadOnly) a missing/empty file.
   explicit HistoryDb(std::string path, Mode mode = Mode::ReadWrite);
+  // The schema version of `path` when it is a Kiln history older than this build's (which a ReadOnly open refuses
+  // until a ReadWrite open has migrated it), else 0. Throws LoadError for a file that cannot be read (corrupt...).
+  static int olderSchemaOf(const std::string& path);
   ~HistoryDb();
   HistoryDb(const HistoryDb&) = delete;
   HistoryDb& operator=(const HistoryDb&) = delete;

@@ -1045,9 +1045,12 @@ PRAGMA user_version = 1;
       HistoryDb db(path, HistoryDb::Mode::ReadOnly);
       QFAIL("a version 1 file opened read-only");
     } catch (const LoadError& e) {
-      QCOMPARE(std::string(e.what()), std::string("schema version 1 needs an upgrade: open it once for writing"));
+      QCOMPARE(std::string(e.what()),
+               std::string("schema version 1 needs an upgrade: open it once for writing (kiln history upgrade)"));
     }
+    QCOMPARE(HistoryDb::olderSchemaOf(path), 1);
     { HistoryDb db(path); }
+    QCOMPARE(HistoryDb::olderSchemaOf(path), 0);
     // The upgraded file has the tables and indexes of a history created by this Kiln.
     const std::string fresh = tmpFile("fresh.kiln");
     { HistoryDb db(fresh); }
