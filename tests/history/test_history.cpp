@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -18,6 +19,7 @@
 #include "history/history_db.h"
 #include "history/history_reader.h"
 #include "history/history_recorder.h"
+#include "history/history_rows.h"
 #include "history/history_writer.h"
 #include "history/pass_rows.h"
 #include "history/history_report.h"
@@ -842,6 +844,32 @@ class HistoryTest : public QObject {
       QVERIFY2(std::string(e.what()).find(path) != std::string::npos, e.what());
     }
     QVERIFY_THROWS_EXCEPTION(HistoryError, reader.passes(run));
+  }
+
+  void attributesTextIsTheJsonOfEachAttribute() {
+    // nodeRowOf writes the common attribute kinds straight into attrs_json: it must be the text the Json writer
+    // gives each attribute (attributeJson), in name order.
+    Model model;
+    Graph* g = model.graph.get();
+    Node* n = g->addNode("Custom", {g->addInput("x", f32({2}))}, 1, "custom");
+    const std::vector<std::pair<std::string, Attribute>> attrs = {
+        {"z_ints", Attribute(std::vector<int64_t>{1, -2, 3, INT64_MIN})},
+        {"a_str", Attribute(std::string("q\"uote\\ \xc3\xa9\n\x01"))},
+        {"m_strs", Attribute(std::vector<std::string>{"a", "b\"c", ""})},
+        {"f", Attribute(0.1f)},
+        {"i", Attribute(int64_t{-5})},
+        {"e_ints", Attribute(std::vector<int64_t>{})},
+        {"e_strs", Attribute(std::vector<std::string>{})},
+        {"floats", Attribute(std::vector<float>{1.5f, -0.25f})}};
+    for (const auto& [name, value] : attrs) n->setAttr(name, value);
+    std::vector<std::pair<std::string, Attribute>> sorted = attrs;
+    std::sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::string expected = "{";
+    for (const auto& [name, value] : sorted)
+      expected += (expected.size() > 1 ? "," : "") + Json(name).dump() + ":" + attributeJson(value);
+    expected += "}";
+    QCOMPARE(QString::fromStdString(nodeRowOf(*n).attrsJson), QString::fromStdString(expected));
+    QVERIFY(Json::parse(nodeRowOf(*n).attrsJson).isObject());
   }
 
   void failedPassIsRecorded() {
