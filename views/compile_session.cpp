@@ -12,6 +12,7 @@
 #include "emulator/pass_verifier.h"
 #include "history/history_db.h"
 #include "history/history_emulation.h"
+#include "history/history_opening.h"
 #include "history/history_recorder.h"
 #include "util/load_error.h"
 #include "io/model_loader.h"
@@ -78,8 +79,11 @@ bool CompileSession::start(const QString& modelPath, const kiln::Options& option
       ~NormalPriorityAfter() { QThread::currentThread()->setPriority(QThread::NormalPriority); }
     } restorePriority;
     try {
+      // The history opens (its checks read a file of up to 8 MB whole) while the model loads.
+      HistoryOpening opening(history);
       LoadedModel loaded = loadModel(model);
-      HistoryDb db(history);
+      const std::unique_ptr<HistoryDb> opened = opening.take();
+      HistoryDb& db = *opened;
       HistoryRecorder recorder(db, model);
       std::unique_ptr<PassVerifier> verifier;
       std::string accuracyError, unverified;

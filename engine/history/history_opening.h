@@ -2,7 +2,7 @@
 // A history opened (created, validated, migrated: on a new file a few ms, mostly fsyncs) on another thread while the
 // caller reads the model. A file this opening created is removed again when it is never taken (the model could not
 // be read), so a failed command leaves nothing behind, as when the history was opened after the model. Used by
-// `kiln compile` and the Python module's compile.
+// `kiln compile`, the workbench's compiles and the Python module's compile.
 #include <future>
 #include <memory>
 #include <string>
