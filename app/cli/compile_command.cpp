@@ -108,7 +108,10 @@ int runCompile(const Argv& argv) {
     std::cout << table.str();
     std::cout << compileSummaryLine(summarizeCompile(model, s)) << "\n";
     for (const auto& w : s.warnings) std::cout << "warning: " << w << "\n";
-    if (recorder) std::cout << "recorded as run " << recorder->runId() << " in " << *args.value("--history") << "\n";
+    if (recorder && recorder->error().empty())
+      std::cout << "recorded as run " << recorder->runId() << " in " << *args.value("--history") << "\n";
+    else if (recorder)  // the error follows on stderr; the passes committed before it stay readable
+      std::cout << "run " << recorder->runId() << " in " << *args.value("--history") << ": recording stopped early\n";
   }
   if (recorder && !recorder->error().empty()) {
     std::cerr << "kiln compile: history " << *args.value("--history") << ": " << recorder->error() << "\n";

@@ -132,7 +132,10 @@ int runVerify(const Argv& argv) {
                 << ")\n";
     else
       std::cout << "every pass passed its gate\n";
-    if (recorder) std::cout << "recorded as run " << recorder->runId() << " in " << *args.value("--history") << "\n";
+    if (recorder && recorder->error().empty())
+      std::cout << "recorded as run " << recorder->runId() << " in " << *args.value("--history") << "\n";
+    else if (recorder)  // the error follows on stderr; the passes committed before it stay readable
+      std::cout << "run " << recorder->runId() << " in " << *args.value("--history") << ": recording stopped early\n";
   }
   if (recorder && !recorder->error().empty()) historyError = recorder->error();
   if (!historyError.empty()) {

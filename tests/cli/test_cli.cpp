@@ -171,6 +171,16 @@ PRAGMA user_version = 5;)sql", nullptr, nullptr, nullptr),
       QCOMPARE(kiln({"history", "show", db, "1", "--pass", QString::number(k), "--diff", "--json"}).out, before[k]);
     QCOMPARE(sqliteIntegrity(db), QString("ok"));
     QCOMPARE(kiln({"history", "upgrade", tmp_.filePath("missing.db")}).code, 2);
+
+    // A history whose pass lists are gone (a damaged file): the compile says its recording stopped, exit 1.
+    QCOMPARE(sqlite3_open(db.toUtf8().constData(), &h), SQLITE_OK);
+    QCOMPARE(sqlite3_exec(h, "DROP TABLE pass_rows", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(h);
+    const Run damaged = kiln({"compile", model, "--history", db});
+    QCOMPARE(damaged.code, 1);
+    QVERIFY2(damaged.out.contains("recording stopped early") && !damaged.out.contains("recorded as run"),
+             qPrintable(damaged.out));
+    QVERIFY2(damaged.err.contains(db) && damaged.err.contains("pass_rows"), qPrintable(damaged.err));
   }
 
   void foreignDatabasesAreRefusedUntouched() {
