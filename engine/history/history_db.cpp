@@ -24,13 +24,16 @@ namespace {
 // The current schema, what a blank file is created with (in one step: creating a new history is on the recorded
 // run's timed path). Existing files at an older version are brought here by kMigrations instead.
 //
-// Graph rows are versioned: a row is valid over passes [first_pass, last_pass) (last_pass NULL = still valid), so
-// the graph after pass k is the rows with first_pass <= k AND (last_pass IS NULL OR last_pass > k) and what pass k
-// changed is the rows that start or end at k. Rows of a run are clustered by their primary key (WITHOUT ROWID: no
-// separate rowid b-tree, so the key is stored once); "valid at k" reads the run's key range.
+// Graph rows are versioned: a row is valid over passes [first_pass, last_pass), where last_pass is the pass whose
+// pass_rows ended list names the row (none = still valid), so the graph after pass k is the rows with first_pass
+// <= k not ended by k, and what pass k changed is the rows pass_rows lists for k. Rows of a run are clustered by
+// their primary key (WITHOUT ROWID: no separate rowid b-tree, so the key is stored once); "valid at k" reads the
+// run's key range.
 //
 // What each pass started and ended is listed in pass_rows (version 6, pass_rows.h), whose keys are looked up by
-// the primary keys: the graph tables carry no other index, so a row written costs one b-tree insert.
+// the primary keys: the graph tables carry no other index, so a row written costs one b-tree insert. Since version
+// 7 a row is never written twice: its end is in the ended list only (the views node_ends, value_ends and
+// edge_ends show it as a last_pass column).
 //
 // `values` is an SQL keyword: queries quote it as "values".
 constexpr const char* kSchemaCurrent = R"sql(
@@ -78,7 +81,6 @@ CREATE TABLE nodes(
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   node_id INTEGER NOT NULL,
   first_pass INTEGER NOT NULL,
-  last_pass INTEGER,
   graph_owner INTEGER NOT NULL,
   graph_attr TEXT NOT NULL,
   op_type TEXT NOT NULL,
@@ -92,7 +94,6 @@ CREATE TABLE "values"(
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   value_id INTEGER NOT NULL,
   first_pass INTEGER NOT NULL,
-  last_pass INTEGER,
   graph_owner INTEGER NOT NULL,
   graph_attr TEXT NOT NULL,
   name TEXT NOT NULL,
@@ -112,7 +113,6 @@ CREATE TABLE edges(
   consumer_node INTEGER NOT NULL,
   consumer_index INTEGER NOT NULL,
   first_pass INTEGER NOT NULL,
-  last_pass INTEGER,
   value_id INTEGER NOT NULL,
   PRIMARY KEY(run_id, consumer_node, consumer_index, first_pass)) WITHOUT ROWID;
 )sql";
@@ -178,6 +178,7 @@ void createCurrent(sqlite3* db) {
   sqlExec(db, kEmulationTables);
   sqlExec(db, kAnnotationChanges);
   sqlExec(db, kPassRows);
+  sqlExec(db, pass_rows::endsViews());
   sqlExec(db, "INSERT INTO meta(key, value) VALUES ('application', 'kiln')");
 }
 
@@ -215,10 +216,20 @@ DROP INDEX edges_started; DROP INDEX edges_ended;
   sqlExec(db, kPassRows);
   pass_rows::rebuild(db);
 }
+// Version 7 keeps a row's end in pass_rows alone (a close no longer rewrites the row): last_pass goes, the views
+// show it. DROP COLUMN rewrites each table once.
+void migrateTo7(sqlite3* db) {
+  sqlExec(db, R"sql(
+ALTER TABLE nodes DROP COLUMN last_pass;
+ALTER TABLE "values" DROP COLUMN last_pass;
+ALTER TABLE edges DROP COLUMN last_pass;
+)sql");
+  sqlExec(db, pass_rows::endsViews());
+}
 
 using Migration = void (*)(sqlite3*);
 constexpr std::array<Migration, HistoryDb::kSchemaVersion - 1> kMigrations = {&migrateTo2, &migrateTo3, &migrateTo4,
-                                                                         &migrateTo5, &migrateTo6};
+                                                                         &migrateTo5, &migrateTo6, &migrateTo7};
 
 // ---------------------------------------------------------------- validation
 

@@ -16,7 +16,7 @@ class HistoryDb {
  public:
   enum class Mode { ReadWrite, ReadOnly };
   // Schema version this build writes; older files are migrated on a writable open, newer ones refused.
-  static constexpr int kSchemaVersion = 6;
+  static constexpr int kSchemaVersion = 7;
 
   // ReadWrite creates a missing or empty file and marks runs abandoned by dead writers 'incomplete'. ReadOnly
   // (viewers) never writes. Throws LoadError(path, reason) for: not an SQLite file, an SQLite database that is not

@@ -1,8 +1,10 @@
 #include "history/history_reader.h"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <future>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -15,33 +17,66 @@ namespace kiln {
 
 namespace {
 
-// Column lists and row decoders, one per table, so every query returns rows in the same shape.
-constexpr const char* kNodeCols =
-    "node_id, first_pass, last_pass, graph_owner, graph_attr, op_type, domain, name, attrs_json, annotations_json";
-constexpr const char* kValueCols =
-    "value_id, first_pass, last_pass, graph_owner, graph_attr, name, dtype, shape, format, bytes, producer_node, "
-    "producer_index, is_input, is_output, is_constant";
-constexpr const char* kEdgeCols = "value_id, consumer_node, consumer_index, first_pass, last_pass";
+// Column lists and row decoders, one per table, so every query returns rows in the same shape. The third column is
+// the row's last pass where the query knows it (the ended lists give it, as p.seq), else NULL: the graph tables
+// keep no last_pass (schema 7), and select() fills it in from the run's ended lists (Ends).
+std::string nodeCols(const char* last = "NULL") {
+  return std::string("node_id, first_pass, ") + last +
+         ", graph_owner, graph_attr, op_type, domain, name, attrs_json, annotations_json";
+}
+std::string valueCols(const char* last = "NULL") {
+  return std::string("value_id, first_pass, ") + last +
+         ", graph_owner, graph_attr, name, dtype, shape, format, bytes, producer_node, producer_index, is_input, "
+         "is_output, is_constant";
+}
+std::string edgeCols(const char* last = "NULL") {
+  return std::string("value_id, consumer_node, consumer_index, first_pass, ") + last;
+}
 
 // Row selections over passes, "FROM ... WHERE ..." clauses; ?1 = run, ?2 = a, ?3 = b (a < b).
-constexpr const char* kValidAt = "run_id = ?1 AND first_pass <= ?2 AND (last_pass IS NULL OR last_pass > ?2)";
 std::string from(pass_rows::Table t, std::string_view where) {
   return std::string("FROM \"") + pass_rows::tableName(t) + "\" WHERE " + std::string(where);
 }
-std::string validAt(pass_rows::Table t) { return from(t, kValidAt); }
-// Ended in (a, b] (pass_rows lists them); those valid at a are the ones started by a (startedBy).
+// Started by pass ?2; select() drops those ended by then (Ends::validAt).
+std::string startedUpTo(pass_rows::Table t) { return from(t, "run_id = ?1 AND first_pass <= ?2"); }
+// Ended in (a, b] (pass_rows lists them, with the pass that ended each); those valid at a are the ones started by
+// a (startedBy).
 std::string endedIn(pass_rows::Table t) { return pass_rows::listedRows(t, "ended"); }
 template <typename Row>
 std::vector<Row> startedBy(std::vector<Row> rows, int a) {
   std::erase_if(rows, [a](const Row& r) { return r.span.firstPass > a; });
   return rows;
 }
-// Valid at b but not yet at a: started in (a, b] (pass_rows lists them for a >= 0). From a = -1 (the diff of pass
-// 0) every row valid at b qualifies and the run's key range is read instead.
+// Started in (a, b] (pass_rows lists them for a >= 0); select() keeps those still valid at b. From a = -1 (the
+// diff of pass 0) every row started by b qualifies and the run's key range is read instead.
 std::string startedIn(pass_rows::Table t, int a) {
-  if (a < 0) return from(t, "run_id = ?1 AND first_pass <= ?3 AND (last_pass IS NULL OR last_pass > ?3)");
-  return pass_rows::listedRows(t, "started") + " AND (g.last_pass IS NULL OR g.last_pass > ?3)";
+  if (a < 0) return from(t, "run_id = ?1 AND first_pass <= ?3");
+  return pass_rows::listedRows(t, "started");
 }
+
+// The pass_rows ended lists of a run, per table, read when a query needs them: the end of each row.
+class RunEnds {
+ public:
+  RunEnds(const HistoryDb& db, int64_t run) : db_(db), run_(run) {}
+  const pass_rows::RowEnds& of(pass_rows::Table t) {
+    std::optional<pass_rows::RowEnds>& e = ends_[static_cast<size_t>(t)];
+    if (!e) {
+      try {
+        e.emplace(db_.handle(), run_, t);
+      } catch (const HistoryError& x) {
+        throw HistoryError(db_.path() + ": run " + std::to_string(run_) + ", pass_rows: " + x.what());
+      }
+    }
+    return *e;
+  }
+
+ private:
+  const HistoryDb& db_;
+  int64_t run_;
+  std::array<std::optional<pass_rows::RowEnds>, 3> ends_;
+};
+
+std::optional<int> endOf(const pass_rows::RowEnds& e, const NodeRow& r) { return e.of(r.id, r.span.firstPass); }
 
 RowSpan spanFrom(const SqlStatement& q, int first) {
   RowSpan s;
@@ -95,9 +130,25 @@ EdgeRow edgeFrom(const SqlStatement& q) {
 // Runs one row selection ("FROM ... WHERE ..."). The diff selections (with ?3) touch few rows: they carry no ORDER
 // BY, which would make SQLite walk the run's whole primary key instead of looking up the rows pass_rows lists, and
 // are sorted here.
+// Where a selection's rows end (`rows`, the run's ended lists) and the pass they must be valid at, if any: rows
+// ended by then are skipped before their text is decoded (a late pass's range holds every earlier version too).
+struct Ends {
+  const pass_rows::RowEnds* rows = nullptr;
+  std::optional<int> validAt;
+};
+
+// A row's end from its key columns, per table.
+std::optional<int> nodeOrValueEnd(const pass_rows::RowEnds& e, const SqlStatement& q) {
+  return e.of(q.getInt(0), q.getInt(1));
+}
+std::optional<int> edgeEnd(const pass_rows::RowEnds& e, const SqlStatement& q) {
+  return e.of(q.getInt(1), q.getInt(2), q.getInt(3));
+}
+
 template <typename Row, typename Decode, typename Less>
-std::vector<Row> select(const HistoryDb& db, const char* cols, const std::string& fromWhere, const char* order,
-                        int64_t run, int a, int b, Decode decode, Less less) {
+std::vector<Row> select(const HistoryDb& db, const std::string& cols, const std::string& fromWhere, const char* order,
+                        int64_t run, int a, int b, Decode decode, Less less, const Ends& ends,
+                        std::optional<int> (*endOf)(const pass_rows::RowEnds&, const SqlStatement&)) {
   const bool range = fromWhere.find("?3") != std::string::npos;
   std::vector<Row> out;
   try {
@@ -105,7 +156,16 @@ std::vector<Row> select(const HistoryDb& db, const char* cols, const std::string
                                 (range ? std::string() : std::string(" ORDER BY ") + order));
     q.bind(1, run).bind(2, a);
     if (range) q.bind(3, b);
-    while (q.step()) out.push_back(decode(q));
+    while (q.step()) {
+      if (!ends.rows) {
+        out.push_back(decode(q));
+        continue;
+      }
+      const std::optional<int> last = endOf(*ends.rows, q);
+      if (ends.validAt && last && *last <= *ends.validAt) continue;
+      out.push_back(decode(q));
+      out.back().span.lastPass = last;
+    }
   } catch (const HistoryError& e) {
     // A damaged file (a pass_rows list that is not JSON, a corrupt page): say which file and which rows.
     throw HistoryError(db.path() + ": run " + std::to_string(run) + ", " +
@@ -122,24 +182,72 @@ bool bySlot(const EdgeRow& x, const EdgeRow& y) {
   return std::tie(x.consumerNode, x.consumerIndex) < std::tie(y.consumerNode, y.consumerIndex);
 }
 
-std::vector<NodeRow> selectNodes(const HistoryDb& db, const std::string& fromWhere, int64_t run, int a, int b = 0) {
-  return select<NodeRow>(db, kNodeCols, fromWhere, "node_id", run, a, b, nodeFrom, byId<NodeRow, NodeRow>);
+// `last` is the column the row's last pass is read from ("p.seq" for the ended lists); else `ends` gives it.
+std::vector<NodeRow> selectNodes(const HistoryDb& db, const std::string& fromWhere, int64_t run, int a, int b,
+                                 const char* last, const Ends& ends = {}) {
+  return select<NodeRow>(db, nodeCols(last), fromWhere, "node_id", run, a, b, nodeFrom, byId<NodeRow, NodeRow>,
+                         ends, nodeOrValueEnd);
 }
-std::vector<ValueRow> selectValues(const HistoryDb& db, const std::string& fromWhere, int64_t run, int a,
-                                   int b = 0) {
-  return select<ValueRow>(db, kValueCols, fromWhere, "value_id", run, a, b, valueFrom, byId<ValueRow, ValueRow>);
+std::vector<ValueRow> selectValues(const HistoryDb& db, const std::string& fromWhere, int64_t run, int a, int b,
+                                   const char* last, const Ends& ends = {}) {
+  return select<ValueRow>(db, valueCols(last), fromWhere, "value_id", run, a, b, valueFrom,
+                          byId<ValueRow, ValueRow>, ends, nodeOrValueEnd);
 }
-std::vector<EdgeRow> selectEdges(const HistoryDb& db, const std::string& fromWhere, int64_t run, int a, int b = 0) {
-  return select<EdgeRow>(db, kEdgeCols, fromWhere, "consumer_node, consumer_index", run, a, b, edgeFrom, bySlot);
+std::vector<EdgeRow> selectEdges(const HistoryDb& db, const std::string& fromWhere, int64_t run, int a, int b,
+                                 const char* last, const Ends& ends = {}) {
+  return select<EdgeRow>(db, edgeCols(last), fromWhere, "consumer_node, consumer_index", run, a, b, edgeFrom,
+                         bySlot, ends, edgeEnd);
 }
 
-std::optional<NodeRow> nodeAt(const HistoryDb& db, int64_t run, int64_t id, int pass) {
-  SqlStatement q = db.prepare(std::string("SELECT ") + kNodeCols + " FROM nodes WHERE " + kValidAt +
-                              " AND node_id = ?3");
+// The rows of each table valid at pass k.
+std::vector<NodeRow> nodesAt(const HistoryDb& db, RunEnds& ends, int64_t run, int k) {
+  return selectNodes(db, startedUpTo(pass_rows::Table::Nodes), run, k, 0, "NULL",
+                     {&ends.of(pass_rows::Table::Nodes), k});
+}
+std::vector<ValueRow> valuesAt(const HistoryDb& db, RunEnds& ends, int64_t run, int k) {
+  return selectValues(db, startedUpTo(pass_rows::Table::Values), run, k, 0, "NULL",
+                      {&ends.of(pass_rows::Table::Values), k});
+}
+std::vector<EdgeRow> edgesAt(const HistoryDb& db, RunEnds& ends, int64_t run, int k) {
+  return selectEdges(db, startedUpTo(pass_rows::Table::Edges), run, k, 0, "NULL",
+                     {&ends.of(pass_rows::Table::Edges), k});
+}
+
+// Node `id` at `pass`: its newest row started by then, unless that row had ended by then.
+std::optional<NodeRow> nodeAt(const HistoryDb& db, RunEnds& ends, int64_t run, int64_t id, int pass) {
+  SqlStatement q = db.prepare("SELECT " + nodeCols() +
+                              " FROM nodes WHERE run_id = ?1 AND node_id = ?3 AND first_pass <= ?2 "
+                              "ORDER BY first_pass DESC LIMIT 1");
   q.bind(1, run).bind(2, pass).bind(3, id);
   if (!q.step()) return std::nullopt;
-  return nodeFrom(q);
+  NodeRow r = nodeFrom(q);
+  r.span.lastPass = endOf(ends.of(pass_rows::Table::Nodes), r);
+  if (!r.span.validAt(pass)) return std::nullopt;
+  return r;
 }
+
+// The node rows with these ids (ascending) valid at `pass`: from `at` when given (the graph at that pass), else read
+// raw from the table (annotation changes not applied).
+std::vector<NodeRow> rowsAt(const HistoryDb& db, RunEnds& ends, int64_t runId, int pass,
+                            const std::vector<int64_t>& ids, const GraphSnapshot* at) {
+  std::vector<NodeRow> out;
+  if (ids.empty()) return out;
+  if (at) {
+    for (int64_t id : ids)
+      if (const NodeRow* r = at->node(id)) out.push_back(*r);
+    return out;
+  }
+  // Many ids: one pass over the run's rows beats a lookup per id.
+  if (ids.size() > 256) {
+    for (NodeRow& r : nodesAt(db, ends, runId, pass))
+      if (std::binary_search(ids.begin(), ids.end(), r.id)) out.push_back(std::move(r));
+    return out;
+  }
+  for (int64_t id : ids)
+    if (auto r = nodeAt(db, ends, runId, id, pass)) out.push_back(std::move(*r));
+  return out;
+}
+
 
 // Adds the annotation changes of passes (from, to] of a run to `log`: every node's, or those `wanted` accepts.
 void loadAnnotationChanges(const HistoryDb& db, int64_t run, int from, int to, AnnotationLog& log,
@@ -520,8 +628,8 @@ GraphSnapshot HistoryReader::graphAt(int64_t runId, int pass) const {
   // the same rows (a writer appending later passes only closes rows after it). An in-memory database has one
   // connection only.
   auto readValuesAndEdges = [runId, pass](const HistoryDb& db) {
-    return std::pair(selectValues(db, validAt(pass_rows::Table::Values), runId, pass),
-                     selectEdges(db, validAt(pass_rows::Table::Edges), runId, pass));
+    RunEnds ends(db, runId);
+    return std::pair(valuesAt(db, ends, runId, pass), edgesAt(db, ends, runId, pass));
   };
   std::future<std::pair<std::vector<ValueRow>, std::vector<EdgeRow>>> valuesAndEdges;
   const bool fileBacked = db_.path() != ":memory:" && db_.path().rfind("file:", 0) != 0;
@@ -530,7 +638,8 @@ GraphSnapshot HistoryReader::graphAt(int64_t runId, int pass) const {
       SqlTransaction secondTx(second->handle(), SqlTransaction::Kind::Read);
       return readValuesAndEdges(*second);
     });
-  s.nodes = selectNodes(db_, validAt(pass_rows::Table::Nodes), runId, pass);
+  RunEnds ends(db_, runId);
+  s.nodes = nodesAt(db_, ends, runId, pass);
   AnnotationLog log;
   loadAnnotationChanges(db_, runId, -1, pass, log);
   log.applyForward(s.nodes, pass);  // added in pass order: no seal needed
@@ -541,12 +650,14 @@ GraphSnapshot HistoryReader::graphAt(int64_t runId, int pass) const {
 std::vector<NodeRow> HistoryReader::fusedNodeRows(int64_t runId) const {
   SqlTransaction tx(db_.handle(), SqlTransaction::Kind::Read);
   // LIKE narrows the scan to candidate rows; the caller parses the annotations and keeps real records only.
-  SqlStatement q = db_.prepare(std::string("SELECT ") + kNodeCols +
+  SqlStatement q = db_.prepare("SELECT " + nodeCols() +
                                " FROM nodes WHERE run_id = ?1 AND annotations_json LIKE '%\"fusion.rule\"%'"
                                " ORDER BY node_id, first_pass");
   q.bind(1, runId);
   std::vector<NodeRow> out;
   while (q.step()) out.push_back(nodeFrom(q));
+  RunEnds ends(db_, runId);
+  for (NodeRow& r : out) r.span.lastPass = endOf(ends.of(pass_rows::Table::Nodes), r);
   return out;
 }
 
@@ -594,23 +705,29 @@ GraphDiff HistoryReader::diffForward(int64_t runId, int a, int b, const GraphSna
 
   // Only rows valid at exactly one of the two passes can differ; rows valid at both are the same row (their
   // annotations aside, which annotation_changes carries).
+  // Rows ended in (a, b] come with the pass that ended them; those started in (a, b] are read with the run's ends
+  // (taken from `later` when given), which drop the ones ended by b and give the others their last pass.
   using pass_rows::Table;
-  std::vector<NodeRow> nodesGone = startedBy(selectNodes(db_, endedIn(Table::Nodes), runId, a, b), a);
-  // Started in (a, b]: valid at b with a first pass after a (graphAt's rows are sorted as the selections are).
-  auto startedAfterA = [a](const auto& rows) {
-    std::remove_cvref_t<decltype(rows)> out;
-    for (const auto& r : rows)
-      if (r.span.firstPass > a) out.push_back(r);
-    return out;
+  RunEnds ends(db_, runId);
+  auto endedRows = [&](Table t, auto select) { return startedBy(select(db_, endedIn(t), runId, a, b, "p.seq", Ends{}), a); };
+  auto startedRows = [&](Table t, const auto& laterRows, auto select) {
+    if (later) {
+      std::remove_cvref_t<decltype(laterRows)> out;
+      for (const auto& r : laterRows)
+        if (r.span.firstPass > a) out.push_back(r);
+      return out;
+    }
+    return select(db_, startedIn(t, a), runId, a, b, "NULL", Ends{&ends.of(t), b});
   };
-  std::vector<NodeRow> nodesNew =
-      later ? startedAfterA(later->nodes) : selectNodes(db_, startedIn(Table::Nodes, a), runId, a, b);
-  std::vector<ValueRow> valuesGone = startedBy(selectValues(db_, endedIn(Table::Values), runId, a, b), a);
-  std::vector<ValueRow> valuesNew =
-      later ? startedAfterA(later->values) : selectValues(db_, startedIn(Table::Values, a), runId, a, b);
-  std::vector<EdgeRow> edgesGone = startedBy(selectEdges(db_, endedIn(Table::Edges), runId, a, b), a);
-  std::vector<EdgeRow> edgesNew =
-      later ? startedAfterA(later->edges) : selectEdges(db_, startedIn(Table::Edges, a), runId, a, b);
+  const std::vector<NodeRow> noNodes;
+  const std::vector<ValueRow> noValues;
+  const std::vector<EdgeRow> noEdges;
+  std::vector<NodeRow> nodesGone = endedRows(Table::Nodes, selectNodes);
+  std::vector<NodeRow> nodesNew = startedRows(Table::Nodes, later ? later->nodes : noNodes, selectNodes);
+  std::vector<ValueRow> valuesGone = endedRows(Table::Values, selectValues);
+  std::vector<ValueRow> valuesNew = startedRows(Table::Values, later ? later->values : noValues, selectValues);
+  std::vector<EdgeRow> edgesGone = endedRows(Table::Edges, selectEdges);
+  std::vector<EdgeRow> edgesNew = startedRows(Table::Edges, later ? later->edges : noEdges, selectEdges);
 
   // Edges: matched by content (an edge removed and re-added between a and b is unchanged). A kept node whose
   // inputs or outputs moved is changed even when its own row is not.
@@ -674,7 +791,7 @@ GraphDiff HistoryReader::diffForward(int64_t runId, int a, int b, const GraphSna
     d.changedNodes.push_back(compareNodes(std::move(before), std::move(after)));
   });
   // Nodes whose row stayed and whose annotations changed: the later side rewound to a.
-  for (NodeRow& after : rowsAt(runId, b, edited, later)) {
+  for (NodeRow& after : rowsAt(db_, ends, runId, b, edited, later)) {
     std::vector<std::string> keys = log.changedKeys(after.id, a, b);
     if (keys.empty()) continue;  // changed and changed back
     if (!later) log.applyForward(after, b);
@@ -696,8 +813,8 @@ GraphDiff HistoryReader::diffForward(int64_t runId, int a, int b, const GraphSna
     if (addedIds.count(id) || removedIds.count(id)) return;
     auto it = changedAt.find(id);
     if (it == changedAt.end()) {
-      auto before = nodeAt(db_, runId, id, a);
-      auto after = nodeAt(db_, runId, id, b);
+      auto before = nodeAt(db_, ends, runId, id, a);
+      auto after = nodeAt(db_, ends, runId, id, b);
       if (!before || !after) return;
       log.applyForward(*before, a);
       log.applyForward(*after, b);
@@ -711,26 +828,6 @@ GraphDiff HistoryReader::diffForward(int64_t runId, int a, int b, const GraphSna
   std::sort(d.changedNodes.begin(), d.changedNodes.end(),
             [](const NodeChange& x, const NodeChange& y) { return x.after.id < y.after.id; });
   return d;
-}
-
-std::vector<NodeRow> HistoryReader::rowsAt(int64_t runId, int pass, const std::vector<int64_t>& ids,
-                                           const GraphSnapshot* at) const {
-  std::vector<NodeRow> out;
-  if (ids.empty()) return out;
-  if (at) {
-    for (int64_t id : ids)
-      if (const NodeRow* r = at->node(id)) out.push_back(*r);
-    return out;
-  }
-  // Many ids: one pass over the run's rows beats a lookup per id.
-  if (ids.size() > 256) {
-    for (NodeRow& r : selectNodes(db_, validAt(pass_rows::Table::Nodes), runId, pass))
-      if (std::binary_search(ids.begin(), ids.end(), r.id)) out.push_back(std::move(r));
-    return out;
-  }
-  for (int64_t id : ids)
-    if (auto r = nodeAt(db_, runId, id, pass)) out.push_back(std::move(*r));
-  return out;
 }
 
 }  // namespace kiln

@@ -129,10 +129,6 @@ class HistoryReader {
   void requirePass(int64_t runId, int pass) const;
   // `later`, when given, is the graph at b: the rows started in (a, b] are taken from it.
   GraphDiff diffForward(int64_t runId, int a, int b, const GraphSnapshot* later = nullptr) const;
-  // The node rows with these ids (ascending) valid at `pass`: from `at` when given (the graph at that pass),
-  // else read raw from the table (annotation changes not applied).
-  std::vector<NodeRow> rowsAt(int64_t runId, int pass, const std::vector<int64_t>& ids,
-                              const GraphSnapshot* at) const;
 };
 
 }  // namespace kiln

@@ -65,7 +65,7 @@ class HistoryRecorder final : public PassObserver {
   struct Stats {
     int64_t nodeRows = 0, valueRows = 0, edgeRows = 0;  // rows inserted
     int64_t annotatedNodes = 0;                         // entries in annotation_changes (as of the last flush)
-    int64_t rowsClosed = 0;                             // rows whose last_pass was set
+    int64_t rowsClosed = 0;                             // rows listed as ended
     double ms = 0;                                      // time spent inside the observer calls
   };
   const Stats& stats() const { return stats_; }

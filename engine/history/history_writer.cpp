@@ -176,12 +176,6 @@ struct HistoryWriter::Statements {
       : pass(db,
              "INSERT INTO passes(run_id, seq, stage, name, ms, changed, counters_json, nodes_before, nodes_after, "
              "error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
-        closeNodes(db, "UPDATE nodes SET last_pass = ?2 WHERE run_id = ?1 AND (node_id, first_pass) IN (" +
-                           pass_rows::decodeKeys(pass_rows::Table::Nodes, "?3") + ")"),
-        closeValues(db, "UPDATE \"values\" SET last_pass = ?2 WHERE run_id = ?1 AND (value_id, first_pass) IN (" +
-                            pass_rows::decodeKeys(pass_rows::Table::Values, "?3") + ")"),
-        closeEdges(db, "UPDATE edges SET last_pass = ?2 WHERE run_id = ?1 AND (consumer_node, consumer_index, "
-                       "first_pass) IN (" + pass_rows::decodeKeys(pass_rows::Table::Edges, "?3") + ")"),
         node(db, insertSql(kNodeInsert, kNodeColumns, 1)),
         nodes(db, insertSql(kNodeInsert, kNodeColumns, kRowsPerInsert)),
         value(db, insertSql(kValueInsert, kValueColumns, 1)),
@@ -191,27 +185,19 @@ struct HistoryWriter::Statements {
         annotations(db,
                     "INSERT INTO annotation_changes(run_id, seq, nodes, changes_json) VALUES (?1, ?2, ?3, ?4)"),
         passRows(db, "INSERT INTO pass_rows(run_id, seq, graph_table, started, ended) VALUES (?1, ?2, ?3, ?4, ?5)") {}
-  SqlStatement pass, closeNodes, closeValues, closeEdges, node, nodes, value, values, edge, edges, annotations,
-      passRows;
+  SqlStatement pass, node, nodes, value, values, edge, edges, annotations, passRows;
 };
 
 namespace {
 
-// Closing rows one UPDATE at a time cost about 1.5 µs a row, much of it the statement's own round trip, and a pass
-// that folds a graph closes thousands (gpt2_past: 12,600 in its last passes, which the compile runs faster than
-// they were written). So a pass's closes go in one statement per table: the keys, as the pass_rows list that
-// records them (pass_rows.h), which json_each unpacks (SQLite looks each row up by primary key).
-//
 // Writes the pass's pass_rows entry for one table: the keys of the rows it started (none listed for the import)
-// and ended, after closing the ended ones.
-void closeAndList(pass_rows::KeyList& started, pass_rows::KeyList& ended, SqlStatement& close,
-                  SqlStatement& list, const PassRows& r, pass_rows::Table t) {
+// and of those it ended. The ended list is the only record of a row's end (schema 7, pass_rows.h): no row of the
+// graph tables is rewritten, so a pass costs one insert per new row and one per table it touched.
+void listRows(pass_rows::KeyList& started, pass_rows::KeyList& ended, SqlStatement& list, const PassRows& r,
+              pass_rows::Table t) {
   if (started.empty() && ended.empty()) return;
-  const bool closes = !ended.empty();
-  const std::string_view endedKeys = ended.json();
-  if (closes) close.bind(1, r.runId).bind(2, r.seq).bindView(3, endedKeys).run();
   list.bind(1, r.runId).bind(2, r.seq).bind(3, pass_rows::tableName(t)).bindView(4, started.json());
-  list.bindView(5, endedKeys).run();
+  list.bindView(5, ended.json()).run();
 }
 
 // Binds one row's parameters after the first `at` ones (a row's place in a multi-row INSERT).
@@ -293,21 +279,21 @@ void HistoryWriter::writeRows(const PassRows& r) {
     if (r.seq > 0)
       for (const auto& n : r.nodes) started.add(n->id, r.seq);
     for (const auto& c : r.closedNodes) ended.add(c.id, c.firstPass);
-    closeAndList(started, ended, st.closeNodes, st.passRows, r, pass_rows::Table::Nodes);
+    listRows(started, ended, st.passRows, r, pass_rows::Table::Nodes);
   }
   {
     pass_rows::KeyList started, ended;
     if (r.seq > 0)
       for (const auto& v : r.values) started.add(v->id, r.seq);
     for (const auto& c : r.closedValues) ended.add(c.id, c.firstPass);
-    closeAndList(started, ended, st.closeValues, st.passRows, r, pass_rows::Table::Values);
+    listRows(started, ended, st.passRows, r, pass_rows::Table::Values);
   }
   {
     pass_rows::KeyList started, ended;
     if (r.seq > 0)
       for (const auto& e : r.edges) started.add(e.node, e.index, r.seq);
     for (const auto& c : r.closedEdges) ended.add(c.node, c.index, c.firstPass);
-    closeAndList(started, ended, st.closeEdges, st.passRows, r, pass_rows::Table::Edges);
+    listRows(started, ended, st.passRows, r, pass_rows::Table::Edges);
   }
   insertRows(r.nodes, st.nodes, st.node, kNodeColumns,
              [&](SqlStatement& q, int at, const auto& row) { bindNode(q, at, r, *row); });

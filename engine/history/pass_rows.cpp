@@ -1,7 +1,11 @@
 #include "history/pass_rows.h"
 
+#include <array>
 #include <charconv>
 #include <initializer_list>
+#include <optional>
+#include <string>
+#include <system_error>
 #include <vector>
 
 #include "history/sqlite_handle.h"
@@ -19,6 +23,17 @@ constexpr int64_t kSlotLimit = int64_t{1} << kSlotBits;
 constexpr int64_t kConsumerLimit = int64_t{1} << (63 - kPassBits - kSlotBits);
 
 bool inRange(int64_t v, int64_t limit) { return v >= 0 && v < limit; }
+
+// A row's packed key, or none when a part is outside the packing.
+std::optional<int64_t> packed(int64_t id, int64_t firstPass) {
+  if (!inRange(id, kIdLimit) || !inRange(firstPass, kPassLimit)) return std::nullopt;
+  return id << kPassBits | firstPass;
+}
+std::optional<int64_t> packed(int64_t node, int64_t index, int64_t firstPass) {
+  if (!inRange(node, kConsumerLimit) || !inRange(index, kSlotLimit) || !inRange(firstPass, kPassLimit))
+    return std::nullopt;
+  return node << (kPassBits + kSlotBits) | index << kPassBits | firstPass;
+}
 
 void appendInt(std::string& s, int64_t v) {
   char buf[24];
@@ -79,15 +94,15 @@ void KeyList::separate() {
 }
 
 void KeyList::add(int64_t id, int64_t firstPass) {
-  if (inRange(id, kIdLimit) && inRange(firstPass, kPassLimit))
-    addPacked(id << kPassBits | firstPass);
+  if (const auto key = packed(id, firstPass))
+    addPacked(*key);
   else
     addArray({id, firstPass});
 }
 
 void KeyList::add(int64_t node, int64_t index, int64_t firstPass) {
-  if (inRange(node, kConsumerLimit) && inRange(index, kSlotLimit) && inRange(firstPass, kPassLimit))
-    addPacked(node << (kPassBits + kSlotBits) | index << kPassBits | firstPass);
+  if (const auto key = packed(node, index, firstPass))
+    addPacked(*key);
   else
     addArray({node, index, firstPass});
 }
@@ -143,6 +158,116 @@ void rebuild(sqlite3* db) {
                     " WHERE first_pass > 0 UNION ALL SELECT run_id, last_pass, 0, " + key + " FROM " + table +
                     " WHERE last_pass IS NOT NULL) GROUP BY run_id, seq");
   }
+}
+
+std::string endsViews() {
+  std::string sql;
+  for (Table t : {Table::Nodes, Table::Values, Table::Edges}) {
+    const std::string table = tableName(t);
+    std::string columns = "run_id", decoded = "p.run_id";
+    const std::vector<const char*> names = keyColumns(t);
+    const std::vector<std::string> parts = decodedColumns(t);
+    for (size_t i = 0; i < names.size(); ++i) {
+      columns += std::string(", ") + names[i];
+      decoded += ", " + parts[i];
+    }
+    sql += "CREATE VIEW " + table.substr(0, table.size() - 1) + "_ends(" + columns + ", last_pass) AS SELECT " +
+           decoded + ", p.seq FROM pass_rows p CROSS JOIN json_each(p.ended) j WHERE p.graph_table = '" + table +
+           "';\n";
+  }
+  return sql;
+}
+
+namespace {
+
+// Reads a key list as the writer and rebuild() write it: integers, or arrays of two or three integers for keys
+// outside the packing, comma-separated in brackets (whitespace allowed, as JSON does). Parsed here rather than by
+// json_each: a 12k-node run ends 66k rows and every graph read needs them all. False for anything else.
+class KeyListParser {
+ public:
+  explicit KeyListParser(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
+
+  template <typename Packed, typename Parts>
+  bool parse(Packed packed, Parts parts) {
+    if (!take('[')) return false;
+    if (take(']')) return atEnd();
+    do {
+      if (take('[')) {
+        std::array<int64_t, 3> v{};
+        size_t n = 0;
+        do {
+          if (n == v.size() || !number(v[n++])) return false;
+        } while (take(','));
+        if (n < 2 || !take(']')) return false;
+        parts(v);
+      } else {
+        int64_t v = 0;
+        if (!number(v)) return false;
+        packed(v);
+      }
+    } while (take(','));
+    return take(']') && atEnd();
+  }
+
+ private:
+  const char* p_;
+  const char* end_;
+  void skipSpace() {
+    while (p_ != end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\t' || *p_ == '\r')) ++p_;
+  }
+  bool take(char c) {
+    skipSpace();
+    if (p_ == end_ || *p_ != c) return false;
+    ++p_;
+    return true;
+  }
+  bool number(int64_t& v) {
+    skipSpace();
+    const auto r = std::from_chars(p_, end_, v);
+    if (r.ec != std::errc()) return false;
+    p_ = r.ptr;
+    return true;
+  }
+  bool atEnd() {
+    skipSpace();
+    return p_ == end_;
+  }
+};
+
+}  // namespace
+
+RowEnds::RowEnds(sqlite3* db, int64_t run, Table t) {
+  SqlStatement q(db, "SELECT seq, ended FROM pass_rows WHERE run_id = ?1 AND graph_table = ?2 AND seq > 0");
+  q.bind(1, run).bind(2, tableName(t));
+  // Rows end once; should a key be listed twice, the earlier pass (rows come in seq order) ended it.
+  while (q.step()) {
+    const int seq = static_cast<int>(q.getInt(0));
+    const std::string list = q.getText(1);
+    packed_.reserve(packed_.size() + list.size() / 8);
+    const bool ok = KeyListParser(list).parse([&](int64_t key) { packed_.emplace(key, seq); },
+                                              [&](const std::array<int64_t, 3>& parts) { other_.emplace(parts, seq); });
+    if (!ok)
+      throw HistoryError("pass " + std::to_string(seq) + ": the " + tableName(t) + " ended list is not a key list");
+  }
+}
+
+std::optional<int> RowEnds::find(std::optional<int64_t> key, const std::array<int64_t, 3>& parts) const {
+  if (key) {
+    auto it = packed_.find(*key);
+    if (it != packed_.end()) return it->second;
+    return std::nullopt;
+  }
+  auto it = other_.find(parts);
+  if (it != other_.end()) return it->second;
+  return std::nullopt;
+}
+
+std::optional<int> RowEnds::of(int64_t id, int64_t firstPass) const {
+  return find(packed(id, firstPass), {id, firstPass, 0});
+}
+
+std::optional<int> RowEnds::of(int64_t node, int64_t index, int64_t firstPass) const {
+  return find(packed(node, index, firstPass), {node, index, firstPass});
 }
 
 }  // namespace kiln::pass_rows

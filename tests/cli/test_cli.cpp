@@ -10,6 +10,7 @@
 #include <QtTest>
 
 #include "support/kiln_process.h"
+#include "support/older_history.h"
 #include "support/sqlite_integrity.h"
 
 namespace {
@@ -133,8 +134,8 @@ class CliTest : public QObject {
   }
 
   void olderHistoriesAreUpgraded() {
-    // A schema-5 history (what Kiln wrote before pass_rows: partial started/ended indexes instead), made here by
-    // taking a current one back: the viewing commands refuse it with a hint, `history upgrade` migrates it, and
+    // Schema-6 and schema-5 histories (what Kiln wrote with a last_pass column, and before pass_rows), made here by
+    // taking a current one back: the viewing commands refuse them with a hint, `history upgrade` migrates them, and
     // every pass then reads back as before.
     const QString model = tmp_.filePath("up.onnx");
     QCOMPARE(kiln({"sample", "mobilenetv2", "--layers", "7", "-o", model}).code, 0);
@@ -143,32 +144,32 @@ class CliTest : public QObject {
     const int passes = QJsonDocument::fromJson(kiln({"history", "show", db, "1", "--json"}).out.toUtf8())
                            .object()["passes"].toArray().size();
     QVERIFY(passes > 8);
-    QStringList before;
-    for (int k = 0; k < passes; ++k)
-      before << kiln({"history", "show", db, "1", "--pass", QString::number(k), "--diff", "--json"}).out;
+    auto readBack = [&] {
+      QStringList out;
+      for (int k = 0; k < passes; ++k) {
+        out << kiln({"history", "show", db, "1", "--pass", QString::number(k), "--diff", "--json"}).out;
+        out << kiln({"history", "show", db, "1", "--pass", QString::number(k), "--json"}).out;
+      }
+      return out;
+    };
+    const QStringList before = readBack();
+    QVERIFY(before.join("").contains(QRegularExpression("\"last_pass\": \\d")));  // rows that ended
     sqlite3* h = nullptr;
-    QCOMPARE(sqlite3_open(db.toUtf8().constData(), &h), SQLITE_OK);
-    QCOMPARE(sqlite3_exec(h, R"sql(
-DROP TABLE pass_rows;
-CREATE INDEX nodes_started ON nodes(run_id, first_pass) WHERE first_pass > 0;
-CREATE INDEX nodes_ended ON nodes(run_id, last_pass) WHERE last_pass IS NOT NULL;
-CREATE INDEX values_started ON "values"(run_id, first_pass) WHERE first_pass > 0;
-CREATE INDEX values_ended ON "values"(run_id, last_pass) WHERE last_pass IS NOT NULL;
-CREATE INDEX edges_started ON edges(run_id, first_pass) WHERE first_pass > 0;
-CREATE INDEX edges_ended ON edges(run_id, last_pass) WHERE last_pass IS NOT NULL;
-PRAGMA user_version = 5;)sql", nullptr, nullptr, nullptr),
-             SQLITE_OK);
-    sqlite3_close(h);
-
-    const Run refused = kiln({"history", "list", db});
-    QCOMPARE(refused.code, 2);
-    QVERIFY2(refused.err.contains(db) && refused.err.contains("history upgrade"), qPrintable(refused.err));
-    const Run up = kiln({"history", "upgrade", db});
-    QCOMPARE(up.code, 0);
-    QVERIFY2(up.out.contains("from schema 5 to 6"), qPrintable(up.out));
-    QVERIFY(kiln({"history", "upgrade", db}).out.contains("already"));
-    for (int k = 0; k < passes; ++k)
-      QCOMPARE(kiln({"history", "show", db, "1", "--pass", QString::number(k), "--diff", "--json"}).out, before[k]);
+    for (const auto& [sql, version] : {std::pair(std::vector{older_history::kBackToSchema6}, 6),
+                                       std::pair(std::vector{older_history::kBackToSchema6,
+                                                             older_history::kBackToSchema5}, 5)}) {
+      QCOMPARE(sqlite3_open(db.toUtf8().constData(), &h), SQLITE_OK);
+      for (const char* step : sql) QCOMPARE(sqlite3_exec(h, step, nullptr, nullptr, nullptr), SQLITE_OK);
+      sqlite3_close(h);
+      const Run refused = kiln({"history", "list", db});
+      QCOMPARE(refused.code, 2);
+      QVERIFY2(refused.err.contains(db) && refused.err.contains("history upgrade"), qPrintable(refused.err));
+      const Run up = kiln({"history", "upgrade", db});
+      QCOMPARE(up.code, 0);
+      QVERIFY2(up.out.contains(QString("from schema %1 to 7").arg(version)), qPrintable(up.out));
+      QVERIFY(kiln({"history", "upgrade", db}).out.contains("already"));
+      QCOMPARE(readBack(), before);
+    }
     QCOMPARE(sqliteIntegrity(db), QString("ok"));
     QCOMPARE(kiln({"history", "upgrade", tmp_.filePath("missing.db")}).code, 2);
 

@@ -27,6 +27,7 @@
 #include "ir/model.h"
 #include "options/options.h"
 #include "samples/sample_models.h"
+#include "support/older_history.h"
 
 
 using namespace kiln;
@@ -726,10 +727,16 @@ class HistoryTest : public QObject {
       writer.submit(std::move(closing));
       QCOMPARE(QString::fromStdString(writer.flush()), QString());
     }
-    for (const char* table : {"nodes", "\"values\"", "edges"}) {
-      SqlStatement q = db.prepare(std::string("SELECT count(*), sum(last_pass = 3) FROM ") + table);
+    // Every row ended at pass 3, as the views for people who query the file show it.
+    for (const char* count : {"SELECT (SELECT count(*) FROM nodes), (SELECT count(*) FROM nodes n JOIN node_ends e "
+                              "USING (run_id, node_id, first_pass) WHERE e.last_pass = 3)",
+                              "SELECT (SELECT count(*) FROM \"values\"), (SELECT count(*) FROM \"values\" v JOIN "
+                              "value_ends e USING (run_id, value_id, first_pass) WHERE e.last_pass = 3)",
+                              "SELECT (SELECT count(*) FROM edges), (SELECT count(*) FROM edges g JOIN edge_ends e "
+                              "USING (run_id, consumer_node, consumer_index, first_pass) WHERE e.last_pass = 3)"}) {
+      SqlStatement q = db.prepare(count);
       QVERIFY(q.step());
-      QVERIFY2(q.getInt(0) > 0 && q.getInt(0) == q.getInt(1), table);
+      QVERIFY2(q.getInt(0) > 0 && q.getInt(0) == q.getInt(1), count);
     }
 
     // Diffs find every row through the lists, whichever form its key took.
@@ -751,10 +758,21 @@ class HistoryTest : public QObject {
     QCOMPARE(ids(d.removedValues), idSet);
     QCOMPARE(slotsOf(d.removedEdges), edgeSlots);
     QVERIFY(reader.diff(1, 0, 3).empty());
+    QVERIFY(reader.graphAt(1, 3).nodes.empty());
+    {
+      // The lists are JSON: spaced out by hand, they read the same.
+      db.exec("BEGIN");
+      db.exec("UPDATE pass_rows SET ended = ' ' || replace(replace(ended, ',', ' ,\n '), '[', '[ ') || ' '");
+      const GraphSnapshot spaced = reader.graphAt(1, 3);
+      const GraphDiff spacedDiff = reader.diff(1, 0, 3);  // the rows of pass 1 are known to end by 3
+      db.exec("ROLLBACK");
+      QVERIFY(spaced.nodes.empty());
+      QVERIFY(spacedDiff.empty());
+    }
     QCOMPARE(reader.passes(1).at(1).nodeRowsStarted, int64_t(keyIds.size()));
     QCOMPARE(reader.passes(1).at(2).nodeRowsEnded, int64_t(keyIds.size()));
 
-    // What a migrated file gets (pass_rows rebuilt from first_pass and last_pass) lists the same keys.
+    // What a file migrated from schema 5 gets (pass_rows rebuilt from first_pass and last_pass) lists the same keys.
     auto listed = [&db] {
       std::set<std::tuple<int, std::string, std::string, int64_t, int64_t, int64_t>> out;
       for (auto t : {pass_rows::Table::Nodes, pass_rows::Table::Values, pass_rows::Table::Edges})
@@ -773,9 +791,11 @@ class HistoryTest : public QObject {
     const auto written = listed();
     QCOMPARE(written.size(), 2 * (2 * keyIds.size() + edges.size()));
     db.exec("BEGIN");
+    db.exec(older_history::kBackToSchema6);
     pass_rows::rebuild(db.handle());
-    db.exec("COMMIT");
-    QVERIFY(listed() == written);
+    const auto rebuilt = listed();
+    db.exec("ROLLBACK");
+    QVERIFY(rebuilt == written);
   }
 
   void twoRecordersCannotFollowOneModel() {
@@ -836,12 +856,16 @@ class HistoryTest : public QObject {
     sqliteExec(path, "UPDATE pass_rows SET ended = '[1,'");
     HistoryDb db(path, HistoryDb::Mode::ReadOnly);
     HistoryReader reader(db);
-    QVERIFY(!reader.graphAt(run, last).nodes.empty());  // graphs read without the lists
-    try {
-      reader.diff(run, 0, last);
-      QFAIL("a damaged pass_rows list was read as if it were whole");
-    } catch (const HistoryError& e) {
-      QVERIFY2(std::string(e.what()).find(path) != std::string::npos, e.what());
+    // The ended lists are the only record of when rows ended: neither a graph nor a diff can be read without them.
+    for (const std::function<void()>& read : std::vector<std::function<void()>>{
+             [&] { reader.graphAt(run, 0); }, [&] { reader.graphAt(run, last); },
+             [&] { reader.diff(run, 0, last); }}) {
+      try {
+        read();
+        QFAIL("a damaged pass_rows list was read as if it were whole");
+      } catch (const HistoryError& e) {
+        QVERIFY2(std::string(e.what()).find(path) != std::string::npos, e.what());
+      }
     }
     QVERIFY_THROWS_EXCEPTION(HistoryError, reader.passes(run));
   }
@@ -1141,7 +1165,9 @@ PRAGMA user_version = 1;
         db.exec("BEGIN IMMEDIATE");
         db.exec("INSERT INTO passes(run_id, seq, stage, name, ms, changed, counters_json) "
                 "VALUES (2, 3, 'optimize', 'NeverCommitted', 0, 1, '{}')");
-        db.exec("UPDATE nodes SET last_pass = 3 WHERE run_id = 2");
+        // ... which ends every node of the run (never committed either).
+        db.exec("INSERT INTO pass_rows(run_id, seq, graph_table, started, ended) SELECT 2, 3, 'nodes', '[]', "
+                "json_group_array(node_id << 20 | first_pass) FROM nodes WHERE run_id = 2");
         ::kill(getpid(), SIGKILL);
       } catch (...) {
       }
