@@ -169,7 +169,9 @@ std::string endsViews() {
     const std::vector<std::string> parts = decodedColumns(t);
     for (size_t i = 0; i < names.size(); ++i) {
       columns += std::string(", ") + names[i];
-      decoded += ", " + parts[i];
+      // CAST gives the column INTEGER affinity, as the graph tables' keys have: without it a join on the keys
+      // cannot use an automatic index and compares every pair (5 s against 34 ms on a 12k-node run).
+      decoded += ", CAST(" + parts[i] + " AS INTEGER)";
     }
     sql += "CREATE VIEW " + table.substr(0, table.size() - 1) + "_ends(" + columns + ", last_pass) AS SELECT " +
            decoded + ", p.seq FROM pass_rows p CROSS JOIN json_each(p.ended) j WHERE p.graph_table = '" + table +
