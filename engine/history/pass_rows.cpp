@@ -245,7 +245,6 @@ RowEnds::RowEnds(sqlite3* db, int64_t run, Table t) {
   while (q.step()) {
     const int seq = static_cast<int>(q.getInt(0));
     const std::string list = q.getText(1);
-    packed_.reserve(packed_.size() + list.size() / 8);
     const bool ok = KeyListParser(list).parse([&](int64_t key) { packed_.emplace(key, seq); },
                                               [&](const std::array<int64_t, 3>& parts) { other_.emplace(parts, seq); });
     if (!ok)
