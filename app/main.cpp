@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
-#include <malloc.h>
 #include <new>
 #include <optional>
 #include <string>
@@ -13,6 +12,7 @@
 #include "cli/commands.h"
 #include "workbench_loader.h"
 #include "util/load_error.h"
+#include "util/weight_allocator.h"
 #include "io/model_path.h"
 #include "ir/opdefs/op_registry.h"
 
@@ -125,14 +125,7 @@ int runCommand(const std::string& command, const std::vector<std::string>& rest)
 }  // namespace
 
 int main(int argc, char** argv) {
-  // A compile allocates and frees a model's weights several times over (fp32 -> fp16, re-layout, folding). glibc
-  // maps every block over 128 KiB fresh and unmaps it on free, so each new weight buffer paid a page fault per 4 KiB
-  // (a third of ViT-B/16's pass time). Blocks up to 32 MiB now come from the heap and freed ones are reused; the
-  // peak is unchanged. Someone tuning the allocator with GLIBC_TUNABLES keeps their settings.
-  if (!std::getenv("GLIBC_TUNABLES")) {
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 512 << 20);
-  }
+  kiln::tuneAllocatorForWeights();  // weight buffers reuse heap memory instead of faulting fresh pages
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.size() == 1 && (args[0] == "help" || args[0] == "--help" || args[0] == "-h")) {
     printUsage(std::cout);

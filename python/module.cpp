@@ -3,10 +3,13 @@
 #include "history/sqlite_handle.h"
 #include "py_support.h"
 #include "util/load_error.h"
+#include "util/weight_allocator.h"
 
 PYBIND11_MODULE(_kiln, m) {
   namespace pb = pybind11;
   m.doc() = "Kiln's engine: load, compile, emulate, read histories.";
+  // As the executable does: a compile in this process reuses freed weight buffers (docs/python.md says so).
+  kiln::tuneAllocatorForWeights();
   static pb::exception<std::runtime_error> error(m, "Error", PyExc_RuntimeError);
   pb::register_exception_translator([](std::exception_ptr p) {
     try {
