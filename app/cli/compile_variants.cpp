@@ -82,7 +82,7 @@ int runCompileVariants(const Args& args, const Options& options) {
   for (const ShapeVariant& v : variants) checkedBinding(path, *loaded.model, v.options);  // all before any compile
 
   std::unique_ptr<HistoryDb> db;
-  if (auto h = args.value("--history")) db = std::make_unique<HistoryDb>(*h);
+  if (auto h = args.value("--history")) db = HistoryDb::forAppending(*h);
   const bool json = args.has("--json");
   VariantCompileOptions vc;
   vc.history = db.get();

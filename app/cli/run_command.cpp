@@ -129,7 +129,7 @@ int runRun(const Argv& argv) {
   std::unique_ptr<HistoryDb> db;
   std::unique_ptr<HistoryRecorder> recorder;
   if (auto h = args.value("--history")) {
-    db = std::make_unique<HistoryDb>(*h);  // LoadError (exit 2) for a foreign or newer file, which stays untouched
+    db = HistoryDb::forAppending(*h);  // LoadError (exit 2) for a foreign or newer file, which stays untouched
     recorder = std::make_unique<HistoryRecorder>(*db, path);
     pm.addObserver(recorder.get());
   }

@@ -59,7 +59,7 @@ int runVerify(const Argv& argv) {
   std::unique_ptr<HistoryRecorder> recorder;
   std::string historyError;
   if (auto h = args.value("--history")) {
-    db = std::make_unique<HistoryDb>(*h);
+    db = HistoryDb::forAppending(*h);
     recorder = std::make_unique<HistoryRecorder>(*db, path);
   }
   PassVerifier verifier(inputs.tensors, rtol, [&](const PassAccuracyRow& row) {

@@ -39,7 +39,7 @@ BatchSummary runBatch(const BatchSettings& settings) {
   auto worker = [&] {
     std::unique_ptr<HistoryDb> db;
     try {
-      if (!settings.historyPath.empty()) db = std::make_unique<HistoryDb>(settings.historyPath);
+      if (!settings.historyPath.empty()) db = HistoryDb::forAppending(settings.historyPath);
     } catch (const std::exception& e) {
       std::lock_guard lock(progressLock);
       workerError = e.what();

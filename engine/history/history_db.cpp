@@ -297,7 +297,7 @@ bool exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-FileFacts inspectExisting(const std::string& path, bool inUse) {
+FileFacts inspectExisting(const std::string& path, bool inUse, HistoryDb::Check check) {
   const std::string name = inUse ? path : fileUri(path) + "?immutable=1";
   Connection c;
   configureSqlite();
@@ -308,14 +308,17 @@ FileFacts inspectExisting(const std::string& path, bool inUse) {
   // up front instead of failing halfway through a view. It costs time in proportion to the file, so a history that
   // grew past kFullCheckBytes (months of runs) gets only the structural checks below on each open: SQLite meets
   // a corrupt page later with SQLITE_CORRUPT, which reaches the user as a HistoryError naming the file, never as
-  // a crash, and recording into it stops without breaking the compile.
+  // a crash, and recording into it stops without breaking the compile. An open for appending runs skips it on a
+  // file without free pages (HistoryDb::Check says why).
   constexpr off_t kFullCheckBytes = off_t{8} << 20;
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || st.st_size <= kFullCheckBytes) {
-    const auto check = queryColumn(path, c.db, "PRAGMA quick_check(1)");
-    if (check.empty() || check.front() != "ok")
-      throw LoadError(path,
-                      "corrupt database: " + (check.empty() ? std::string("quick_check failed") : check.front()));
+  const bool whole = check == HistoryDb::Check::Whole ||
+                     std::stoll(queryColumn(path, c.db, "PRAGMA freelist_count").at(0)) != 0;
+  if (whole && (::stat(path.c_str(), &st) != 0 || st.st_size <= kFullCheckBytes)) {
+    const auto verdict = queryColumn(path, c.db, "PRAGMA quick_check(1)");
+    if (verdict.empty() || verdict.front() != "ok")
+      throw LoadError(path, "corrupt database: " +
+                                (verdict.empty() ? std::string("quick_check failed") : verdict.front()));
   }
   FileFacts f;
   f.userVersion = std::stoi(queryColumn(path, c.db, "PRAGMA user_version").at(0));
@@ -329,19 +332,19 @@ FileFacts inspectExisting(const std::string& path, bool inUse) {
   return f;
 }
 
-FileFacts inspectExisting(const std::string& path) {
+FileFacts inspectExisting(const std::string& path, HistoryDb::Check check) {
   // A WAL-mode file opened read-only leaves -wal/-shm files behind. For a file that no one has open (no -wal or
   // -journal next to it) the check reads it as immutable instead, so refusing a file leaves its directory exactly as
   // it was; a file in use is read the normal way (its side files exist already).
   auto inUse = [&] { return exists(path + "-wal") || exists(path + "-journal"); };
-  if (inUse()) return inspectExisting(path, true);
+  if (inUse()) return inspectExisting(path, true, check);
   try {
-    return inspectExisting(path, false);
+    return inspectExisting(path, false, check);
   } catch (const LoadError&) {
     // A writer opened the file while it was read as immutable: what was read may be half of its changes. Read it
     // again the normal way; only what that read finds is the file's.
     if (!inUse()) throw;
-    return inspectExisting(path, true);
+    return inspectExisting(path, true, check);
   }
 }
 
@@ -355,7 +358,7 @@ bool hasSqliteHeader(const std::string& path) {
 
 // Refuses what we must not touch; returns true when the file is a blank to initialise (missing, 0 bytes, or an
 // SQLite database without any table).
-bool validate(const std::string& path, HistoryDb::Mode mode) {
+bool validate(const std::string& path, HistoryDb::Mode mode, HistoryDb::Check check) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     if (errno != ENOENT) throw LoadError(path, std::string("cannot open: ") + std::strerror(errno));
@@ -369,7 +372,7 @@ bool validate(const std::string& path, HistoryDb::Mode mode) {
   }
   // Checked by hand first: SQLite would only notice lazily, and its message ("file is not a database") is vague.
   if (!hasSqliteHeader(path)) throw LoadError(path, "not an SQLite database");
-  const FileFacts f = inspectExisting(path);
+  const FileFacts f = inspectExisting(path, check);
   if (f.tables == 0) {
     if (mode == HistoryDb::Mode::ReadOnly) throw LoadError(path, "empty database, not a Kiln history");
     return true;
@@ -395,9 +398,9 @@ std::string hostName() {
 
 // ---------------------------------------------------------------- HistoryDb
 
-HistoryDb::HistoryDb(std::string path, Mode mode) : path_(std::move(path)), mode_(mode) {
+HistoryDb::HistoryDb(std::string path, Mode mode, Check check) : path_(std::move(path)), mode_(mode) {
   if (path_.empty()) throw LoadError(path_, "no history file given");
-  const bool blank = validate(path_, mode_);
+  const bool blank = validate(path_, mode_, check);
   openConnection(blank);
   if (mode_ == Mode::ReadWrite) {
     try {
@@ -416,7 +419,7 @@ HistoryDb::~HistoryDb() { sqlite3_close_v2(db_); }
 int HistoryDb::olderSchemaOf(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0 || !hasSqliteHeader(path)) return 0;
-  const FileFacts f = inspectExisting(path);
+  const FileFacts f = inspectExisting(path, Check::Whole);
   return f.kilnMeta && f.userVersion >= 1 && f.userVersion < kSchemaVersion ? f.userVersion : 0;
 }
 

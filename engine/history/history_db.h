@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "history/sqlite_handle.h"
 
@@ -15,13 +16,27 @@ namespace kiln {
 class HistoryDb {
  public:
   enum class Mode { ReadWrite, ReadOnly };
+  // How much of an existing file is checked before it is used. Whole: every page (PRAGMA quick_check, on files up
+  // to 8 MB), so a damaged file is refused before a view fails half-way. ForAppending, for opens that only add runs
+  // (recording a compile, a run, a batch): the header, schema and version, plus the whole check when the file has
+  // free pages. quick_check costs ~1.5 ms per MB, and a history grows by a run per compile: checked whole, every
+  // recorded compile into a project's history paid up to 12 ms for it. An append needs less: with an empty
+  // freelist SQLite takes every new page from the end of the file, so a damaged page cannot be handed out again
+  // and overwritten, and a damaged page on an append's path is met as SQLITE_CORRUPT, which stops the recording
+  // with the file named and leaves the compile alone.
+  enum class Check { Whole, ForAppending };
   // Schema version this build writes; older files are migrated on a writable open, newer ones refused.
   static constexpr int kSchemaVersion = 7;
 
   // ReadWrite creates a missing or empty file and marks runs abandoned by dead writers 'incomplete'. ReadOnly
   // (viewers) never writes. Throws LoadError(path, reason) for: not an SQLite file, an SQLite database that is not
-  // Kiln's, a newer schema, a corrupt file (PRAGMA quick_check), or (ReadOnly) a missing/empty file.
-  explicit HistoryDb(std::string path, Mode mode = Mode::ReadWrite);
+  // Kiln's, a newer schema, a corrupt file (see Check), or (ReadOnly) a missing/empty file.
+  explicit HistoryDb(std::string path, Mode mode = Mode::ReadWrite, Check check = Check::Whole);
+  // A writable open for recording runs (Check::ForAppending): `kiln compile/run/verify/batch --history`, the
+  // workbench's and the Python module's compiles.
+  static std::unique_ptr<HistoryDb> forAppending(std::string path) {
+    return std::make_unique<HistoryDb>(std::move(path), Mode::ReadWrite, Check::ForAppending);
+  }
   // The schema version of `path` when it is a Kiln history older than this build's (which a ReadOnly open refuses
   // until a ReadWrite open has migrated it), else 0. Throws LoadError for a file that cannot be read (corrupt...).
   static int olderSchemaOf(const std::string& path);

@@ -11,7 +11,7 @@ HistoryOpening::HistoryOpening(std::string path) : path_(std::move(path)) {
   created_ = !std::filesystem::exists(std::filesystem::symlink_status(path_, ec));
   // (Under an address-space limit a second thread's malloc arena can fail first: opened in take() instead.)
   if (!addressSpaceLimited())
-    opening_ = std::async(std::launch::async, [p = path_] { return std::make_unique<HistoryDb>(p); });
+    opening_ = std::async(std::launch::async, [p = path_] { return HistoryDb::forAppending(p); });
 }
 
 HistoryOpening::~HistoryOpening() {
@@ -30,7 +30,7 @@ HistoryOpening::~HistoryOpening() {
 
 std::unique_ptr<HistoryDb> HistoryOpening::take() {
   taken_ = true;
-  return opening_.valid() ? opening_.get() : std::make_unique<HistoryDb>(path_);
+  return opening_.valid() ? opening_.get() : HistoryDb::forAppending(path_);
 }
 
 }  // namespace kiln

@@ -1038,6 +1038,70 @@ class HistoryTest : public QObject {
     QVERIFY(HistoryReader(HistoryDb(bare, HistoryDb::Mode::ReadOnly)).listRuns().empty());
   }
 
+  // An open for appending runs does not read every page (HistoryDb::Check): damage off an append's path does not
+  // stop a recording, and an open that checks the whole file still reports it. A file with free pages, which an
+  // append could hand out again, is checked whole either way.
+  void appendingOpensCheckWhatAnAppendTouches() {
+    auto refusal = [](const std::string& path, HistoryDb::Check check) -> std::string {
+      try {
+        HistoryDb db(path, HistoryDb::Mode::ReadWrite, check);
+      } catch (const LoadError& e) {
+        return e.file() == path ? e.what() : "wrong file in error";
+      }
+      return "(opened)";
+    };
+    auto damaged = [](const std::string& name) {
+      const std::string path = tmpFile(name);
+      {
+        SmallModel sm;
+        HistoryDb db(path);
+        recordSmallRun(db, sm, "small.onnx");
+      }
+      // A 40 KB error text on the run: it lives in a chain of overflow pages that no later append reads.
+      sqliteExec(path, "UPDATE runs SET error = hex(zeroblob(20000)) WHERE id = 1");
+      std::string bytes = readBytes(path);
+      size_t page = 0;
+      for (size_t at = 4096; at + 4096 <= bytes.size() && !page; at += 4096)
+        if (bytes.compare(at + 4, 4092, std::string(4092, '0')) == 0) page = at;
+      if (page) bytes.replace(page, 4, "\xff\xff\xff\xff");  // the chain's next-page number, out of range
+      writeBytes(path, bytes);
+      return page ? path : std::string();
+    };
+    auto freePages = [](const std::string& path) {
+      sqlite3* db = nullptr;
+      sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+      sqlite3_stmt* st = nullptr;
+      sqlite3_prepare_v2(db, "PRAGMA freelist_count", -1, &st, nullptr);
+      const int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+      sqlite3_finalize(st);
+      sqlite3_close(db);
+      return n;
+    };
+
+    const std::string path = damaged("append.kiln");
+    QVERIFY2(!path.empty(), "no overflow page found to damage");
+    QCOMPARE(freePages(path), int64_t{0});
+    QVERIFY(refusal(path, HistoryDb::Check::Whole).rfind("corrupt database", 0) == 0);
+    {
+      SmallModel sm;
+      auto db = HistoryDb::forAppending(path);
+      const auto expected = recordSmallRun(*db, sm, "small.onnx");
+      // (Listing the runs would read the damaged text of run 1.)
+      const QString err = checkEveryPass(HistoryReader(*db), 2, expected);
+      QVERIFY2(err.isEmpty(), qPrintable(err));
+    }
+    QVERIFY(refusal(path, HistoryDb::Check::Whole).rfind("corrupt database", 0) == 0);  // still reported
+
+    // The same damage in a file with a free page.
+    const std::string withFree = damaged("append_free.kiln");
+    QVERIFY(!withFree.empty());
+    sqliteExec(withFree, "CREATE TABLE scratch(x); INSERT INTO scratch VALUES (zeroblob(9000)); DROP TABLE scratch;");
+    QVERIFY(freePages(withFree) > 0);
+    const std::string before = readBytes(withFree);
+    QVERIFY(refusal(withFree, HistoryDb::Check::ForAppending).rfind("corrupt database", 0) == 0);
+    QCOMPARE(readBytes(withFree), before);
+  }
+
   void migratesVersion1Files() {
     // A history written by schema version 1 (full first/last indexes, one edge row per input slot with its own
     // interval), built by hand: node 12 changes an attribute at pass 1 and has input 0 rewired at pass 2 without a
