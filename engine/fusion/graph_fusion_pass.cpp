@@ -24,7 +24,7 @@ class RuleSweep final : public NodePass {
  protected:
   bool visit(Node& node, PassContext& ctx, NodeWorklist& work, PassResult& result) override {
     bool anchored = false;
-    for (const std::string& t : anchors_) anchored = anchored || node.qualifiedType() == t;
+    for (const std::string& t : anchors_) anchored = anchored || node.hasQualifiedType(t);
     if (!anchored) return false;
     Node* fused = nullptr;
     try {

@@ -89,8 +89,8 @@ class Matcher {
 
   bool matchOp(const OpSpec& p, Node& n, Match& m) const {
     if (n.graph() != graph_) return false;  // a subgraph's node and an outer one never fuse together
-    const std::string type = n.qualifiedType();
-    if (std::find(p.types.begin(), p.types.end(), type) == p.types.end()) return false;
+    if (std::none_of(p.types.begin(), p.types.end(), [&](const std::string& t) { return n.hasQualifiedType(t); }))
+      return false;
     if (p.where && !p.where(n)) return false;
     if (!p.bind.empty()) {
       if (Node* bound = m.node(p.bind); bound && bound != &n) return false;

@@ -63,6 +63,12 @@ std::string Node::qualifiedType() const {
   return domain_ + ":" + opType_;
 }
 
+bool Node::hasQualifiedType(std::string_view qualified) const {
+  if (domain_.empty() || domain_ == "ai.onnx") return qualified == opType_;
+  return qualified.size() == domain_.size() + 1 + opType_.size() && qualified.starts_with(domain_) &&
+         qualified[domain_.size()] == ':' && qualified.ends_with(opType_);
+}
+
 const Attribute* Node::attr(std::string_view name) const {
   for (const auto& a : attrs_)
     if (a.name == name) return &a.value;

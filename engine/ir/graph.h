@@ -120,6 +120,8 @@ class Node {
   void setName(std::string n);
   // "Conv", or "com.microsoft:Attention" outside the default domain.
   std::string qualifiedType() const;
+  // qualifiedType() == qualified, without building the string (fusion asks it of every node, for every rule).
+  bool hasQualifiedType(std::string_view qualified) const;
 
   // Inputs may contain nullptr for an omitted optional input; outputs likewise for an omitted optional output.
   const std::vector<Value*>& inputs() const { return inputs_; }

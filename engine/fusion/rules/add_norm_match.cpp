@@ -10,7 +10,7 @@ namespace kiln {
 Node* fuseAddNorm(Node& norm, const std::string& fusedOpType, const std::string& rule) {
   Value* sum = norm.input(0);
   Node* add = sum ? sum->producer() : nullptr;
-  if (!add || add->qualifiedType() != "Add" || add->graph() != norm.graph() || add->numInputs() != 2) return nullptr;
+  if (!add || !add->hasQualifiedType("Add") || add->graph() != norm.graph() || add->numInputs() != 2) return nullptr;
   if (!add->input(0) || !add->input(1) || !sum->type().shape.rankKnown()) return nullptr;
   for (size_t i = 1; i < norm.numOutputs(); ++i)  // LayerNormalization's Mean / InvStdDev
     if (const Value* o = norm.output(i); o && (o->hasUses() || o->isGraphOutput())) return nullptr;

@@ -39,7 +39,7 @@ class LayerNormFusion final : public FusionRule {
     // Variance branch: Add(ReduceMean(Pow(d, 2) | Mul(d, d)), eps) under the Sqrt.
     const auto ms = matchMeanSquarePlusEps(sqrt->input(0));
     if (!ms || ms->squared != d || trailingReduceAxis(*ms->mean, rank) != axis) return nullptr;
-    const bool isMul = ms->square->qualifiedType() == "Mul";
+    const bool isMul = ms->square->hasQualifiedType("Mul");
     // d feeds exactly the square and the Div (a Mul(d, d) counts twice).
     if (d->isGraphOutput() || d->uses().size() != (isMul ? 3u : 2u)) return nullptr;
 

@@ -72,7 +72,7 @@ class MatMulAddGeluFusion final : public FusionRule {
       bias = m->value("bias");
       group.insert(group.end(), m->nodes().begin(), m->nodes().end());
       producer = nullptr;  // already in the group
-    } else if (producer->qualifiedType() == "kiln:FusedMatMul" && producer->numInputs() == 3 &&
+    } else if (producer->hasQualifiedType("kiln:FusedMatMul") && producer->numInputs() == 3 &&
                producer->attrString("activation", "").empty()) {  // MatMulBiasAddFusion got there first
       matmul = producer;
       bias = producer->input(2);

@@ -96,8 +96,8 @@ std::optional<MeanSquare> matchMeanSquarePlusEps(const Value* v) {
   m.square = m.mean->input(0) ? m.mean->input(0)->producer() : nullptr;
   if (!m.square || !hasSingleUse(m.mean->input(0))) return std::nullopt;
   m.squared = m.square->input(0);
-  const bool isPow = m.square->qualifiedType() == "Pow" && isConstantFilledWith(m.square->input(1), 2.0);
-  const bool isMul = m.square->qualifiedType() == "Mul" && m.square->input(1) == m.squared;
+  const bool isPow = m.square->hasQualifiedType("Pow") && isConstantFilledWith(m.square->input(1), 2.0);
+  const bool isMul = m.square->hasQualifiedType("Mul") && m.square->input(1) == m.squared;
   if (!m.squared || (!isPow && !isMul)) return std::nullopt;
   return m;
 }
@@ -111,7 +111,7 @@ Value* absorbParameter(Value*& out, std::vector<Node*>& group, const char* opTyp
                        const std::vector<int64_t>& normDims) {
   if (!hasSingleUse(out)) return nullptr;
   Node* n = out->uses().front().node;
-  if (n->qualifiedType() != opType) return nullptr;
+  if (!n->hasQualifiedType(opType)) return nullptr;
   Value* p = otherBinaryInput(*n, out);
   if (!p || !fitsNormalisedDims(p, normDims)) return nullptr;
   group.push_back(n);

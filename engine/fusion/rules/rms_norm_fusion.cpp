@@ -34,12 +34,12 @@ class RmsNormFusion final : public FusionRule {
     group.push_back(&sqrt);
     Node* consumer = sqrt.output(0)->uses().front().node;
     Node* scale = nullptr;
-    if (consumer->qualifiedType() == "Div" && consumer->input(0) == x && consumer->input(1) == sqrt.output(0)) {
+    if (consumer->hasQualifiedType("Div") && consumer->input(0) == x && consumer->input(1) == sqrt.output(0)) {
       scale = consumer;
-    } else if (consumer->qualifiedType() == "Reciprocal" && hasSingleUse(consumer->output(0))) {
+    } else if (consumer->hasQualifiedType("Reciprocal") && hasSingleUse(consumer->output(0))) {
       group.push_back(consumer);
       Node* mul = consumer->output(0)->uses().front().node;
-      if (mul->qualifiedType() == "Mul" && otherBinaryInput(*mul, consumer->output(0)) == x) scale = mul;
+      if (mul->hasQualifiedType("Mul") && otherBinaryInput(*mul, consumer->output(0)) == x) scale = mul;
     }
     if (!scale) return nullptr;
     group.push_back(scale);

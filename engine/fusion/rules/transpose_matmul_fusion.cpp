@@ -18,7 +18,7 @@ namespace {
 
 // True when `t` is an ONNX Transpose of a floating tensor of known rank >= 2 that swaps exactly its last two axes.
 bool swapsLastTwoAxes(const Node& t) {
-  if (t.qualifiedType() != "Transpose" || !t.input(0)) return false;
+  if (!t.hasQualifiedType("Transpose") || !t.input(0)) return false;
   const ValueType& in = t.input(0)->type();
   if (!isFloating(in.dtype) || !in.shape.rankKnown() || in.shape.rank() < 2) return false;
   const auto rank = static_cast<int64_t>(in.shape.rank());
@@ -34,7 +34,7 @@ bool swapsLastTwoAxes(const Node& t) {
 }
 
 Value* fusedBias(Node& matmul) {
-  return matmul.qualifiedType() == "kiln:FusedMatMul" && matmul.numInputs() > 2 ? matmul.input(2) : nullptr;
+  return matmul.hasQualifiedType("kiln:FusedMatMul") && matmul.numInputs() > 2 ? matmul.input(2) : nullptr;
 }
 
 // The Gemm again, every attribute copied (transA / transB always present so the flag can toggle).
@@ -62,7 +62,7 @@ class TransposeMatMulFusion final : public FusionRule {
       if (t && t->graph() == matmul.graph() && swapsLastTwoAxes(*t)) transposes[side] = t;
     }
     if (!transposes[0] && !transposes[1]) return nullptr;
-    const bool gemm = matmul.qualifiedType() == "Gemm";
+    const bool gemm = matmul.hasQualifiedType("Gemm");
     FusedNodeSpec spec = gemm ? gemmSpec(matmul) : fusedMatMulSpec(matmul, fusedBias(matmul),
                                                                      matmul.attrString("activation", ""),
                                                                      matmul.output(0));
