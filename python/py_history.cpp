@@ -100,25 +100,41 @@ void bindHistory(pb::module_& m) {
 
   m.def(
       "import_ge_dump",
-      [](const pb::object& folder, const pb::object& history) {
-        const std::string dir = pathOf(folder), path = pathOf(history);
+      [](const pb::object& dumps, const pb::object& history, const pb::object& fusionResult) {
+        std::vector<std::string> paths;
+        if (pb::isinstance<pb::list>(dumps) || pb::isinstance<pb::tuple>(dumps))
+          for (const pb::handle& p : dumps) paths.push_back(pathOf(pb::reinterpret_borrow<pb::object>(p)));
+        else
+          paths.push_back(pathOf(dumps));
+        const std::string path = pathOf(history);
+        const std::string report = fusionResult.is_none() ? std::string() : pathOf(fusionResult);
         gedump::ImportResult r;
         {
           pb::gil_scoped_release unlocked;
           HistoryDb db(path);  // created when absent; a foreign or newer file is refused untouched
-          r = gedump::importDumps(dir, db);
+          r = gedump::importDumps(paths, db, report);
+        }
+        pb::list runs;
+        for (const gedump::ImportedRun& run : r.runs) {
+          pb::dict d;
+          d["run"] = run.runId;
+          d["graph"] = run.label;
+          d["stages"] = run.stages;
+          d["last_file"] = run.lastFile;
+          d["fusion_passes"] = run.fusionPasses;
+          runs.append(d);
         }
         pb::dict out;
-        out["run"] = r.runId;
-        out["passes"] = r.passes;
+        out["runs"] = runs;
         out["warnings"] = r.warnings;
         return out;
       },
-      pb::arg("folder"), pb::arg("history"),
-      "Imports a folder of GE graph dumps (ge_proto_*_graph_*_<Stage>.txt, as GE writes with DUMP_GE_GRAPH) into a "
-      "history as "
-      "one run, as `kiln history import` does; read it back with kiln.History(history). Returns the run id, the "
-      "passes and any warnings; a broken dump raises kiln.Error naming the file.");
+      pb::arg("dumps"), pb::arg("history"), pb::arg("fusion_result") = pb::none(),
+      "Imports GE graph dumps (a folder, a dump file, or a list of them: ge_proto_*.txt and ge_onnx_*.pbtxt as GE "
+      "writes them with DUMP_GE_GRAPH) into a history, one run per compilation they record, as `kiln history import` "
+      "does; ATC's fusion_result.json (given, or found beside the dumps) is attached. Read it back with "
+      "kiln.History(history). Returns {'runs': [{'run', 'graph', 'stages', 'last_file', 'fusion_passes'}], "
+      "'warnings'}; a broken dump raises kiln.Error naming the file.");
 }
 
 }  // namespace kiln::py

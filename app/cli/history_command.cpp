@@ -2,7 +2,8 @@
 // kiln history show DB RUN [--pass N] [--diff] [--json]
 //   show: the run and its passes; --pass N: the graph after pass N; --pass N --diff: what pass N changed.
 // kiln history diff DB RUN A B [--json]: any two passes compared.
-// kiln history import DB GE_DUMP_DIR [--json]: a folder of GE graph dumps (ge_proto_*.txt) becomes one run.
+// kiln history import DB PATH... [--fusion-result FILE] [--json]: GE graph dumps (folders or files: ge_proto_*.txt,
+//   ge_onnx_*.pbtxt) become one run per compilation they record, with ATC's fusion_result.json attached.
 // kiln history merge OUT.db IN.db... [--json]: every run of the inputs copied into OUT (new run ids), e.g. the
 //   histories of a CI matrix's `kiln batch --shard` jobs.
 // kiln history upgrade DB [--json]: migrates a history written by an older Kiln to this one's schema (viewing
@@ -35,7 +36,7 @@ constexpr const char* kUsage =
     "usage: kiln history list DB [--json]\n"
     "       kiln history show DB RUN [--pass N] [--diff] [--json]\n"
     "       kiln history diff DB RUN A B [--json]\n"
-    "       kiln history import DB GE_DUMP_DIR [--json]\n"
+    "       kiln history import DB DUMPS... [--fusion-result FILE] [--json]\n"
     "       kiln history merge OUT.db IN.db... [--json]\n"
     "       kiln history upgrade DB [--json]";
 
@@ -44,22 +45,36 @@ constexpr const char* kUsage =
 int runHistory(const Argv& argv) {
   if (argv.empty()) throw UsageError(kUsage);
   const std::string sub = argv[0];
-  const Args args = parseArgs(Argv(argv.begin() + 1, argv.end()), {{"--json", "--diff"}, {"--pass"}});
+  const Args args =
+      parseArgs(Argv(argv.begin() + 1, argv.end()), {{"--json", "--diff"}, {"--pass", "--fusion-result"}});
   const bool json = args.has("--json");
   if (args.positional.empty()) throw UsageError(kUsage);
   if (sub == "import") {
-    if (args.positional.size() != 2) throw UsageError(kUsage);
+    if (args.positional.size() < 2) throw UsageError(kUsage);
+    const std::vector<std::string> paths(args.positional.begin() + 1, args.positional.end());
     HistoryDb db(args.positional[0]);  // LoadError (exit 2) for a foreign or newer database: never touched
-    const gedump::ImportResult r = gedump::importDumps(args.positional[1], db);
+    const gedump::ImportResult r = gedump::importDumps(paths, db, args.value("--fusion-result").value_or(""));
     for (const std::string& w : r.warnings) std::cerr << "kiln history import: warning: " << w << "\n";
     if (json) {
+      Json runs = Json::array();
+      for (const gedump::ImportedRun& run : r.runs) {
+        Json j = Json::object();
+        j.set("run", run.runId);
+        j.set("graph", run.label);
+        j.set("stages", int64_t(run.stages));
+        j.set("last_file", run.lastFile);
+        j.set("fusion_passes", int64_t(run.fusionPasses));
+        runs.push(std::move(j));
+      }
       Json j = Json::object();
-      j.set("run", r.runId);
-      j.set("passes", int64_t(r.passes));
+      j.set("runs", std::move(runs));
       std::cout << j.dump(2) << "\n";
     } else {
-      std::cout << "imported " << args.positional[1] << " as run " << r.runId << " (" << r.passes
-                << " stages after the first) in " << args.positional[0] << "\n";
+      for (const gedump::ImportedRun& run : r.runs)
+        std::cout << "imported " << run.label << " as run " << run.runId << " (" << run.stages
+                  << (run.stages == 1 ? " stage" : " stages")
+                  << (run.fusionPasses ? ", " + std::to_string(run.fusionPasses) + " fusion passes from ATC's report" : "")
+                  << ") in " << args.positional[0] << "\n";
     }
     return 0;
   }

@@ -1,65 +1,38 @@
 #include "history/ge_dump_import.h"
 
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
-#include <fstream>
-#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "history/history_recorder.h"
-#include "util/load_error.h"
-#include "io/om/om_reader.h"
+#include "io/atc/fusion_result.h"
+#include "io/gedump/dump_files.h"
+#include "io/gedump/ge_dump_reader.h"
 #include "ir/graph.h"
 #include "ir/model.h"
 #include "passes/pass_manager.h"
 #include "util/json.h"
+#include "util/load_error.h"
 
 namespace kiln::gedump {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr uintmax_t kMaxDumpBytes = uintmax_t{512} << 20;  // one stage's text; real dumps without weights are far smaller
-constexpr size_t kMaxDumpFiles = 100000;
-
-// "ge_proto_00000012_graph_0_PreRunAfterPrepare.txt" -> {12, "0", "PreRunAfterPrepare"}
-std::optional<DumpFile> parseName(const fs::path& p) {
-  const std::string name = p.filename().string();
-  const std::string prefix = "ge_proto_", suffix = ".txt";
-  if (!name.starts_with(prefix) || !name.ends_with(suffix)) return std::nullopt;
-  const std::string_view rest(name.data() + prefix.size(), name.size() - prefix.size() - suffix.size());
-  if (rest.size() < 8 + 7) return std::nullopt;
-  DumpFile f;
-  auto [end, ec] = std::from_chars(rest.data(), rest.data() + 8, f.counter);
-  if (ec != std::errc() || end != rest.data() + 8 || rest.substr(8, 7) != "_graph_") return std::nullopt;
-  const std::string_view tail = rest.substr(15);
-  const size_t us = tail.find('_');
-  if (us == std::string_view::npos || us == 0 || us + 1 >= tail.size()) return std::nullopt;
-  f.graphId = std::string(tail.substr(0, us));
-  f.stage = std::string(tail.substr(us + 1));
-  f.path = p.string();
-  return f;
-}
-
-std::string readText(const DumpFile& f) {
-  std::error_code ec;
-  const uintmax_t size = fs::file_size(f.path, ec);
-  if (ec) throw LoadError(f.path, "cannot read: " + ec.message());
-  if (size > kMaxDumpBytes) throw LoadError(f.path, "dump of " + std::to_string(size) + " bytes is larger than the "
-                                                        "512 MiB Kiln reads per stage");
-  std::ifstream in(f.path, std::ios::binary);
-  std::string text(static_cast<size_t>(size), '\0');
-  if (!in.read(text.data(), std::streamsize(size))) throw LoadError(f.path, "cannot read");
-  return text;
+std::unique_ptr<Model> readDump(const DumpFile& f, std::vector<std::string>& warnings) {
+  const std::string text = readDumpText(f.path);
+  std::vector<std::string> local;
+  auto m = f.kind == DumpKind::GeProto ? readGeProtoDump(text, f.path, local) : readGeOnnxDump(text, f.path, local);
+  for (std::string& w : local) warnings.push_back(fs::path(f.path).filename().string() + ": " + w);
+  return m;
 }
 
 // GE's stage names say where in its pipeline a dump was taken.
 Stage stageOf(const std::string& name, Stage previous) {
   auto has = [&](const char* s) { return name.find(s) != std::string::npos; };
   if (has("Build") || has("AssignResource") || has("Memory") || has("Task") || has("Stream")) return Stage::Compile;
-  if (has("Optimize") || has("Fusion") || has("Fe")) return std::max(previous, Stage::Optimize);
+  if (has("Optimize") || has("Fusion") || has("Fe") || has("UB")) return std::max(previous, Stage::Optimize);
   return previous;
 }
 
@@ -127,9 +100,39 @@ class GraphSync {
     return valueMap_[v] = in;
   }
 
-  static void syncAttributes(const Node& src, Node& dst) {
+  // A subgraph attribute: each body synced into the one the node holds at that place (by name), or into a new one.
+  void syncSubgraphs(const std::string& name, const Attribute& from, Node& dst) {
+    std::vector<Attribute::GraphPtr> src, have;
+    if (const auto* one = from.get<Attribute::GraphPtr>()) src.push_back(*one);
+    if (const auto* list = from.get<std::vector<Attribute::GraphPtr>>()) src = *list;
+    const bool single = from.get<Attribute::GraphPtr>() != nullptr;
+    if (const Attribute* mine = dst.attr(name)) {
+      if (const auto* one = mine->get<Attribute::GraphPtr>()) have.push_back(*one);
+      if (const auto* list = mine->get<std::vector<Attribute::GraphPtr>>()) have = *list;
+    }
+    std::vector<Attribute::GraphPtr> out;
+    bool fresh = have.size() != src.size() || single != (dst.attr(name) && dst.attr(name)->get<Attribute::GraphPtr>());
+    for (size_t k = 0; k < src.size(); ++k) {
+      if (!src[k]) continue;
+      Attribute::GraphPtr body = k < have.size() && have[k] && have[k]->name() == src[k]->name() ? have[k] : nullptr;
+      if (!body) {
+        body = g_.makeSubgraph(src[k]->name());
+        fresh = true;
+      }
+      GraphSync(*body, *src[k]).run();
+      out.push_back(std::move(body));
+    }
+    if (!fresh) return;
+    if (single && out.size() == 1) dst.setAttr(name, Attribute(std::move(out.front())));
+    else dst.setAttr(name, Attribute(std::move(out)));
+  }
+
+  void syncAttributes(const Node& src, Node& dst) {
     for (const NamedAttribute& a : src.attributes()) {
-      if (a.value.get<Attribute::GraphPtr>() || a.value.get<std::vector<Attribute::GraphPtr>>()) continue;
+      if (a.value.get<Attribute::GraphPtr>() || a.value.get<std::vector<Attribute::GraphPtr>>()) {
+        syncSubgraphs(a.name, a.value, dst);
+        continue;
+      }
       const Attribute* mine = dst.attr(a.name);
       if (!mine || !(*mine == a.value)) dst.setAttr(a.name, a.value);
     }
@@ -154,62 +157,107 @@ class GraphSync {
 
 }  // namespace
 
-std::vector<DumpFile> listDumps(const std::string& dir, std::vector<std::string>* skipped) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw LoadError(dir, "is not a folder of GE graph dumps");
-  std::map<std::string, std::vector<DumpFile>> byGraph;
-  size_t seen = 0;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (++seen > kMaxDumpFiles) throw LoadError(dir, "more than 100000 files: not a dump folder Kiln reads");
-    if (auto f = parseName(it->path()); f && it->is_regular_file(ec)) byGraph[f->graphId].push_back(*f);
+std::vector<size_t> fusionEntriesFor(const atc::FusionResult& report, const std::string& graphId) {
+  std::vector<size_t> out;
+  std::unordered_set<std::string> graphs;
+  for (size_t i = 0; i < report.passes.size(); ++i) {
+    const std::string& g = report.passes[i].graph;
+    graphs.insert(g);
+    const size_t us = g.rfind('_');
+    const std::string id = us == std::string::npos ? g : g.substr(us + 1);
+    if (!graphId.empty() && id == graphId) out.push_back(i);
   }
-  if (ec) throw LoadError(dir, "cannot list: " + ec.message());
-  if (byGraph.empty()) throw LoadError(dir, "holds no ge_proto_<counter>_graph_<id>_<Stage>.txt dumps");
-  auto best = std::max_element(byGraph.begin(), byGraph.end(),
-                               [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
-  std::vector<DumpFile> files = best->second;
-  std::sort(files.begin(), files.end(), [](const DumpFile& a, const DumpFile& b) { return a.counter < b.counter; });
-  for (size_t i = 1; i < files.size(); ++i)
-    if (files[i].counter == files[i - 1].counter)
-      throw LoadError(files[i].path, "has the same counter as " + files[i - 1].path);
-  if (skipped)
-    for (const auto& [id, list] : byGraph)
-      if (id != best->first)
-        skipped->push_back(std::to_string(list.size()) + " dumps of graph " + id + " not imported (graph " +
-                           best->first + " has the most)");
-  return files;
+  if (out.empty() && graphId.empty() && graphs.size() == 1)
+    for (size_t i = 0; i < report.passes.size(); ++i) out.push_back(i);
+  return out;
 }
 
-ImportResult importDumps(const std::string& dir, HistoryDb& db) {
+ImportResult importDumps(const std::vector<std::string>& paths, HistoryDb& db, const std::string& fusionResult) {
   ImportResult result;
-  const std::vector<DumpFile> files = listDumps(dir, &result.warnings);
-  std::unique_ptr<Model> model = om::readGeProtoText(readText(files[0]), files[0].path, result.warnings);
-  HistoryRecorder recorder(db, dir);
-  Json options = Json::object();
-  options.set("source", "GE graph dumps");
-  options.set("graph", files[0].graphId);
-  recorder.startRun(*model, options);
-  RunSummary summary;
-  summary.nodesBefore = int64_t(model->graph->numNodesRecursive());
-  Stage stage = Stage::Prepare;
-  for (size_t i = 1; i < files.size(); ++i) {
-    const std::unique_ptr<Model> next = om::readGeProtoText(readText(files[i]), files[i].path, result.warnings);
-    PassRecord r;
-    r.index = int(i);
-    r.name = files[i].stage;
-    r.stage = stage = stageOf(files[i].stage, stage);
-    r.nodesBefore = int64_t(model->graph->numNodesRecursive());
-    GraphSync(*model->graph, *next->graph).run();
-    r.nodesAfter = int64_t(model->graph->numNodesRecursive());
-    r.changed = true;
-    recorder.afterPass(r, *model);
-    summary.passes.push_back(r);
+  DumpListing listing = listDumps(paths);
+  for (const std::string& s : listing.skipped) result.warnings.push_back("skipped " + s);
+  // The fusion report: the one named, else a fusion_result.json among the files beside the dumps.
+  std::optional<atc::FusionResult> report;
+  std::string reportPath = fusionResult;
+  if (reportPath.empty())
+    for (const std::string& o : listing.others) {
+      const std::string name = fs::path(o).filename().string();
+      if (name.find("fusion_result") != std::string::npos && name.ends_with(".json")) {
+        if (!reportPath.empty()) {
+          result.warnings.push_back("several fusion_result files beside the dumps; " + reportPath + " is attached");
+          break;
+        }
+        reportPath = o;
+      }
+    }
+  if (!reportPath.empty()) {
+    report = atc::readFusionResult(reportPath);
+    for (const std::string& w : report->warnings) result.warnings.push_back(reportPath + ": " + w);
   }
-  summary.nodesAfter = int64_t(model->graph->numNodesRecursive());
-  recorder.runFinished(summary, *model);
-  if (!recorder.error().empty()) throw LoadError(dir, "history: " + recorder.error());
-  result.runId = recorder.runId();
-  result.passes = int(files.size()) - 1;
+
+  for (const DumpGroup& group : listing.groups) {
+    const std::vector<DumpFile>& files = group.files;
+    std::unique_ptr<Model> model = readDump(files[0], result.warnings);
+    HistoryRecorder recorder(db, files.back().path);
+    Json options = Json::object();
+    options.set("source", "GE graph dumps");
+    options.set("graph", group.label);
+    options.set("folder", group.folder);
+    options.set("first_stage", files[0].stage);
+    if (report) options.set("fusion_result", reportPath);
+    recorder.startRun(*model, options);
+    RunSummary summary;
+    summary.nodesBefore = int64_t(model->graph->numNodesRecursive());
+    Stage stage = stageOf(files[0].stage, Stage::Prepare);
+    int index = 0;
+    for (size_t i = 1; i < files.size(); ++i) {
+      const std::unique_ptr<Model> next = readDump(files[i], result.warnings);
+      PassRecord r;
+      r.index = ++index;
+      r.name = files[i].stage;
+      r.stage = stage = stageOf(files[i].stage, stage);
+      r.nodesBefore = int64_t(model->graph->numNodesRecursive());
+      GraphSync(*model->graph, *next->graph).run();
+      model->metadata = next->metadata;
+      r.nodesAfter = int64_t(model->graph->numNodesRecursive());
+      r.changed = true;
+      recorder.afterPass(r, *model);
+      summary.passes.push_back(r);
+    }
+    ImportedRun run;
+    if (report) {
+      const std::string id = files[0].graphId;
+      const std::vector<size_t> entries = fusionEntriesFor(*report, id);
+      for (const char* kind : {"graph", "ub"}) {
+        PassRecord r;
+        r.name = std::string(kind) == "graph" ? kAtcGraphFusionPass : kAtcUbFusionPass;
+        r.stage = Stage::Optimize;
+        r.nodesBefore = r.nodesAfter = int64_t(model->graph->numNodesRecursive());
+        for (size_t e : entries) {
+          const atc::FusionPassCount& p = report->passes[e];
+          if (p.kind != kind) continue;
+          r.counters[p.pass] += p.effect;
+          r.counters[p.pass + ".matched"] += p.match;
+          ++run.fusionPasses;
+        }
+        if (r.counters.empty()) continue;
+        r.index = ++index;
+        recorder.afterPass(r, *model);
+        summary.passes.push_back(r);
+      }
+      if (entries.empty())
+        result.warnings.push_back(reportPath + " names no graph " + (id.empty() ? std::string("of these dumps") : id) +
+                                  ": not attached to " + group.label);
+    }
+    summary.nodesAfter = int64_t(model->graph->numNodesRecursive());
+    recorder.runFinished(summary, *model);
+    if (!recorder.error().empty()) throw LoadError(group.folder, "history: " + recorder.error());
+    run.runId = recorder.runId();
+    run.label = group.label;
+    run.stages = int(files.size());
+    run.lastFile = files.back().path;
+    result.runs.push_back(std::move(run));
+  }
   return result;
 }
 

@@ -1,13 +1,19 @@
 #pragma once
-// A folder of GE graph dumps (DUMP_GE_GRAPH: ge_proto_%08d_graph_<id>_<Stage>.txt, ge.proto.ModelDef in protobuf
-// text format, one file per pipeline stage) is a recorded pass history of a real GE compilation. Importing it makes
-// one run in Kiln's history with one pass per file, ordered by the counter and named by the stage, so the same
-// diffs, inspector and views step through it as through our own runs.
+// GE's graph dumps (DUMP_GE_GRAPH) are a recorded pass history of a real GE compilation. Importing a folder of them
+// (or any set of dump files: io/gedump/dump_files.h sorts them into compilations) makes one run per compilation in
+// Kiln's history, one pass per dump after the first, ordered by GE's index and named by the stage, so the same
+// diffs, inspector and views step through GE's compile as through Kiln's own.
 //
-// The history diffs by node id, and every file is a separate graph: nodes are matched across files by op name (GE
-// names are unique within a graph and stable across its stages). An op whose name and type survive keeps its id;
-// its attributes, annotations, inputs and output types are brought up to date, so the diff shows what the stage
-// changed.
+// The history diffs by node id, and every file is a separate graph: ops are matched across files by name (GE names
+// are unique within a graph and stable across its stages). An op whose name and type survive keeps its id; its
+// attributes, annotations, inputs, output types and subgraphs are brought up to date, so the diff shows what the
+// stage changed.
+//
+// ATC's fusion_result.json (given, or found beside the dumps) is attached to the run of the graph it names as two
+// passes that change nothing, "ATC:graph_fusion" and "ATC:ub_fusion", whose counters are each fusion pass's
+// effect_times (what took effect, as Kiln's GraphFusion/UBFusion counters count rules) and "<pass>.matched" its
+// match_times. The run's model path is the last stage's file, so the views can open GE's final graph (and its plan,
+// when that is a Build-stage dump) without compiling anything.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,25 +22,36 @@ namespace kiln {
 class HistoryDb;
 }  // namespace kiln
 
+namespace kiln::atc {
+struct FusionResult;
+}  // namespace kiln::atc
+
 namespace kiln::gedump {
 
-struct DumpFile {
-  int64_t counter = 0;
-  std::string graphId, stage, path;
+struct ImportedRun {
+  int64_t runId = 0;
+  std::string label;       // "graph 11"
+  int stages = 0;          // files imported (the first is pass 0)
+  std::string lastFile;    // the run's model path
+  int fusionPasses = 0;    // fusion_result entries attached
 };
 
-// The ge_proto_* files of `dir` for one graph id (the one with the most files), ordered by counter. Files of other
-// graph ids are reported in `skipped`. Throws LoadError when the folder cannot be read or holds no dump.
-std::vector<DumpFile> listDumps(const std::string& dir, std::vector<std::string>* skipped = nullptr);
-
 struct ImportResult {
-  int64_t runId = 0;
-  int passes = 0;  // files after the first (which is the imported graph)
+  std::vector<ImportedRun> runs;
   std::vector<std::string> warnings;
 };
 
-// Imports the folder into `db` as one run. Throws LoadError naming the file for a broken dump; the runs already in
-// the database are never touched (a failure leaves the new run marked incomplete).
-ImportResult importDumps(const std::string& dir, HistoryDb& db);
+// The pass names the attached fusion report gets, by kind.
+inline constexpr const char* kAtcGraphFusionPass = "ATC:graph_fusion";
+inline constexpr const char* kAtcUbFusionPass = "ATC:ub_fusion";
+
+// `paths`: folders and/or dump files; `fusionResult`: a fusion_result.json to attach ("" = look beside the dumps).
+// Throws LoadError naming the file for a broken dump; the runs already in the database are never touched (a
+// failure leaves the run being imported marked incomplete, and the runs imported before it stand).
+ImportResult importDumps(const std::vector<std::string>& paths, HistoryDb& db, const std::string& fusionResult = {});
+
+// The entries of `report` that belong to a graph of id `graphId` ("" when the dumps give none): those whose graph
+// is <graphId> or <session>_<graphId>; when the dumps give no id and the report holds one graph only, that one.
+std::vector<size_t> fusionEntriesFor(const atc::FusionResult& report, const std::string& graphId);
 
 }  // namespace kiln::gedump

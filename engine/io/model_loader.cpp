@@ -5,6 +5,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "io/atc/fusion_result.h"
+#include "io/atc/om_json_reader.h"
+#include "io/gedump/ge_dump_reader.h"
 #include "io/model_path.h"
 #include "io/om/om_reader.h"
 #include "io/onnx/onnx_reader.h"
@@ -15,14 +18,52 @@
 namespace kiln {
 
 ModelFormat detectModelFormat(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return ModelFormat::Unknown;  // a pipe's first read would block
   std::ifstream f(path, std::ios::binary);
-  char magic[4] = {};
-  if (f.read(magic, 4) && std::memcmp(magic, "IMOD", 4) == 0) return ModelFormat::AscendOm;
+  std::string head(64 * 1024, '\0');
+  f.read(head.data(), std::streamsize(head.size()));
+  head.resize(static_cast<size_t>(f.gcount()));
+  if (head.size() >= 4 && std::memcmp(head.data(), "IMOD", 4) == 0) return ModelFormat::AscendOm;
   const auto dot = path.find_last_of('.');
   const std::string ext = dot == std::string::npos ? "" : path.substr(dot);
   if (ext == ".om") return ModelFormat::AscendOm;
-  if (ext == ".onnx" || ext == ".pb" || ext.empty()) return ModelFormat::Onnx;
-  return ModelFormat::Onnx;  // ONNX has no magic; the parser decides
+  switch (gedump::sniffText(head)) {
+    case gedump::TextKind::GeProto: return ModelFormat::GeDump;
+    case gedump::TextKind::OnnxText:
+      // GE's ONNX-text dumps say so (producer "GE", op types "ge:<Type>"); other ONNX text is a plain model.
+      return head.find("producer_name: \"GE\"") != std::string::npos || head.find("op_type: \"ge:") != std::string::npos
+                 ? ModelFormat::GeOnnxDump
+                 : ModelFormat::OnnxText;
+    case gedump::TextKind::Json:
+      if (atc::looksLikeFusionResult(head)) return ModelFormat::FusionResult;
+      return head.find_first_not_of(" \t\r\n\xEF\xBB\xBF") != std::string::npos &&
+                     head[head.find_first_not_of(" \t\r\n\xEF\xBB\xBF")] == '{'
+                 ? ModelFormat::AtcJson
+                 : ModelFormat::OtherJson;
+    case gedump::TextKind::Unknown: break;
+  }
+  return ModelFormat::Onnx;  // binary ONNX has no magic; the parser decides
+}
+
+std::string modelFormatName(ModelFormat f) {
+  switch (f) {
+    case ModelFormat::Onnx: return "an ONNX model";
+    case ModelFormat::OnnxText: return "an ONNX model in protobuf text";
+    case ModelFormat::AscendOm: return "an Ascend offline model (.om)";
+    case ModelFormat::GeDump: return "a GE graph dump";
+    case ModelFormat::GeOnnxDump: return "a GE graph dump in ONNX text";
+    case ModelFormat::AtcJson: return "an atc --mode=1 JSON of an .om";
+    case ModelFormat::FusionResult: return "ATC's fusion_result.json";
+    case ModelFormat::OtherJson: return "a JSON file that holds no model";
+    case ModelFormat::Unknown: break;
+  }
+  return "a file of unknown format";
+}
+
+bool isGeFormat(ModelFormat f) {
+  return f == ModelFormat::AscendOm || f == ModelFormat::GeDump || f == ModelFormat::GeOnnxDump ||
+         f == ModelFormat::AtcJson;
 }
 
 LoadLimits loadLimits(const Options& options, bool headless) {
@@ -61,6 +102,34 @@ LoadedModel loadModel(const std::string& path, const LoadLimits& limits) {
   switch (format) {
     case ModelFormat::AscendOm: {
       om::OmImport imp = om::readOmFile(file, where.modelIndex.value_or(0), path);
+      out.model = std::move(imp.model);
+      out.warnings = std::move(imp.warnings);
+      break;
+    }
+    case ModelFormat::GeDump:
+    case ModelFormat::GeOnnxDump: {
+      const std::string text = gedump::readDumpText(file);
+      out.model = format == ModelFormat::GeDump ? gedump::readGeProtoDump(text, path, out.warnings)
+                                                : gedump::readGeOnnxDump(text, path, out.warnings);
+      break;
+    }
+    case ModelFormat::AtcJson: {
+      std::error_code sizeError;
+      if (std::filesystem::file_size(file, sizeError) > atc::kMaxOmJsonBytes)
+        throw LoadError(path, "larger than the 512 MiB Kiln reads of an om -> JSON");
+      out.model = atc::readOmJson(gedump::readDumpText(file), path, out.warnings);
+      break;
+    }
+    case ModelFormat::FusionResult:
+      throw LoadError(path, "is ATC's fusion_result.json (which fusion passes ran), not a model: `kiln inspect` shows "
+                            "it, and `kiln history import` attaches it to the GE run beside it");
+    case ModelFormat::OtherJson:
+      throw LoadError(path, "is JSON but no model: Kiln reads an `atc --mode=1` JSON (an object with a \"graph\" "
+                            "list) and ATC's fusion_result.json; this is neither");
+    case ModelFormat::OnnxText: {
+      OnnxReadOptions ro;
+      ro.maxFileBytes = std::min<uint64_t>(ro.maxFileBytes, limits.maxModelBytes);
+      OnnxImport imp = readOnnxText(file, ro);
       out.model = std::move(imp.model);
       out.warnings = std::move(imp.warnings);
       break;

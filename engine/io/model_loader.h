@@ -1,7 +1,9 @@
 #pragma once
-// Opens any model file Kiln reads (ONNX, Ascend .om — found by its "IMOD" magic whatever the extension), runs
-// type/shape inference and the verifier. The single entry point the CLI, the GUI and batch mode use. (A folder of
-// GE graph dumps is not a model but a recorded compile: history/ge_dump_import.h reads it into the history.)
+// Opens any model file Kiln reads, found by content whatever the extension — ONNX (binary, or protobuf text),
+// Ascend .om (its "IMOD" magic), one GE graph dump (ge_proto_*.txt, or ge_onnx_*.pbtxt: io/gedump), an
+// `atc --mode=1` JSON (io/atc) — and runs type/shape inference and the verifier. The single entry point the CLI,
+// the GUI and batch mode use. (A folder of GE graph dumps is not a model but a recorded compile:
+// history/ge_dump_import.h reads it into the history.)
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -13,10 +15,16 @@
 
 namespace kiln {
 
-enum class ModelFormat { Onnx, AscendOm, Unknown };
+enum class ModelFormat { Onnx, OnnxText, AscendOm, GeDump, GeOnnxDump, AtcJson, FusionResult, OtherJson, Unknown };
 
-// By content (magic bytes), falling back to the extension.
+// By content (magic bytes, the first fields of a text), falling back to the extension. FusionResult is ATC's
+// fusion_result.json, which is not a model (kiln inspect reads it: io/atc/fusion_result.h); OtherJson any other JSON
+// that is no object (a Chrome trace...), also not a model.
 ModelFormat detectModelFormat(const std::string& path);
+// What the format is called in messages ("a GE graph dump").
+std::string modelFormatName(ModelFormat f);
+// Formats that hold a graph GE made (compiled or not): their ops are GE's.
+bool isGeFormat(ModelFormat f);
 
 struct LoadedModel {
   std::unique_ptr<Model> model;

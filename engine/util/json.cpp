@@ -1,5 +1,7 @@
 #include "util/json.h"
 
+#include "util/text_encoding.h"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -308,23 +310,6 @@ Json JsonReader::parseArray(size_t depth) {
   return Json(std::move(a));
 }
 
-void JsonReader::appendUtf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xc0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xe0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else {
-    out += static_cast<char>(0xf0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  }
-}
 uint32_t JsonReader::parseHex4() {
   if (pos_ + 4 > s_.size()) fail("truncated \\u escape");
   uint32_t v = 0;
@@ -366,7 +351,7 @@ std::string JsonReader::parseString() {
           const uint32_t lo = parseHex4();
           if (lo >= 0xdc00 && lo < 0xe000) cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
         }
-        appendUtf8(out, cp);
+        kiln::appendUtf8(out, cp);
         break;
       }
       default: fail(std::string("bad escape '\\") + e + "'");

@@ -101,7 +101,6 @@ class JsonReader {
   std::string parseString();
   uint32_t parseHex4();
   Json parseNumber();
-  static void appendUtf8(std::string& out, uint32_t cp);
 
   std::string_view s_;
   size_t maxDepth_;

@@ -9,6 +9,9 @@
 #include "history/history_reader.h"
 #include "io/model_loader.h"
 #include "io/numpy/npz_reader.h"
+#include "io/atc/fusion_result.h"
+#include "io/atc/om_json_reader.h"
+#include "io/gedump/ge_dump_reader.h"
 #include "io/om/om_reader.h"
 #include "io/onnx/onnx_reader.h"
 #include "io/tensor_file.h"
@@ -78,8 +81,42 @@ void om(const uint8_t* data, size_t size) {
 void geDump(const uint8_t* data, size_t size) {
   try {
     std::vector<std::string> warnings;
-    auto m = om::readGeProtoText(bytesOf(data, size), "ge_proto_00000001_graph_1_Build.txt", warnings);
+    auto m = gedump::readGeProtoDump(bytesOf(data, size), "ge_proto_00000001_graph_1_Build.txt", warnings);
     afterImport(*m);
+  } catch (const LoadError&) {
+  }
+}
+
+void geOnnx(const uint8_t* data, size_t size) {
+  try {
+    std::vector<std::string> warnings;
+    auto m = gedump::readGeOnnxDump(bytesOf(data, size), "ge_onnx_00000001_graph_1_Build.pbtxt", warnings);
+    afterImport(*m);
+  } catch (const LoadError&) {
+  }
+}
+
+void omJson(const uint8_t* data, size_t size) {
+  try {
+    std::vector<std::string> warnings;
+    auto m = atc::readOmJson(bytesOf(data, size), "fuzz.om.json", warnings);
+    afterImport(*m);
+  } catch (const LoadError&) {
+  }
+}
+
+void fusionResult(const uint8_t* data, size_t size) {
+  try {
+    atc::parseFusionResult(bytesOf(data, size), "fusion_result.json");
+  } catch (const LoadError&) {
+  }
+}
+
+// ONNX written as protobuf text, through the generous text reader and then the ONNX importer.
+void onnxText(const uint8_t* data, size_t size) {
+  try {
+    OnnxImport imp = readOnnxText(scratchFile("fuzz.pbtxt", data, size), {.runChecker = false});
+    afterImport(*imp.model);
   } catch (const LoadError&) {
   }
 }
@@ -138,7 +175,9 @@ const std::vector<Target>& targets() {
   static const std::vector<Target> all = {{"onnx", onnx},         {"om", om},
                                           {"ge_dump", geDump},    {"options", options},
                                           {"trace_csv", traceCsv}, {"tensor_pb", tensorPb},
-                                          {"npz", npz},           {"history", history}};
+                                          {"npz", npz},           {"history", history},
+                                          {"ge_onnx", geOnnx},    {"om_json", omJson},
+                                          {"fusion_result", fusionResult}, {"onnx_text", onnxText}};
   return all;
 }
 

@@ -14,7 +14,7 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$src"
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
-targets=${*:-"onnx om ge_dump options trace_csv tensor_pb npz history"}
+targets=${*:-"onnx om ge_dump options trace_csv tensor_pb npz history ge_onnx om_json fusion_result onnx_text"}
 kiln=build/app/kiln
 seed() {  # seed TARGET: a few small valid inputs
   dir=build-fuzz/corpus/$1
@@ -35,6 +35,11 @@ seed() {  # seed TARGET: a few small valid inputs
         ls "$tmp"/*.txt >/dev/null 2>&1 && cp $(ls "$tmp"/*.txt | head -3) "$dir/" || true
         rm -rf "$tmp"
       fi ;;
+    ge_onnx | om_json | fusion_result)  # Ascend's own files, when ../shared holds them
+      case $1 in ge_onnx) pat='ge_onnx_*.pbtxt' ;; om_json) pat='*.om.json' ;; *) pat='*fusion_result*.json' ;; esac
+      find ../shared/models/ascend -name "$pat" -size -200k -exec cp {} "$dir/" \; 2>/dev/null || true
+      [ "$1" = om_json ] && cp ../shared/models/ascend/atc/msit_om_model.json "$dir/" 2>/dev/null || true ;;
+    onnx_text) printf 'ir_version: 8\nopset_import { version: 17 }\ngraph { name: "g" node { op_type: "Relu" input: "x" output: "y" }\n  input { name: "x" type { tensor_type { elem_type: 1 shape { dim { dim_value: 2 } } } } }\n  output { name: "y" type { tensor_type { elem_type: 1 } } } }\n' >"$dir/relu.pbtxt" ;;
     options) cp resources/options/*.json "$dir/" 2>/dev/null || true ;;
     trace_csv) printf 'id,lower,upper,size\n0,0,3,64\n1,1,4,128\n2,2,5,32\n' >"$dir/small.csv" ;;
     tensor_pb) printf '\010\002\020\001J\010\000\000\200?\000\000\000@' >"$dir/small.pb" ;;

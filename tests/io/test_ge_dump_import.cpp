@@ -36,8 +36,10 @@ class GeDumpImportTest : public QObject {
     QVERIFY2(s.status == RunStatus::Ok, s.error.c_str());
 
     HistoryDb db(dir.filePath("h.db").toStdString());
-    const gedump::ImportResult r = gedump::importDumps(dumps, db);
-    QCOMPARE(r.passes, int(s.passes.size()));
+    const gedump::ImportResult imported = gedump::importDumps({dumps}, db);
+    QCOMPARE(imported.runs.size(), size_t(1));
+    const gedump::ImportedRun& r = imported.runs[0];
+    QCOMPARE(r.stages, int(s.passes.size()) + 1);
     HistoryReader reader(db);
     const auto passes = reader.passes(r.runId);
     QCOMPARE(passes.size(), s.passes.size() + 1);
@@ -64,12 +66,12 @@ class GeDumpImportTest : public QObject {
     HistoryDb db(dir.filePath("h.db").toStdString());
     const std::string empty = dir.filePath("empty").toStdString();
     QVERIFY(QDir().mkpath(QString::fromStdString(empty)));
-    QVERIFY_THROWS_EXCEPTION(LoadError, gedump::importDumps(empty, db));
+    QVERIFY_THROWS_EXCEPTION(LoadError, gedump::importDumps({empty}, db));
     const std::string bad = dir.filePath("bad").toStdString();
     QVERIFY(QDir().mkpath(QString::fromStdString(bad)));
     std::ofstream(bad + "/ge_proto_00000000_graph_0_PreRunBegin.txt") << "graph { op { name: \"x\" type: ";
     try {
-      gedump::importDumps(bad, db);
+      gedump::importDumps({bad}, db);
       QFAIL("a truncated dump was imported");
     } catch (const LoadError& e) {
       QVERIFY2(QString::fromStdString(e.describe()).contains("ge_proto_00000000_graph_0_PreRunBegin.txt"),

@@ -389,13 +389,40 @@ class MalformedInputsTest : public QObject {
       for (const auto& [name, text] : files) write(QString(dir) + "/" + name, text);
       add("ge_dump", defect, {"history", "import", db, path}, path, fragment);
     };
-    dump("no dump files", "dump_empty", {}, "no ge_proto");
+    dump("no dump files", "dump_empty", {}, "no GE graph dump");
     dump("not protobuf text", "dump_garbage", {{"ge_proto_00000001_graph_1_Build.txt", "graph { op { name: \"x\" "}},
          "ge_proto_00000001_graph_1_Build.txt");
     dump("op reads a missing op", "dump_dangling",
          {{"ge_proto_00000001_graph_1_Build.txt",
            "graph { name: \"g\" op { name: \"a\" type: \"Relu\" input: \"ghost:0\" } }"}},
          "ghost");
+  }
+
+  // Single GE and ATC files, read as models or reports by `kiln inspect`.
+  void geFileCases() {
+    const std::string op = "op { name: \"r\" type: \"Relu\" input: \"x:0\" }";
+    model("ge_dump", "field value cut off", "ge_proto_00001_Build.txt", "graph { name: \"g\" op { name: ", "line 1");
+    model("ge_dump", "string not closed", "ge_proto_00002_Build.txt", "graph { name: \"g\n op { }", "string is not closed");
+    std::string deep;
+    for (int i = 0; i < 100000; ++i) deep += "x { ";
+    model("ge_dump", "nested 100000 deep", "ge_proto_00003_Build.txt", deep, "deeper than");
+    model("ge_dump", "no graph", "ge_proto_00004_Build.txt", "name: \"m\" version: 1", "holds no graph");
+    model("ge_dump", "reads an op that is not there", "ge_proto_00005_Build.txt", "graph { name: \"g\" " + op + " }",
+          "'x', which is not an op of the graph");
+    model("ge_dump", "two ops of one name", "ge_proto_00006_Build.txt",
+          "graph { name: \"g\" op { name: \"a\" type: \"Data\" } op { name: \"a\" type: \"Relu\" } }", "two ops named 'a'");
+    model("ge_dump", "negative dimension", "ge_proto_00007_Build.txt",
+          "graph { name: \"g\" op { name: \"a\" type: \"Data\" output_desc { shape { dim: -9 } } } }", "invalid dimension -9");
+    model("ge_onnx", "truncated", "ge_onnx_00001_graph_1_Build.pbtxt", "ir_version: 6\nproducer_name: \"GE\"\ngraph { node {",
+          "the text ends inside a message");
+    model("ge_onnx", "no nodes", "ge_onnx_00002_graph_1_Build.pbtxt", "ir_version: 6\nproducer_name: \"GE\"\n", "holds no graph nodes");
+    model("om_json", "truncated", "om_trunc.json", "{\"graph\": [{\"op\": [", "not valid JSON");
+    model("om_json", "graph not a list", "om_graph.json", "{\"graph\": 3}", "no \"graph\" list");
+    model("om_json", "op not an object", "om_op.json", "{\"graph\": [{\"name\": \"g\", \"op\": [7]}]}", "holds no op");
+    model("om_json", "a JSON array", "trace.json", "[{\"name\": \"x\", \"ts\": \"1\"}]", "is JSON but no model");
+    model("fusion_result", "counts of a list", "fusion_list.json", "[{\"graph_fusion\": 3, \"session_and_graph_id\": [1]}", "not ATC's fusion_result.json");
+    model("fusion_result", "scalar document", "fusion_scalar.json", "{\"ub_fusion\": {}}\n7", "is integer, not an object");
+    model("onnx_text", "garbage", "model.pbtxt", "ir_version: 8\ngraph { node { op_type: ", "line 2");
   }
 
   void optionCases() {
@@ -508,6 +535,7 @@ class MalformedInputsTest : public QObject {
     onnxCases();
     omCases();
     geDumpCases();
+    geFileCases();
     optionCases();
     otherJsonCases();
     traceCases();

@@ -100,10 +100,12 @@ def test_ge_dump_folder_imports_as_a_run(sample, tmp_path):
     subprocess.run([KILN, "compile", sample, "--dump-dir", str(dumps), "--dump-format", "ge_proto"], check=True,
                    stdout=subprocess.DEVNULL)
     got = kiln.import_ge_dump(dumps, tmp_path / "imported.db")
+    assert len(got["runs"]) == 1
+    run = got["runs"][0]
     h = kiln.History(tmp_path / "imported.db")
-    passes = h.passes(got["run"])
-    assert got["passes"] == len(passes) - 1 > 0
-    assert len(h.graph(got["run"], passes[-1]["seq"]).nodes) < len(h.graph(got["run"], 0).nodes)
+    passes = h.passes(run["run"])
+    assert run["stages"] == len(passes) > 1
+    assert len(h.graph(run["run"], passes[-1]["seq"]).nodes) < len(h.graph(run["run"], 0).nodes)
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "ge_proto_00000001_graph_1_PreRunBegin.txt").write_text("graph { garbage")
     with pytest.raises(kiln.Error, match="ge_proto_00000001"):

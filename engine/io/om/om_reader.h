@@ -3,24 +3,10 @@
 // (domi.ModelTaskDef), WEIGHTS_DATA, TBE_KERNELS and MODEL_INOUT_INFO become a kiln::Model plus the facts of the
 // file that have no place in the IR (OmModelInfo). Protobuf stays inside the .cpp.
 //
-// The graph holds GE's ops as GE names them (Data, Const, Conv2D, TransData, NetOutput...) in the domain "ge", so
-// the ONNX registry never mistakes them for ONNX ops of the same name (they are listed as unknown/unsupported).
-//   - values: output i of op X is the value "X:i" (as GE's "src:idx" references name it), typed from the op's
-//     output_desc: dtype, the physical shape GE records (-1 = unknown dim, a lone -2 = unknown rank) and the layout
-//     as a Format where Kiln has one (otherwise ND, the layout string kept in an annotation);
-//   - a Data op reads a graph input named after the op; NetOutput gets one output per input ("NetOutput:i"), which
-//     are the graph's outputs;
-//   - a Const's weights (its `value` attribute) are slices of WEIGHTS_DATA at data_offset, never copied;
-//   - control edges ("src:-1") are not IR edges (the IR has none): they are listed in the "om.control_inputs"
-//     annotation;
-//   - GraphDefs named by OpDef.subgraph_name become subgraphs held by the op's graph-list attribute "subgraphs";
-//   - op attributes (sorted by name) map onto Kiln's kinds: bool -> int 0/1, data type -> its GE code, a tensor
-//     descriptor -> a type; lossy on purpose (this is for display, not for writing the file back): a tensor-valued
-//     attribute other than a Const's `value` keeps only its type, bytes above 4 KiB become "<N bytes>", a function
-//     its name, list_list_int one "a,b,c" string per row;
-//   - per-op facts (om.id, om.stream_id, om.input_offsets, om.output_offsets, om.workspace, om.workspace_bytes,
-//     om.task, om.block_dim, om.kernel_name, om.output<i>.origin_format / origin_shape / layout) are annotations;
-//     model facts (om.memory_size, om.weight_size, om.stream_num, om.event_num, om.soc_version...) are metadata.
+// The graph is built by ge_model_builder.h (as for GE's dumps and om JSON); the .om adds what only it has: the
+// weights (Const values are slices of WEIGHTS_DATA, never copied), the task list (om.task, om.block_dim,
+// om.kernel_name annotations; om_plan.h turns tasks and offsets into Kiln's plan annotations), the kernel binaries
+// and MODEL_INOUT_INFO.
 // With several models in the file (model_num > 1) one is read — model 0 (the root) unless asked for another
 // ("FILE.om#N", io/model_path.h) —, with a warning naming the others; every model's partitions are listed in
 // OmModelInfo::container, and the metadata says om.model_index of om.model_count.
@@ -31,13 +17,12 @@
 #include <vector>
 
 #include "util/load_error.h"
+#include "io/om/ge_model_builder.h"
 #include "io/om/om_container.h"
 #include "ir/model.h"
 #include "ir/tensor.h"
 
 namespace kiln::om {
-
-inline constexpr const char* kGeDomain = "ge";
 
 struct OmTask {
   size_t index = 0;  // position in the task list
@@ -76,10 +61,5 @@ OmImport readOmFile(const std::string& path, size_t modelIndex = 0, const std::s
 size_t omModelCount(const std::string& path);
 // From bytes already in memory (tests, writers). Throws LoadError.
 OmImport readOmBytes(std::shared_ptr<const Storage> bytes, const std::string& displayName, size_t modelIndex = 0);
-
-// One GE graph dump (ge_proto_*.txt): ge.proto.ModelDef in protobuf text format, built like MODEL_DEF but without
-// weights (dumps carry none or inline them; Const ops keep their descriptors). Throws LoadError.
-std::unique_ptr<Model> readGeProtoText(const std::string& text, const std::string& displayName,
-                                       std::vector<std::string>& warnings);
 
 }  // namespace kiln::om

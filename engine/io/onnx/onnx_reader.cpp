@@ -22,6 +22,7 @@
 #include "ir/opdefs/proto_convert.h"
 #include "io/onnx/initializer_bytes_in_file.h"
 #include "io/onnx/tensor_proto_reader.h"
+#include "io/lenient/lenient_proto.h"
 #include "ir/verifier.h"
 
 namespace kiln {
@@ -705,6 +706,21 @@ OnnxImport readOnnxFile(const std::string& path, const OnnxReadOptions& options)
     }
   }
   return importBytes(bytes.view(), bytes.mapped(), [&bytes] { bytes.release(); }, path, dirOf(path), options);
+}
+
+OnnxImport readOnnxText(const std::string& path, const OnnxReadOptions& options) {
+  google::protobuf::Arena arena;
+  auto& model = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
+  lenient::ParseReport report;
+  {
+    FileBytes text(path, options.maxFileBytes);
+    lenient::parseText(text.view(), model, path, report);
+  }
+  std::string bytes;
+  if (!model.SerializeToString(&bytes)) throw LoadError(path, "the model in text is too large to import");
+  OnnxImport imp = readOnnxBytes(std::move(bytes), path, dirOf(path), options);
+  if (std::string s = lenient::summarize(report); !s.empty()) imp.warnings.insert(imp.warnings.begin(), s);
+  return imp;
 }
 
 }  // namespace kiln

@@ -34,4 +34,8 @@ OnnxImport readOnnxFile(const std::string& path, const OnnxReadOptions& options 
 OnnxImport readOnnxBytes(std::string bytes, const std::string& displayName, const std::string& baseDir,
                          const OnnxReadOptions& options = {});
 
+// An ONNX model written as protobuf text (.pbtxt, .textproto), read generously (io/lenient: fields this libonnx does
+// not know are listed in a warning, not an error) and imported as the binary model it describes.
+OnnxImport readOnnxText(const std::string& path, const OnnxReadOptions& options = {});
+
 }  // namespace kiln
