@@ -12,6 +12,7 @@
 #include "io/gedump/dump_files.h"
 #include "io/model_loader.h"
 #include "report/ge_files_report.h"
+#include "report/ge_model_summary.h"
 #include "report/model_structure.h"
 #include "report/model_summary.h"
 
@@ -36,14 +37,16 @@ int runInspect(const Argv& argv) {
   LoadedModel loaded = loadModel(path);
   const ModelSummary summary = summarizeModel(*loaded.model, loaded.inference, loaded.warnings);
   const layout::ScopeTree structure = modelStructure(*loaded.model->graph);
+  const GeModelSummary ge = summarizeGeModel(*loaded.model);
   if (json) {
     Json j = summary.toJson();
     j.set("groups", structureToJson(structure));
+    if (ge.geGraph) j.set("ge_graph", geModelSummaryJson(ge));
     std::cout << j.dump(2) << "\n";
   } else if (args.has("--structure")) {
     std::cout << structureOutline(structure);
   } else {
-    std::cout << summary.toText();
+    std::cout << summary.toText() << geModelSummaryText(ge);
   }
   return 0;
 }

@@ -1,5 +1,5 @@
 // kiln run MODEL [--options F] [--set k=v]... [--inputs DIR|FILE.npz | --random SEED] [--dim SYMBOL=N]... [--expected F.pb]...
-//          [--soc NAME|FILE] [--trace OUT.json] [--history DB] [--json]
+//          [--soc NAME|FILE] [--trace OUT.json] [--history DB] [--reference SOURCE.onnx] [--json]
 // Emulates a model both ways — the original graph on the reference kernels, the compiled graph inside one arena laid
 // out by its memory plan — on the same inputs and prints each output's error (max abs, max rel, cosine). Expected
 // outputs (ONNX .pb files; by default <model>_output_<i>.pb beside the model, as the light_* models ship, and the
@@ -7,6 +7,10 @@
 // compared with the reference. Every output is judged by the precision gate of what the compile computes in
 // (emulator/precision_gate.h: cosine >= verify.min_cosine and the error within verify.rtol_fp32/_fp16/_bf16); exit 1
 // when an output falls below it or an expected output does not match.
+// A graph GE compiled (an .om, or a GE file whose constants carry data) runs through its executable twin
+// (emulator/ge_emulation.h): its own graph in fp32 is the reference, the graph as GE built it runs at GE's offsets;
+// with --reference SOURCE.onnx the source model is the reference instead, and every op GE kept the names of is
+// compared with the source's op it absorbed, naming the first outside the gate.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -16,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/emulation_args.h"
 #include "emulator/emulation.h"
+#include "emulator/ge_emulation.h"
 #include "emulator/precision_gate.h"
 #include "emulator/model_inputs.h"
 #include "emulator/timing/model_soc.h"
@@ -95,25 +100,83 @@ std::string criticalSummary(const Timeline& tl) {
   return s;
 }
 
+Json geRunJson(const GeEmulation& ge, const SourceComparison* source, const std::string& sourcePath) {
+  Json j = Json::object();
+  j.set("ran", ge.ran);
+  Json issues = Json::array();
+  for (const ge::LoweringIssue& i : ge.issues) {
+    Json e = Json::object();
+    e.set("op", i.op);
+    e.set("type", i.type);
+    e.set("why", i.why);
+    issues.push(std::move(e));
+  }
+  j.set("not_run", std::move(issues));
+  Json inferred = Json::array();
+  for (const std::string& s : ge.inferred) inferred.push(s);
+  j.set("inferred", std::move(inferred));
+  if (source) {
+    Json s = Json::object();
+    s.set("file", sourcePath);
+    s.set("inputs", source->inputMatching);
+    Json nodes = Json::array();
+    for (const NodeComparison& c : source->nodes) {
+      Json n = differenceJson(c.geOp, c.verdict.diff);
+      n.set("type", c.geType);
+      n.set("source_node", c.sourceNode);
+      n.set("passed", c.verdict.passed);
+      n.set("reason", c.verdict.reason);
+      nodes.push(std::move(n));
+    }
+    s.set("nodes", std::move(nodes));
+    if (!source->firstDivergence.empty()) s.set("first_divergence", source->firstDivergence);
+    Json notes = Json::array();
+    for (const std::string& n : source->notes) notes.push(n);
+    s.set("notes", std::move(notes));
+    j.set("source", std::move(s));
+  }
+  return j;
+}
+
+void printGeRun(const GeEmulation& ge, const SourceComparison* source) {
+  for (const std::string& s : ge.inferred) std::cout << "inferred    " << s << "\n";
+  if (!source) return;
+  std::cout << "inputs fed  " << source->inputMatching << "\n";
+  for (const std::string& n : source->notes) std::cout << "note        " << n << "\n";
+  size_t passed = 0;
+  for (const NodeComparison& c : source->nodes) passed += c.verdict.passed;
+  std::cout << "ops         " << source->nodes.size() << " matched to the source by the names GE kept, " << passed
+            << " within the gate"
+            << (source->firstDivergence.empty() ? std::string() : "; first outside: " + source->firstDivergence) << "\n";
+}
+
 }  // namespace
 
 int runRun(const Argv& argv) {
   const Args args = parseArgs(
       argv, {{"--json"}, {"--options", "--set", "--inputs", "--random", "--dim", "--expected", "--soc", "--trace",
-                          "--history"}});
+                          "--history", "--reference"}});
   if (args.positional.size() != 1 || (args.value("--inputs") && args.value("--random")))
     throw UsageError("usage: kiln run MODEL [--options F] [--set k=v] [--inputs DIR|FILE.npz | --random SEED] "
-                     "[--dim SYMBOL=N] [--expected OUT.pb]... [--soc NAME|FILE.json] [--trace OUT.json] [--history DB] [--json]");
+                     "[--dim SYMBOL=N] [--expected OUT.pb]... [--soc NAME|FILE.json] [--trace OUT.json] [--history DB] "
+                     "[--reference SOURCE.onnx] [--json]");
   const std::string path = args.positional[0];
   Options options = optionsFromArgs(args);
   runDimBindings(options, dimBindings(args));
   LoadedModel original = loadModel(path, loadLimits(options, true));
   LoadedModel compiled = loadModel(path, loadLimits(options, true));
+  // A GE graph compared with the model it came from: the inputs are the source's.
+  const std::optional<std::string> referencePath = args.value("--reference");
+  if (referencePath && !compiled.model->precompiled)
+    throw UsageError("--reference compares a compiled GE file (an .om, a Build-stage dump) with its source model; " + path +
+                     " is not one (kiln run compares a model's own compile with it already)");
+  if (referencePath) original = loadModel(*referencePath, loadLimits(options, true));
+  const std::string inputsFor = referencePath.value_or(path);
   // The inputs first: given data fixes the symbolic dims it fills.
   EmulationInputs inputs;
   std::string notEmulatable;  // why the functional run cannot happen; the timing is reported anyway
   try {
-    inputs = emulationInputs(args, path, *original.model, options);
+    inputs = emulationInputs(args, inputsFor, *original.model, options);
   } catch (const LoadError&) {
     throw;
   } catch (const UsageError&) {
@@ -167,12 +230,23 @@ int runRun(const Argv& argv) {
   if (!historyError.empty()) std::cerr << "kiln run: history: " << historyError << "\n";
 
   EmulationReport report;
-  // An .om carries GE's compiled graph and kernels, not an original to compare with: its run is the timing alone.
-  const bool timingOnly = compiled.model->precompiled;
-  if (timingOnly) notEmulatable = "not run: an .om holds GE's compiled kernels, which the emulator does not execute";
+  // A graph GE compiled runs through its twin (kernels/ge); what cannot run is named.
+  const bool geGraph = compiled.model->precompiled;
+  std::optional<GeEmulation> geRun;
+  std::optional<SourceComparison> sourceRun;
+  const PrecisionGate gate = precisionGate(options, *compiled.model->graph);
   try {
-    if (notEmulatable.empty())
+    if (notEmulatable.empty() && geGraph && referencePath) {
+      sourceRun = compareGeWithSource(*compiled.model, *original.model, inputs.tensors, gate, withLimits({}, options));
+      report = sourceRun->ge.report;
+      if (!sourceRun->ge.issues.empty()) notEmulatable = "not run: " + sourceRun->ge.notRunSummary();
+    } else if (notEmulatable.empty() && geGraph) {
+      geRun = emulateGeModel(*compiled.model, inputs.tensors, withLimits({}, options));
+      report = geRun->report;
+      if (!geRun->ran) notEmulatable = "not run: " + geRun->notRunSummary();
+    } else if (notEmulatable.empty()) {
       report = emulateModel(*original.model, *compiled.model, inputs.tensors, withLimits({}, options));
+    }
   } catch (const NotEmulatable& e) {
     notEmulatable = e.what();
   } catch (const std::runtime_error& e) {
@@ -197,11 +271,13 @@ int runRun(const Argv& argv) {
       if (const Value* o = og.outputs()[i];
           name == o->name() || (o->producer() && !o->producer()->name().empty() && name == o->producer()->name()))
         expected.push_back({inputs.archivePath + ":" + name, compareTensors(report.reference[i], want)});
-  const std::string precision = options.getString("precision_mode");
-  const PrecisionGate gate = precisionGate(options, *compiled.model->graph);
-  const std::vector<OutputVerdict> verdicts = judgeOutputs(report, gate);
+  const std::string precision = geGraph ? std::string(computePrecisionName(gate.precision)) + " as GE built it"
+                                        : options.getString("precision_mode");
+  const std::vector<OutputVerdict> verdicts = sourceRun ? sourceRun->outputs : judgeOutputs(report, gate);
+  const GeEmulation* ge = sourceRun ? &sourceRun->ge : geRun ? &*geRun : nullptr;
   const std::string numericsFailure = firstFailure(verdicts);
-  bool failed = (!notEmulatable.empty() && !timingOnly) || !report.compiledError.empty() || !numericsFailure.empty();
+  bool failed = !notEmulatable.empty() || !report.compiledError.empty() || !numericsFailure.empty();
+  if (sourceRun && !sourceRun->firstDivergence.empty()) failed = true;
   for (const OutputError& e : expected) failed = failed || !e.diff.within();
 
   if (args.has("--json")) {
@@ -240,6 +316,7 @@ int runRun(const Argv& argv) {
                                                                                   : "passed");
     if (!report.compiledError.empty()) j.set("compiled_error", report.compiledError);
     if (!notEmulatable.empty()) j.set("not_emulatable", notEmulatable);
+    if (ge) j.set("ge", geRunJson(*ge, sourceRun ? &*sourceRun : nullptr, referencePath.value_or("")));
     j.set("soc", soc.name);
     if (recorder) j.set("run", recorder->runId());
     j.set("bound_dims", binding.shortText());
@@ -262,9 +339,14 @@ int runRun(const Argv& argv) {
     if (notEmulatable.empty())
       std::cout << "inputs      " << inputs.description << "\n"
                 << "reference   " << formatDuration(report.referenceMs / 1000.0)
-                << " (original graph, every tensor its own buffer)\n";
+                << (sourceRun  ? " (" + *referencePath + " on the reference kernels)"
+                    : geGraph ? std::string(" (the file's own graph, fp16 computed in fp32, every tensor its own buffer)")
+                              : std::string(" (original graph, every tensor its own buffer)"))
+                << "\n";
+    if (ge) printGeRun(*ge, sourceRun ? &*sourceRun : nullptr);
     if (notEmulatable.empty() && report.compiledError.empty())
-      std::cout << "compiled    " << formatDuration(report.compiledMs / 1000.0) << " (" << precision << ", "
+      std::cout << "compiled    " << formatDuration(report.compiledMs / 1000.0) << " (" << precision
+                << (geGraph ? ", at GE's offsets" : "") << ", "
                 << report.arena.placedTensors << " tensors in one " << formatBytes(double(report.arena.arenaBytes))
                 << " arena"
                 << (report.arena.asideTensors
@@ -293,7 +375,7 @@ int runRun(const Argv& argv) {
     std::cout << "\n";
     std::cout << "critical    " << criticalSummary(timeline) << "\n";
     if (!notEmulatable.empty()) std::cout << "functional  " << notEmulatable << "\n";
-    if (notEmulatable.empty() && report.compiledError.empty() && verdicts.empty() && !timingOnly)
+    if (notEmulatable.empty() && report.compiledError.empty() && verdicts.empty())
       std::cout << "numerics    not measured: the compiled run produced no outputs\n";
     // The compiled graph holds an op its mode cannot run: nothing was measured, which is not a pass.
     std::cout << (report.compiledNotEmulatable && numericsFailure.empty() ? "NOT VERIFIED (numerics missing)"

@@ -26,13 +26,34 @@ std::vector<int64_t> transDataOrigin(const ValueType& t) {
   return origin;
 }
 
+// GE keeps a TensorFlow tensor's logical layout as its origin format: NHWC activations, HWCN filters. The blocked
+// layouts are built from the NCHW order of the same data, so such a tensor is untiled to NCHW and then permuted.
+// toNchw: origin axes in NCHW order; fromNchw: the permutation back. Empty when the origin is NCHW-ordered already.
+struct OriginPermutation {
+  std::vector<size_t> toNchw, fromNchw;
+};
+OriginPermutation originPermutation(const ValueType& t) {
+  if (t.originShape.rank() != 4 || (t.format != Format::NC1HWC0 && t.format != Format::FRACTAL_Z)) return {};
+  if (t.originFormat == Format::NHWC) return {{0, 3, 1, 2}, {0, 2, 3, 1}};
+  if (t.originFormat == Format::HWCN) return {{3, 2, 0, 1}, {2, 3, 1, 0}};
+  return {};
+}
+
 }  // namespace
 
 Tensor logicalTensor(const Tensor& stored, const ValueType& t, int64_t maxOutputBytes) {
   if (!isBlockedFormat(t.format) || !stored.valid()) return stored;
   if (!t.originShape.rankKnown())
     throw std::runtime_error("a " + describe(t) + " tensor has no recorded origin shape: its logical form is unknown");
-  Tensor logical = transDataTensor(stored, t.format, Format::ND, transDataOrigin(t), maxOutputBytes);
+  const OriginPermutation perm = originPermutation(t);
+  std::vector<int64_t> origin = transDataOrigin(t);
+  if (!perm.toNchw.empty()) {
+    std::vector<int64_t> nchw;
+    for (size_t a : perm.toNchw) nchw.push_back(origin[a]);
+    origin = std::move(nchw);
+  }
+  Tensor logical = transDataTensor(stored, t.format, Format::ND, origin, maxOutputBytes);
+  if (logical.valid() && !perm.fromNchw.empty()) logical = permuteTensor(logical, perm.fromNchw, maxOutputBytes);
   if (!logical.valid())
     throw std::runtime_error("a " + describe(t) + " tensor of extents " + Shape::ofStatic(stored.dims()).toString() +
                              " does not hold its origin " + t.originShape.toString());
@@ -46,6 +67,8 @@ Tensor logicalTensor(const Tensor& stored, const ValueType& t, int64_t maxOutput
 Tensor storedTensor(const Tensor& logical, const ValueType& t, int64_t maxOutputBytes) {
   if (!isBlockedFormat(t.format) || !logical.valid()) return logical;
   Tensor in = logical;
+  if (const OriginPermutation perm = originPermutation(t); !perm.toNchw.empty() && in.dims().size() == 4)
+    in = permuteTensor(in, perm.toNchw, maxOutputBytes);
   if ((t.format == Format::NC1HWC0 || t.format == Format::FRACTAL_Z) && in.dims().size() < 4)
     in = kernels::viewAs(in, nchwPlacement(in.dims()));
   Tensor stored = transDataTensor(in, Format::ND, t.format, {}, maxOutputBytes);

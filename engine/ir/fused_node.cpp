@@ -1,5 +1,7 @@
 #include "ir/fused_node.h"
 
+#include "util/json.h"
+
 #include <algorithm>
 #include <charconv>
 #include <stdexcept>
@@ -40,6 +42,20 @@ std::vector<int64_t> nodeIdList(std::string_view s) {
 }
 
 std::vector<int64_t> replacedNodeIds(const Node& n) { return nodeIdList(n.annotation("fusion.replaced")); }
+
+std::vector<std::string> originalNodeNames(const Node& n) {
+  const std::string text = n.annotation("fusion.original_names");
+  std::vector<std::string> out;
+  if (text.empty()) return out;
+  try {
+    const Json j = Json::parse(text, 4);
+    if (j.isArray())
+      for (const Json& x : j.asArray())
+        if (x.isString()) out.push_back(x.asString());
+  } catch (const JsonError&) {
+  }
+  return out;
+}
 
 int64_t hbmBytesSaved(const std::vector<Node*>& group, const std::vector<Value*>& keptOutputs, int* unknownSized) {
   int64_t saved = 0;
@@ -84,6 +100,14 @@ Node* fuseNodes(const std::vector<Node*>& group, const FusedNodeSpec& spec, cons
     else replaced.insert(replaced.end(), inner.begin(), inner.end());
   }
   std::sort(replaced.begin(), replaced.end());
+  // The names of the original nodes, in graph order (GE's _datadump_original_op_names, which the .om writer copies).
+  Json names = Json::array();
+  for (const Node* n : order) {
+    const std::vector<std::string> inner = originalNodeNames(*n);
+    if (inner.empty()) names.push(n->name());
+    else
+      for (const std::string& x : inner) names.push(x);
+  }
   int unknownSized = 0;
   const int64_t saved = hbmBytesSaved(group, spec.outputs, &unknownSized);
 
@@ -108,6 +132,7 @@ Node* fuseNodes(const std::vector<Node*>& group, const FusedNodeSpec& spec, cons
   }
   fused->setAnnotation("fusion.rule", ruleName);
   fused->setAnnotation("fusion.replaced", joinIds(replaced));
+  fused->setAnnotation("fusion.original_names", names.dump());
   fused->setAnnotation("fusion.hbm_bytes_saved", std::to_string(saved));
   if (unknownSized) fused->setAnnotation("fusion.hbm_unknown_tensors", std::to_string(unknownSized));
   return fused;

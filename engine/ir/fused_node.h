@@ -2,8 +2,9 @@
 // Replaces a matched group of nodes with one fused node, keeping what the views and reports need to explain it:
 // annotations "fusion.rule" (the rule's name), "fusion.replaced" (ids of the ORIGINAL nodes it stands for, comma
 // separated; a fused node absorbed by a later fusion contributes its own replaced ids, so the list always names
-// nodes of the imported graph) and "fusion.hbm_bytes_saved" (intermediates no longer written to and read back
-// from HBM).
+// nodes of the imported graph), "fusion.original_names" (their names, a JSON array in graph order: what GE calls
+// _datadump_original_op_names, and how an .om's ops are matched with the source model's) and
+// "fusion.hbm_bytes_saved" (intermediates no longer written to and read back from HBM).
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -39,6 +40,8 @@ int64_t hbmBytesSaved(const std::vector<Node*>& group, const std::vector<Value*>
 
 // The ids recorded in "fusion.replaced" of a node (empty for a node that is not fused).
 std::vector<int64_t> replacedNodeIds(const Node& n);
+// The names in "fusion.original_names" (empty for a node that is not fused, or a list that does not parse).
+std::vector<std::string> originalNodeNames(const Node& n);
 // "12,40,41" -> {12, 40, 41}: the form of "fusion.replaced" (stops at the first item that is not a number).
 std::vector<int64_t> nodeIdList(std::string_view text);
 

@@ -193,6 +193,39 @@ Tensor transDataTensor(const Tensor& x, Format src, Format dst, const std::vecto
   return Tensor(x.dtype(), *outPhys, std::move(out));
 }
 
+Tensor permuteTensor(const Tensor& x, const std::vector<size_t>& perm, int64_t maxOutputBytes) {
+  const size_t rank = x.dims().size();
+  const int elem = dtypeSize(x.dtype());
+  if (!x.valid() || elem <= 0 || perm.size() != rank || int64_t(x.byteSize()) > maxOutputBytes) return Tensor();
+  std::vector<bool> seen(rank, false);
+  for (size_t p : perm) {
+    if (p >= rank || seen[p]) return Tensor();
+    seen[p] = true;
+  }
+  std::vector<int64_t> dims(rank), inStrides(rank, 1);
+  for (size_t a = rank; a-- > 1;) inStrides[a - 1] = inStrides[a] * x.dims()[a];
+  std::vector<int64_t> strides(rank);  // x's stride along each result axis
+  for (size_t i = 0; i < rank; ++i) {
+    dims[i] = x.dims()[perm[i]];
+    strides[i] = inStrides[perm[i]];
+  }
+  auto out = std::make_shared<HeapStorage>(x.byteSize(), HeapStorage::Start::Unset);
+  const uint8_t* src = x.data();
+  uint8_t* dst = out->data();
+  std::vector<int64_t> idx(rank, 0);
+  int64_t from = 0;
+  for (int64_t k = 0; k < x.numel(); ++k) {
+    std::memcpy(dst + size_t(k) * size_t(elem), src + size_t(from) * size_t(elem), size_t(elem));
+    for (size_t a = rank; a-- > 0;) {  // row-major increment of the result index, tracking the source offset
+      from += strides[a];
+      if (++idx[a] < dims[a]) break;
+      from -= strides[a] * dims[a];
+      idx[a] = 0;
+    }
+  }
+  return Tensor(x.dtype(), std::move(dims), std::move(out));
+}
+
 }  // namespace kiln
 
 namespace kiln::kernels {

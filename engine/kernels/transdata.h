@@ -16,4 +16,8 @@ namespace kiln {
 Tensor transDataTensor(const Tensor& x, Format src, Format dst, const std::vector<int64_t>& origin = {},
                        int64_t maxOutputBytes = int64_t{4} << 30);
 
+// x with its axes reordered: result axis i is x's axis perm[i] (a transpose, elements copied). Returns an invalid
+// Tensor when perm is not a permutation of x's axes, x holds strings, or the result would exceed `maxOutputBytes`.
+Tensor permuteTensor(const Tensor& x, const std::vector<size_t>& perm, int64_t maxOutputBytes = int64_t{4} << 30);
+
 }  // namespace kiln

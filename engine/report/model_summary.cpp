@@ -1,9 +1,12 @@
 #include "report/model_summary.h"
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 
+#include "io/om/ge_model_builder.h"
 #include "ir/model.h"
+#include "kernels/ge/ge_lowering.h"
 #include "ir/opdefs/op_registry.h"
 #include "ir/opdefs/shape_inference.h"
 #include "util/units.h"
@@ -22,6 +25,7 @@ ModelSummary summarizeModel(const Model& m, const InferenceReport& inference,
   s.mainGraphNodes = static_cast<int64_t>(m.graph->numNodes());
 
   std::map<std::string, int64_t> ops;
+  std::set<std::string> kilnWritten;  // GE-domain ops of an .om Kiln wrote: they carry their Kiln type
   std::vector<ModelSummary::TensorEntry> tensors;
   auto addTensor = [&](const std::string& name, const Tensor& t) {
     ++s.parameterTensors;
@@ -39,6 +43,7 @@ ModelSummary summarizeModel(const Model& m, const InferenceReport& inference,
       if (v->type().isTensor()) ++s.formats[std::string(formatName(v->type().format))];
     for (const Node* n : g.nodes()) {
       ++ops[n->qualifiedType()];
+      if (n->attr("_kiln.op_type")) kilnWritten.insert(n->qualifiedType());
       ++s.computeUnits[std::string(computeUnitName(OpRegistry::global().unitOf(*n, m.opsetFor(n->domain()))))];
       // A constant node (ONNX Constant, GE's Const): no inputs, its tensor in `value`.
       if (n->numInputs() == 0)
@@ -53,7 +58,14 @@ ModelSummary summarizeModel(const Model& m, const InferenceReport& inference,
   std::stable_sort(tensors.begin(), tensors.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
   if (tensors.size() > largestCount) tensors.resize(largestCount);
   s.largestTensors = std::move(tensors);
-  for (const auto& [op, count] : inference.unknownOps) s.unsupportedOps[op] = count;
+  for (const auto& [op, count] : inference.unknownOps) {
+    if (op.starts_with(std::string(om::kGeDomain) + ":")) {
+      const std::string type = op.substr(3);
+      s.opNotes[op] = ge::lowersGeType(type) || kilnWritten.count(op) ? "GE op" : "GE op, no semantics in Kiln: not run";
+      continue;
+    }
+    s.unsupportedOps[op] = count;
+  }
 
   s.warnings = warnings;
   s.warnings.insert(s.warnings.end(), inference.warnings.begin(), inference.warnings.end());
@@ -114,6 +126,11 @@ Json ModelSummary::toJson() const {
   Json unsupported = Json::object();
   for (const auto& [op, c] : unsupportedOps) unsupported.set(op, c);
   j.set("unsupported_ops", unsupported);
+  if (!opNotes.empty()) {
+    Json notes = Json::object();
+    for (const auto& [op, note] : opNotes) notes.set(op, note);
+    j.set("op_notes", std::move(notes));
+  }
   Json warn = Json::array();
   for (const auto& w : warnings) warn.push(w);
   j.set("warnings", warn);
@@ -162,8 +179,8 @@ std::string ModelSummary::toText() const {
   size_t ow = 0;
   for (const auto& [op, c] : ops) ow = std::max(ow, displayWidth(op));
   for (const auto& [op, c] : ops)
-    os << "  " << padRight(op, ow + 2) << padLeft(withThousands(c), 8) << (unsupportedOps.count(op) ? "  unsupported" : "")
-       << "\n";
+    os << "  " << padRight(op, ow + 2) << padLeft(withThousands(c), 8)
+       << (unsupportedOps.count(op) ? "  unsupported" : opNotes.count(op) ? "  " + opNotes.at(op) : "") << "\n";
 
   if (!largestTensors.empty()) {
     os << "\nLargest tensors\n";

@@ -28,7 +28,10 @@ struct ModelSummary {
   std::vector<std::pair<std::string, int64_t>> ops;  // by count, descending
   int64_t parameters = 0, parameterBytes = 0, parameterTensors = 0;
   std::vector<TensorEntry> largestTensors;
-  std::map<std::string, int64_t> unsupportedOps;
+  std::map<std::string, int64_t> unsupportedOps;  // ops Kiln has no definition for
+  // GE's ops (an .om, a dump): their shapes come from the file, so they are not "unsupported"; the note says whether
+  // the emulator runs the type ("GE op") or not ("GE op, no semantics in Kiln: not run").
+  std::map<std::string, std::string> opNotes;
   std::map<std::string, int64_t> computeUnits;  // unit -> node count
   std::map<std::string, int64_t> formats;       // layout -> tensor values in it (shown when any is not ND)
   std::vector<std::pair<std::string, std::string>> metadata;  // the model's metadata entries

@@ -18,6 +18,7 @@
 #include "io/om/om_container.h"
 #include "io/om/om_writer_parts.h"
 #include "io/om/task.pb.h"
+#include "ir/fused_node.h"
 #include "ir/graph.h"
 #include "ir/model.h"
 #include "memory/lifetimes.h"
@@ -87,6 +88,13 @@ void copyAttributes(const Node& n, ge::proto::OpDef& op) {
     attrs[a.name] = std::move(d);
   }
   attrs["_kiln.op_type"] = stringAttr(n.qualifiedType());
+  // As GE does for its fused ops: the framework ops this op stands for (tools match them with the source model).
+  if (const std::vector<std::string> names = originalNodeNames(n); !names.empty()) {
+    ge::proto::AttrDef d;
+    for (const std::string& x : names) d.mutable_list()->add_s(x);
+    d.mutable_list()->set_val_type(ge::proto::AttrDef::ListValue::VT_LIST_STRING);
+    attrs["_datadump_original_op_names"] = std::move(d);
+  }
   for (const auto& [k, v] : n.annotations()) attrs["_kiln." + k] = stringAttr(v);
 }
 
