@@ -104,7 +104,7 @@ Json geRunJson(const GeEmulation& ge, const SourceComparison* source, const std:
   Json j = Json::object();
   j.set("ran", ge.ran);
   Json issues = Json::array();
-  for (const ge::LoweringIssue& i : ge.issues) {
+  for (const geops::LoweringIssue& i : ge.issues) {
     Json e = Json::object();
     e.set("op", i.op);
     e.set("type", i.type);
@@ -346,7 +346,7 @@ int runRun(const Argv& argv) {
     if (ge) printGeRun(*ge, sourceRun ? &*sourceRun : nullptr);
     if (notEmulatable.empty() && report.compiledError.empty())
       std::cout << "compiled    " << formatDuration(report.compiledMs / 1000.0) << " (" << precision
-                << (geGraph ? ", at GE's offsets" : "") << ", "
+                << (!ge ? "" : ge->inArena ? ", at GE's offsets" : ", no offsets in the file: a buffer per tensor") << ", "
                 << report.arena.placedTensors << " tensors in one " << formatBytes(double(report.arena.arenaBytes))
                 << " arena"
                 << (report.arena.asideTensors

@@ -71,11 +71,11 @@ std::string GeEmulation::notRunSummary() const {
 
 GeEmulation emulateGeModel(const Model& ge, const std::vector<Tensor>& inputs, const ExecutionOptions& options) {
   GeEmulation out;
-  ge::LoweredModel compiled = ge::lowerGeModel(ge);
+  geops::LoweredModel compiled = geops::lowerGeModel(ge);
   out.issues = compiled.issues;
   out.inferred = compiled.inferred;
   if (!compiled.model) return out;
-  ge::LoweredModel full = ge::lowerGeModel(ge, {.promoteFloat16 = true});
+  geops::LoweredModel full = geops::lowerGeModel(ge, {.promoteFloat16 = true});
   if (!full.model) {
     out.issues = full.issues;
     return out;
@@ -97,9 +97,16 @@ GeEmulation emulateGeModel(const Model& ge, const std::vector<Tensor>& inputs, c
   r.referenceMs = msSince(start);
   for (size_t i = 0; i < ref.size(); ++i) r.reference.push_back(comparable(ref[i], fg.outputs()[i]->type(), limit));
   out.ran = true;
+  bool planned = false;
+  for (const Node* n : cg.nodes()) planned = planned || !n->annotation("mem.out").empty();
+  out.inArena = planned;
   try {
     const auto t0 = std::chrono::steady_clock::now();
-    r.arena = runInArena(cg, compiledInputs, twinOptions(*compiled.model, options));
+    if (planned) {
+      r.arena = runInArena(cg, compiledInputs, twinOptions(*compiled.model, options));
+    } else {  // a graph before GE's Build stage: no offsets to run at, every tensor in its own buffer
+      r.arena.outputs = ReferenceExecutor(twinOptions(*compiled.model, options)).run(cg, compiledInputs);
+    }
     r.compiledMs = msSince(t0);
   } catch (const NotEmulatable& e) {
     r.compiledError = e.what();
@@ -119,7 +126,7 @@ GeEmulation emulateGeModel(const Model& ge, const std::vector<Tensor>& inputs, c
 SourceComparison compareGeWithSource(const Model& ge, Model& source, const std::vector<Tensor>& inputs,
                                      const PrecisionGate& gate, const ExecutionOptions& options) {
   SourceComparison out;
-  ge::LoweredModel lowered = ge::lowerGeModel(ge);
+  geops::LoweredModel lowered = geops::lowerGeModel(ge);
   out.ge.issues = lowered.issues;
   out.ge.inferred = lowered.inferred;
   if (!lowered.model) return out;
@@ -193,9 +200,13 @@ SourceComparison compareGeWithSource(const Model& ge, Model& source, const std::
   // The .om as compiled, in GE's arena: its outputs.
   EmulationReport& r = out.ge.report;
   const int64_t limit = options.kernel.maxOutputBytes;
+  bool planned = false;
+  for (const Node* n : tg.nodes()) planned = planned || !n->annotation("mem.out").empty();
+  out.ge.inArena = planned;
   try {
     const auto t0 = std::chrono::steady_clock::now();
-    r.arena = runInArena(tg, geInputs, twinOptions(*lowered.model, options));
+    if (planned) r.arena = runInArena(tg, geInputs, twinOptions(*lowered.model, options));
+    else r.arena.outputs = ReferenceExecutor(twinOptions(*lowered.model, options)).run(tg, geInputs);
     r.compiledMs = msSince(t0);
   } catch (const NotEmulatable& e) {
     r.compiledError = e.what();

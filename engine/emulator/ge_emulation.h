@@ -5,7 +5,8 @@
 //   emulateGeModel: does the file compute what its own graph says, at GE's precision and in GE's memory plan? The
 //     reference is the twin with every fp16 tensor computed in fp32; the compiled run is the twin as GE built it
 //     (its element types) inside one arena at the offsets GE planned (output_i), so an overlap in GE's plan gives
-//     wrong numbers. Judged by the precision gate of what the graph computes in, like any compiled model.
+//     wrong numbers (a graph from before GE's Build stage has no offsets: every tensor then has its own buffer).
+//     Judged by the precision gate of what the graph computes in, like any compiled model.
 //
 //   compareGeWithSource: does the .om compute what the model it came from computes? The source (an ONNX model) runs
 //     on the reference kernels, the .om as compiled (arena, GE's types), on the same inputs (matched by name, else
@@ -24,7 +25,8 @@ namespace kiln {
 
 struct GeEmulation {
   bool ran = false;                           // false: `issues` say which ops could not run and why
-  std::vector<ge::LoweringIssue> issues;
+  bool inArena = false;                       // the compiled run was at GE's offsets (false: the file has none)
+  std::vector<geops::LoweringIssue> issues;
   std::vector<std::string> inferred;          // geometry read off shapes or kernel names
   EmulationReport report;                     // reference vs compiled, per output (logical tensors)
   std::string notRunSummary() const;          // "3 ops cannot run: op 'x' (ReadSelect): ...; ..."

@@ -47,10 +47,10 @@ GeModelSummary summarizeGeModel(const Model& m) {
       if (const std::string st = n->annotation("stream"); !st.empty() && st != "-1") streams.insert(st);
     s.streamsUsed = int64_t(streams.size());
   }
-  const ge::LoweredModel lowered = ge::lowerGeModel(m);
+  const geops::LoweredModel lowered = geops::lowerGeModel(m);
   s.runs = lowered.model != nullptr;
   s.notRunOps = int(lowered.issues.size());
-  for (const ge::LoweringIssue& i : lowered.issues) s.notRun.emplace(i.type, i.why);
+  for (const geops::LoweringIssue& i : lowered.issues) s.notRun.emplace(i.type, i.why);
   s.inferredOps = int(lowered.inferred.size());
   return s;
 }

@@ -61,7 +61,7 @@ ModelSummary summarizeModel(const Model& m, const InferenceReport& inference,
   for (const auto& [op, count] : inference.unknownOps) {
     if (op.starts_with(std::string(om::kGeDomain) + ":")) {
       const std::string type = op.substr(3);
-      s.opNotes[op] = ge::lowersGeType(type) || kilnWritten.count(op) ? "GE op" : "GE op, no semantics in Kiln: not run";
+      s.opNotes[op] = geops::lowersGeType(type) || kilnWritten.count(op) ? "GE op" : "GE op, no semantics in Kiln: not run";
       continue;
     }
     s.unsupportedOps[op] = count;

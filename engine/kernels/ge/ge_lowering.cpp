@@ -6,7 +6,7 @@
 #include "kernels/ge/ge_lowering_context.h"
 #include "kernels/kernel.h"
 
-namespace kiln::ge {
+namespace kiln::geops {
 
 NamedAttribute intAttr(const std::string& name, int64_t v) { return {name, Attribute(v)}; }
 NamedAttribute floatAttr(const std::string& name, float v) { return {name, Attribute(v)}; }
@@ -386,4 +386,4 @@ bool lowersGeType(const std::string& type) {
   return type == "Const" || type == "Constant" || table().count(type) > 0;
 }
 
-}  // namespace kiln::ge
+}  // namespace kiln::geops

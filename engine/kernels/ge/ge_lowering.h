@@ -25,7 +25,7 @@
 
 #include "ir/model.h"
 
-namespace kiln::ge {
+namespace kiln::geops {
 
 struct LoweringIssue {
   std::string op, type, why;
@@ -49,4 +49,4 @@ LoweredModel lowerGeModel(const Model& ge, const LoweringOptions& options = {});
 // Whether Kiln can lower ops of this GE type at all (a given op may still lack what it needs): for `kiln inspect`.
 bool lowersGeType(const std::string& type);
 
-}  // namespace kiln::ge
+}  // namespace kiln::geops

@@ -13,7 +13,7 @@
 #include "ir/graph.h"
 #include "kernels/ge/ge_lowering.h"
 
-namespace kiln::ge {
+namespace kiln::geops {
 
 // Thrown by OpLowering::fail: the op cannot run, and why.
 class CannotLower : public std::runtime_error {
@@ -108,4 +108,4 @@ NamedAttribute floatAttr(const std::string& name, float v);
 NamedAttribute intsAttr(const std::string& name, std::vector<int64_t> v);
 NamedAttribute stringAttr(const std::string& name, std::string v);
 
-}  // namespace kiln::ge
+}  // namespace kiln::geops

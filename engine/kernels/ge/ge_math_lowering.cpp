@@ -10,7 +10,7 @@
 //   BiasAdd    bias along the channel axis of data_format (NCHW: axis 1; NHWC: the last)
 #include "kernels/ge/ge_lowering_context.h"
 
-namespace kiln::ge {
+namespace kiln::geops {
 namespace {
 
 const std::map<std::string, std::string>& sameUnary() {
@@ -119,4 +119,4 @@ void addMathLowerings(LoweringTable& t) {
   t["BiasAdd"] = biasAdd;
 }
 
-}  // namespace kiln::ge
+}  // namespace kiln::geops

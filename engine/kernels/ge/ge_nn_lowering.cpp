@@ -16,7 +16,7 @@
 
 #include "kernels/ge/ge_lowering_context.h"
 
-namespace kiln::ge {
+namespace kiln::geops {
 namespace {
 
 bool isNhwc(const OpLowering& op, Format layout) {
@@ -313,4 +313,4 @@ void addNnLowerings(LoweringTable& t) {
   t["LogSoftmaxV2"] = softmax;
 }
 
-}  // namespace kiln::ge
+}  // namespace kiln::geops

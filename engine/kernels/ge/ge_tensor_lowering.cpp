@@ -16,7 +16,7 @@
 //   Send, Recv, AtomicAddrClean, NoOp...   stream order and memory clearing: nothing to compute
 #include "kernels/ge/ge_lowering_context.h"
 
-namespace kiln::ge {
+namespace kiln::geops {
 namespace {
 
 void data(OpLowering& op) { op.result(0, op.required(0)); }
@@ -162,4 +162,4 @@ void addTensorLowerings(LoweringTable& t) {
   t["Slice"] = slice;
 }
 
-}  // namespace kiln::ge
+}  // namespace kiln::geops
