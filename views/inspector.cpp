@@ -5,6 +5,7 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include "layout/ge_node_facts.h"
 #include "util/json.h"
 #include "util/units.h"
 
@@ -157,6 +158,18 @@ void Inspector::showNode(const layout::PassView& view, int64_t nodeId) {
       item->setData(0, kFusedRole, static_cast<qlonglong>(f->fusedNode));
       item->setData(0, kPassRole, f->pass);
     }
+  // What GE recorded about the op (a GE dump, an .om), by name: what it absorbed, its kernel, engine and stream.
+  try {
+    const Json attrs = Json::parse(r->attrsJson.empty() ? "{}" : r->attrsJson);
+    const Json ann = Json::parse(r->annotationsJson.empty() ? "{}" : r->annotationsJson);
+    const std::vector<layout::NodeFact> facts = layout::geNodeFacts(attrs, ann);
+    if (!facts.empty()) {
+      auto* ge = row(root, "GE", "what GE recorded");
+      for (const layout::NodeFact& f : facts) row(ge, q(f.label), q(f.text));
+      ge->setExpanded(true);
+    }
+  } catch (const std::exception&) {
+  }
   try {
     const Json attrs = Json::parse(r->attrsJson.empty() ? "{}" : r->attrsJson);
     if (attrs.isObject() && !attrs.asObject().empty()) {

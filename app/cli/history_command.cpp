@@ -4,6 +4,8 @@
 // kiln history diff DB RUN A B [--json]: any two passes compared.
 // kiln history import DB PATH... [--fusion-result FILE] [--json]: GE graph dumps (folders or files: ge_proto_*.txt,
 //   ge_onnx_*.pbtxt) become one run per compilation they record, with ATC's fusion_result.json attached.
+// kiln history compare DB RUN_A RUN_B [--json]: the two runs' numbers side by side, as the workbench's Compare Runs
+//   lists them (a GE run imported from dumps or an .om beside Kiln's compile of the same network included).
 // kiln history merge OUT.db IN.db... [--json]: every run of the inputs copied into OUT (new run ids), e.g. the
 //   histories of a CI matrix's `kiln batch --shard` jobs.
 // kiln history upgrade DB [--json]: migrates a history written by an older Kiln to this one's schema (viewing
@@ -18,6 +20,8 @@
 #include "history/history_reader.h"
 #include "history/history_report.h"
 #include "history/ge_dump_import.h"
+#include "report/run_charts.h"
+#include "report/run_comparison.h"
 
 namespace kiln::cli {
 namespace {
@@ -36,6 +40,7 @@ constexpr const char* kUsage =
     "usage: kiln history list DB [--json]\n"
     "       kiln history show DB RUN [--pass N] [--diff] [--json]\n"
     "       kiln history diff DB RUN A B [--json]\n"
+    "       kiln history compare DB RUN_A RUN_B [--json]\n"
     "       kiln history import DB DUMPS... [--fusion-result FILE] [--json]\n"
     "       kiln history merge OUT.db IN.db... [--json]\n"
     "       kiln history upgrade DB [--json]";
@@ -110,6 +115,33 @@ int runHistory(const Argv& argv) {
     } else {
       std::cout << path << " is at schema " << HistoryDb::kSchemaVersion << " already\n";
     }
+    return 0;
+  }
+  if (sub == "compare") {
+    if (args.positional.size() != 3) throw UsageError(kUsage);
+    const std::string& path = args.positional[0];
+    const int64_t a = parseId(args.positional[1], "RUN_A"), b = parseId(args.positional[2], "RUN_B");
+    {
+      HistoryDb probe(path, HistoryDb::Mode::ReadOnly);  // refuses a foreign file before any run is read
+      HistoryReader r(probe);
+      try {
+        r.run(a);
+        r.run(b);
+      } catch (const HistoryError& e) {
+        throw UsageError(e.what());
+      }
+    }
+    const RunCharts ca = loadRunCharts(path, a, nullptr), cb = loadRunCharts(path, b, nullptr);
+    for (const auto& [id, c] : {std::pair<int64_t, const RunCharts*>{a, &ca}, {b, &cb}})
+      if (!c->hasMetrics)
+        throw std::runtime_error("run " + std::to_string(id) + " has no numbers to compare: " + c->memoryMessage);
+    auto label = [](int64_t id, const RunMetrics& m) {
+      return "run " + std::to_string(id) + ": " + m.model + (m.optionSet.empty() ? "" : " (" + m.optionSet + ")") +
+             (m.compile.byGe ? ", compiled by GE" : "");
+    };
+    const auto rows = compareRunMetrics(ca.metrics, cb.metrics);
+    const std::string la = label(a, ca.metrics), lb = label(b, cb.metrics);
+    std::cout << (json ? comparisonJson(rows, la, lb).dump(2) + "\n" : comparisonText(rows, la, lb));
     return 0;
   }
   HistoryDb db(args.positional[0], HistoryDb::Mode::ReadOnly);

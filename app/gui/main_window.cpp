@@ -34,6 +34,7 @@
 #include "fused_subgraph_view.h"
 #include "gantt_view.h"
 #include "graph_canvas.h"
+#include "history/ge_dump_import.h"
 #include "history/history_db.h"
 #include "history/history_emulation.h"
 #include "history/history_reader.h"
@@ -47,6 +48,7 @@
 #include "shape_sweep_view.h"
 #include "highlight_rules_dialog.h"
 #include "report/run_charts.h"
+#include "util/load_error.h"
 #include "util/units.h"
 #include "worker_pool.h"
 
@@ -287,10 +289,16 @@ void MainWindow::buildActions() {
   QAction* open = file->addAction("&Open…", this, [this] {
     const QString path = QFileDialog::getOpenFileName(
         this, "Open model or history", QString(),
-        "Models and histories (*.onnx *.db *.sqlite *.sqlite3);;ONNX models (*.onnx);;Histories (*.db *.sqlite *.sqlite3);;All files (*)");
+        "Models and histories (*.onnx *.om *.pbtxt *.txt *.json *.db *.sqlite *.sqlite3);;ONNX models (*.onnx *.pbtxt);;"
+        "Ascend files: .om, GE graph dumps, atc --mode=1 JSON (*.om *.txt *.pbtxt *.json);;"
+        "Histories (*.db *.sqlite *.sqlite3);;All files (*)");
     if (!path.isEmpty()) openPath(path);
   });
   open->setShortcut(QKeySequence::Open);
+  file->addAction("Import GE &Dumps…", this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(this, "Folder of GE graph dumps (DUMP_GE_GRAPH)");
+    if (!dir.isEmpty()) importGeDumps(dir);
+  });
   recentMenu_ = file->addMenu("Open &Recent");
   file->addAction("Use History &Database…", this, [this] {
     const QString path = QFileDialog::getSaveFileName(this, "History database", historyPath_, "Histories (*.db)",
@@ -422,7 +430,45 @@ bool MainWindow::compiling() const { return session_->running(); }
 
 bool MainWindow::busy() const { return session_->running() || pendingReads_ > 0 || canvas_->layoutPending(); }
 
+// GE's graph dumps become runs of the history in use, one per compilation the folder records (the import runs on
+// the worker pool; a big folder takes seconds), and the last of them is shown.
+void MainWindow::importGeDumps(const QString& folder) {
+  ++pendingReads_;
+  setBusy("Importing GE dumps…", false);
+  auto* watcher = new QFutureWatcher<std::pair<gedump::ImportResult, std::string>>(this);
+  connect(watcher, &QFutureWatcher<std::pair<gedump::ImportResult, std::string>>::finished, this, [this, watcher, folder] {
+    watcher->deleteLater();
+    pendingReads_ = std::max(0, pendingReads_ - 1);
+    const auto [result, error] = watcher->result();
+    if (!error.empty()) {
+      clearBusy("");
+      showError(QString::fromStdString(error));
+      return;
+    }
+    for (const std::string& w : result.warnings) log("import: " + QString::fromStdString(w));
+    clearBusy(QString("Imported %1 compilation(s) from %2").arg(result.runs.size()).arg(QFileInfo(folder).fileName()));
+    refreshRuns();
+    if (!result.runs.empty()) showRun(result.runs.back().runId);
+  });
+  watcher->setFuture(QtConcurrent::run(views::workerPool(), [db = historyPath_.toStdString(), dir = folder.toStdString()] {
+    std::pair<gedump::ImportResult, std::string> out;
+    try {
+      HistoryDb h(db);
+      out.first = gedump::importDumps({dir}, h);
+    } catch (const LoadError& e) {
+      out.second = e.describe();
+    } catch (const std::exception& e) {
+      out.second = e.what();
+    }
+    return out;
+  }));
+}
+
 void MainWindow::openPath(const QString& path) {
+  if (QFileInfo(path).isDir()) {  // a folder of GE graph dumps
+    importGeDumps(path);
+    return;
+  }
   if (!modelPathExists(path.toStdString())) {  // a file, or one model of an .om ("FILE.om#N")
     showError(path + ": no such file");
     return;

@@ -53,6 +53,8 @@ class MainWindow : public QMainWindow {
 
   // Opens an ONNX model (compiles it with the current options) or a history database (.db / .sqlite).
   void openPath(const QString& path);
+  // A folder of GE graph dumps into the history in use (File ▸ Import GE Dumps…, a folder dropped or opened).
+  void importGeDumps(const QString& folder);
   void rerun();
   void setHistoryPath(const QString& path);
 

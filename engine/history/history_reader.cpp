@@ -537,6 +537,15 @@ std::vector<RunInfo> HistoryReader::listRuns() const {
   return queryRuns(db_, std::nullopt);
 }
 
+bool isImportedRun(const RunInfo& run) {
+  try {
+    const Json j = Json::parse(run.optionsJson, 8);
+    return j.isObject() && j.find("source") && j.find("source")->isString();
+  } catch (const JsonError&) {
+    return false;
+  }
+}
+
 RunInfo HistoryReader::run(int64_t runId) const {
   SqlTransaction tx(db_.handle(), SqlTransaction::Kind::Read);
   auto runs = queryRuns(db_, runId);

@@ -34,6 +34,10 @@ struct RunInfo {
   std::string writerHost;
 };
 
+// A run imported from files GE wrote (history/ge_dump_import.h): its options say where it came from ("source")
+// instead of holding Kiln's option set, and its passes are GE's stages.
+bool isImportedRun(const RunInfo& run);
+
 struct PassInfo {
   int seq = 0;        // 0 is the imported graph
   std::string stage;  // "import", "prepare", "optimize", "compile"

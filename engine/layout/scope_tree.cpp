@@ -21,7 +21,16 @@ std::vector<std::string> scopeOf(const std::string& nodeName) {
 }
 
 bool isControlFlowOp(const std::string& qualifiedType) {
-  return qualifiedType == "If" || qualifiedType == "Loop" || qualifiedType == "Scan" || qualifiedType == "SequenceMap";
+  if (qualifiedType == "If" || qualifiedType == "Loop" || qualifiedType == "Scan" || qualifiedType == "SequenceMap")
+    return true;
+  // GE's: calls and control flow whose bodies are graphs of the model (a GE graph dump, an .om). A fused op Kiln
+  // wrote into an .om holds its originals as a body too, but under its own op type: that body is not drawn here.
+  static const char* const ge[] = {"ge:PartitionedCall", "ge:StatefulPartitionedCall", "ge:If", "ge:StatelessIf",
+                                   "ge:_If", "ge:While", "ge:StatelessWhile", "ge:_While", "ge:Case",
+                                   "ge:StatelessCase", "ge:For"};
+  for (const char* t : ge)
+    if (qualifiedType == t) return true;
+  return false;
 }
 
 const char* groupKindName(ScopeGroup::Kind k) {

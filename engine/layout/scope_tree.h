@@ -67,8 +67,8 @@ class ScopeTree {
 // "scope", "repeat", "chunk", "body"
 const char* groupKindName(ScopeGroup::Kind k);
 
-// Control-flow ops, whose bodies the views draw (If, Loop, Scan, SequenceMap of the default domain; `qualifiedType`
-// as Node::qualifiedType gives it). Other graph-valued attributes — the original nodes a fused kernel holds — are
+// Control-flow ops, whose bodies the views draw (If, Loop, Scan, SequenceMap of the default domain; GE's calls and
+// control flow: PartitionedCall, If, While, Case...; `qualifiedType` as Node::qualifiedType gives it). Other graph-valued attributes — the original nodes a fused kernel holds — are
 // not drawn as bodies: the fused-subgraph view expands those.
 bool isControlFlowOp(const std::string& qualifiedType);
 

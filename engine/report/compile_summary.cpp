@@ -8,6 +8,7 @@
 #include "ir/model_metadata.h"
 #include "memory/lifetimes.h"
 #include "memory/memory_plan.h"
+#include "report/ge_name_map.h"
 #include "report/memory_chart.h"
 #include "passes/optimize/optimize_passes.h"
 #include "passes/pass_manager.h"
@@ -18,8 +19,31 @@
 namespace kiln {
 
 namespace {
-// The fusion drivers (fusion/graph_fusion_pass.h): their counters are rule names, plus the bytes saved.
-bool isFusionPass(const std::string& name) { return name == "GraphFusion" || name == "UBFusion"; }
+// The fusion drivers (fusion/graph_fusion_pass.h): their counters are rule names, plus the bytes saved. ATC's report
+// attached to an imported GE run comes as passes "ATC:graph_fusion" / "ATC:ub_fusion" (history/ge_dump_import.h),
+// whose counters are each GE pass's effect_times (and "<pass>.matched").
+bool isFusionPass(const std::string& name) {
+  return name == "GraphFusion" || name == "UBFusion" || name == "ATC:graph_fusion" || name == "ATC:ub_fusion";
+}
+
+bool isStructural(const Node& n) {
+  if (n.domain() != "ge") return false;
+  const std::string& t = n.opType();
+  return t == "Data" || t == "Const" || t == "Constant" || t == "NetOutput";
+}
+
+// GE's fused ops name the pass that fused them (pass_name) and the framework ops they absorbed.
+std::map<std::string, int64_t> geFusedOps(const Graph& g) {
+  std::map<std::string, int64_t> fused;
+  for (const Node* n : g.nodes()) {
+    const std::string pass = n->attrString("pass_name", "");
+    const Attribute* names = n->attr("_datadump_original_op_names");
+    const auto* list = names ? names->get<std::vector<std::string>>() : nullptr;
+    if (!pass.empty()) ++fused[pass];
+    else if (list && list->size() > 1 && !n->attr("_kiln.op_type")) ++fused["(pass not recorded)"];
+  }
+  return fused;
+}
 
 // A compiled file (.om) ran no pass to count for it: the arena and lower bound are those of the plan it carries (the
 // memory chart's, over the offsets it gives its tensors; its memory_size also holds the zero-copy inputs and
@@ -35,6 +59,7 @@ void summarizePrecompiled(const Model& compiled, CompileSummary& s) {
   if (s.weightBytes == 0) s.weightBytes = life.weightBytes;
   s.ioBytes = life.ioBytes;
   s.tasks = int64_t(metadataU64(compiled, "om.task_num"));
+  if (s.tasks == 0) s.tasks = -1;  // a graph dump or om JSON: GE's task list is not in the file
   s.built = true;
 }
 }  // namespace
@@ -44,8 +69,19 @@ CompileSummary summarizeCompile(const Model& compiled, const RunSummary& run) {
   for (const PassRecord& p : run.passes)
     if (isFusionPass(p.name))
       for (const auto& [k, v] : p.counters)
-        if (k != "hbm_bytes_saved" && v > 0) s.fused[k] += v;
+        if (k != "hbm_bytes_saved" && !k.ends_with(".matched") && v > 0) s.fused[k] += v;
   s.transdata = countTransData(compiled);
+  compiled.graph->forEachGraph([&](const Graph& g) {
+    for (const Node* n : g.nodes()) {
+      if (isStructural(*n)) continue;
+      if (n->domain() == "ge" && n->opType() == "TransData") ++s.transdata;
+      ++s.ops[geVocabularyType(*n)];
+    }
+  });
+  bool kilnWritten = false;
+  for (const Node* n : compiled.graph->nodes()) kilnWritten = kilnWritten || n->attr("_kiln.op_type");
+  s.byGe = compiled.precompiled && !kilnWritten;
+  if (s.byGe && s.fused.empty()) s.fused = geFusedOps(*compiled.graph);
   const std::vector<Node*> order(compiled.graph->nodes().begin(), compiled.graph->nodes().end());
   std::set<int> streams;
   for (const auto& [n, stream] : streamsFromAnnotations(order)) streams.insert(stream);
@@ -81,6 +117,10 @@ Json compileSummaryToJson(const CompileSummary& s) {
   Json fused = Json::object();
   for (const auto& [rule, n] : s.fused) fused.set(rule, n);
   j.set("fused", std::move(fused));
+  Json ops = Json::object();
+  for (const auto& [op, n] : s.ops) ops.set(op, n);
+  j.set("ops", std::move(ops));
+  if (s.byGe) j.set("by_ge", true);
   j.set("transdata", s.transdata);
   j.set("streams", s.streams);
   j.set("events", s.events);
@@ -91,7 +131,7 @@ Json compileSummaryToJson(const CompileSummary& s) {
     j.set("weight_bytes", s.weightBytes);
     j.set("io_bytes", s.ioBytes);
     j.set("unsized_tensors", s.unsizedTensors);
-    j.set("tasks", s.tasks);
+    j.set("tasks", s.tasks >= 0 ? Json(s.tasks) : Json());  // null: not recorded
   }
   return j;
 }
@@ -100,6 +140,9 @@ CompileSummary compileSummaryFromJson(const Json& j) {
   CompileSummary s;
   if (const Json* fused = j.find("fused"); fused && !fused->isNull())
     for (const auto& [rule, n] : jsonObject(*fused, "'fused'")) s.fused[rule] = jsonCount(*fused, rule);
+  if (const Json* ops = j.find("ops"); ops && !ops->isNull())  // absent in summaries written before it was
+    for (const auto& [op, n] : jsonObject(*ops, "'ops'")) s.ops[op] = jsonCount(*ops, op);
+  s.byGe = jsonBool(j, "by_ge");
   s.transdata = jsonCount(j, "transdata");
   s.streams = jsonCount(j, "streams");
   s.events = jsonCount(j, "events");
@@ -110,7 +153,8 @@ CompileSummary compileSummaryFromJson(const Json& j) {
   s.weightBytes = jsonCount(j, "weight_bytes");
   s.ioBytes = jsonCount(j, "io_bytes");  // absent in summaries written before it was recorded: 0
   s.unsizedTensors = jsonCount(j, "unsized_tensors");
-  s.tasks = jsonCount(j, "tasks");
+  const Json* tasks = j.find("tasks");
+  s.tasks = tasks && tasks->isNull() && s.built ? -1 : jsonCount(j, "tasks");
   return s;
 }
 
@@ -127,7 +171,7 @@ std::string builtText(const CompileSummary& s) {
   t += ")";
   if (s.unsizedTensors > 0)
     t += "; " + std::to_string(s.unsizedTensors) + " tensors of unknown size not planned (symbolic or data-dependent shapes)";
-  return t + "; tasks " + std::to_string(s.tasks);
+  return t + "; tasks " + (s.tasks >= 0 ? std::to_string(s.tasks) : std::string("not recorded"));
 }
 
 }  // namespace

@@ -104,8 +104,10 @@ RunCharts loadRunCharts(const std::string& historyPath, int64_t runId, std::shar
           runLabel(run) + " failed (" + run.error + "): the memory plan and the timeline need a compile that completes.";
       return out;
     }
-    // A compiled .om runs no pass of ours (Model::precompiled): its own plan and streams are what there is to draw.
-    const bool precompiled = passes.size() <= 1 && detectModelFormat(run.modelPath) == ModelFormat::AscendOm;
+    // An import of GE's files (history/ge_dump_import.h) records GE's stages, not Kiln's passes: its charts are GE's
+    // own plan, read from the run's model file (the last stage), as for a compiled .om, which runs no pass of ours.
+    const bool imported = isImportedRun(run);
+    const bool precompiled = imported || (passes.size() <= 1 && isGeFormat(detectModelFormat(run.modelPath)));
     const bool planned = precompiled || reached(passes, "MemoryAssignment");
     const bool tasked = precompiled || reached(passes, "TaskGeneration");
     if (!planned)
@@ -116,7 +118,19 @@ RunCharts loadRunCharts(const std::string& historyPath, int64_t runId, std::shar
                             "): there is no task list to simulate.";
     if (!planned && !tasked) return out;
     Options options;
-    options.merge(Json::parse(run.optionsJson), "the options of run " + std::to_string(run.id));
+    if (!imported) options.merge(Json::parse(run.optionsJson), "the options of run " + std::to_string(run.id));
+    if (!compiled && precompiled) {
+      if (!std::filesystem::is_regular_file(run.modelPath))
+        throw std::runtime_error(run.modelPath + " is no longer there: GE's plan is read from it");
+      LoadedModel loaded = loadModel(run.modelPath);
+      if (!loaded.model->precompiled) {
+        out.memoryMessage = out.timelineMessage =
+            runLabel(run) + ": GE's last stage here (" + std::filesystem::path(run.modelPath).filename().string() +
+            ") carries no plan; GE assigns memory and streams at its Build stage.";
+        return out;
+      }
+      compiled = std::shared_ptr<const Model>(std::move(loaded.model));
+    }
     if (!compiled) {
       compiled = recompile(run, passes, options);
       out.recompiled = true;

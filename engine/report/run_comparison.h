@@ -23,4 +23,9 @@ struct MetricComparison {
 
 std::vector<MetricComparison> compareRunMetrics(const RunMetrics& a, const RunMetrics& b);
 
+// `kiln history compare`: a table of the rows (metric, A, B, B - A, and which is better), and the same as JSON
+// ({"a", "b", "rows": [{"metric", "unit", "a", "b", "delta", "verdict": "better"|"worse"|""}]}).
+std::string comparisonText(const std::vector<MetricComparison>& rows, const std::string& a, const std::string& b);
+Json comparisonJson(const std::vector<MetricComparison>& rows, const std::string& a, const std::string& b);
+
 }  // namespace kiln

@@ -16,6 +16,8 @@
 #include "gantt_view.h"
 #include "graph_canvas.h"
 #include "io/model_loader.h"
+#include "inspector.h"
+#include "ir/graph.h"
 #include "ir/model.h"
 #include "memory_view.h"
 #include "report/memory_chart.h"
@@ -98,6 +100,43 @@ class OmWorkbenchTest : public QObject {
     QVERIFY2(w.statusText().contains(": ok"), qPrintable(w.statusText()));
     QDir().mkpath(QString(KILN_ARTIFACTS));
     w.grab().save(QString(KILN_ARTIFACTS) + "/om_plan_views.png");
+  }
+
+  // GE's own files as a user meets them: a Build-stage dump opens like a model and its plan is what the memory view
+  // draws; its ops say what GE recorded (the framework ops a fused op absorbed, the kernel); a folder of dumps opened
+  // (or dropped) imports as runs whose PartitionedCall bodies are drawn as groups.
+  void geDumpsOpenLikeModels() {
+    const QString dumps = QString(KILN_SHARED_DIR) + "/models/ascend/ge_dumps";
+    if (!QFileInfo(dumps).isDir()) QSKIP(qPrintable("shared GE dumps not found at " + dumps));
+    const QString resnet = dumps + "/oam_tools_compile/ge_proto_00000062_Build.txt";
+    app::MainWindow w;
+    w.setHistoryPath(tmp_.filePath("ge.db"));
+    w.resize(1400, 900);
+    w.show();
+    QSignalSpy errors(&w, &app::MainWindow::errorShown);
+    w.openPath(resnet);
+    QTRY_VERIFY2_WITH_TIMEOUT(settled(w) && !w.chartsPending() && w.memoryView()->chart(), "the dump did not open", 60000);
+    QVERIFY2(errors.isEmpty(), errors.isEmpty() ? "" : qPrintable(errors.first().first().toString()));
+    const LoadedModel lm = loadModel(resnet.toStdString());
+    QCOMPARE(w.memoryView()->chart()->arenaBytes, buildMemoryChart(*lm.model->graph).arenaBytes);
+    int64_t conv = 0;
+    for (const Node* n : lm.model->graph->nodes())
+      if (n->name() == "conv1conv1_relu") conv = n->id();
+    QVERIFY(conv > 0);
+    w.inspector()->showNode(*w.canvas()->passView(), conv);
+    const QString facts = w.inspector()->text();
+    QVERIFY2(facts.contains("absorbed framework ops\tconv1, bn_conv1, scale_conv1, conv1_relu"), qPrintable(facts));
+    QVERIFY2(facts.contains("fused by GE pass\tTbeCommonRules0FusionPass"), qPrintable(facts));
+    QVERIFY2(facts.contains("te_fused_op_conv2d_leaky_relu"), qPrintable(facts));
+    QDir().mkpath(QString(KILN_ARTIFACTS));
+    w.grab().save(QString(KILN_ARTIFACTS) + "/ge_dump_workbench.png");
+
+    // A folder: its compilations become runs; the one shown draws its PartitionedCall bodies.
+    const qint64 before = w.currentRun();
+    w.openPath(dumps + "/oam_tools_370");
+    QTRY_VERIFY2_WITH_TIMEOUT(w.currentRun() > before && settled(w), "the folder was not imported", 60000);
+    QVERIFY2(errors.isEmpty(), errors.isEmpty() ? "" : qPrintable(errors.first().first().toString()));
+    QVERIFY2(w.canvas()->passView()->bodyOps > 0, "no body drawn");
   }
 
   void refusesACorruptOmClearly() {

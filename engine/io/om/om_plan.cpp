@@ -29,6 +29,30 @@ std::vector<int64_t> parseOffsets(const std::string& text) {
   return out;
 }
 
+// Without a task list (a graph dump, an om JSON) the engine GE gave each op is in its attributes: the kernel library
+// (_ge_attr_op_kernel_lib_name, else _lxfusion_engine_name / _lxfusion_op_kernel_lib_name). AI Core ops run on the
+// cube or vector unit as the op registry knows them, AI CPU ops on the AI CPU; GE's local ops (Data, Const,
+// NetOutput, Send/Recv...) are the host's and get no device task.
+void engineFromAttributes(Graph& g) {
+  for (Node* n : g.nodes()) {
+    std::string lib;
+    for (const char* key : {"_ge_attr_op_kernel_lib_name", "_lxfusion_op_kernel_lib_name", "_lxfusion_engine_name"})
+      if (lib.empty()) lib = n->attrString(key, "");
+    if (lib.empty() || !n->annotation("engine").empty()) continue;
+    auto has = [&](const char* s) { return lib.find(s) != std::string::npos; };
+    if (has("AIcore") || has("AiCore") || has("AICORE") || has("VectorCore")) {
+      const bool cube = defaultComputeUnit(n->domain(), n->opType()) == ComputeUnit::Cube;
+      n->setAnnotation("engine", "aicore");
+      n->setAnnotation("unit", cube ? "cube" : "vector");
+    } else if (has("AICPU") || has("aicpu") || has("AiCpu")) {
+      n->setAnnotation("engine", "aicpu");
+      n->setAnnotation("unit", "aicpu");
+    } else {
+      n->setAnnotation("engine", "host");
+    }
+  }
+}
+
 }  // namespace
 
 void annotateOmPlan(Model& m, const std::vector<OmTask>& tasks) {
@@ -93,6 +117,7 @@ void annotateOmPlan(Model& m, const std::vector<OmTask>& tasks) {
   }
   for (const auto& [n, ids] : records) n->setAnnotation("event.record", joinIds({ids.begin(), ids.end()}));
   for (const auto& [n, ids] : waits) n->setAnnotation("event.wait", joinIds({ids.begin(), ids.end()}));
+  if (tasks.empty()) engineFromAttributes(g);
 }
 
 }  // namespace kiln::om

@@ -9,7 +9,9 @@
 //   - "event.record" / "event.wait" from the EVENT_RECORD / EVENT_WAIT tasks: a record belongs to the last kernel
 //     issued before it on its stream, a wait to the next one after it;
 //   - "engine" / "unit" from the task that runs each op: KERNEL on AI Core (its cube or vector unit, as the op
-//     registry knows the op), KERNEL_EX on AI CPU.
+//     registry knows the op), KERNEL_EX on AI CPU; without a task list (a graph dump, an om JSON), from the kernel
+//     library GE recorded on the op (_ge_attr_op_kernel_lib_name: AIcoreEngine, AICPU..., GE's local ops on the
+//     host).
 #include <vector>
 
 #include "io/om/om_reader.h"

@@ -1,6 +1,10 @@
 // DeadCodeElimination (GE's PrunePass): removes nodes none of whose outputs reach a graph output, and
 // initializers nothing uses. Graph inputs stay: they are the model's interface. Inside a subgraph, a node that
-// only feeds an outer node through a capture is live through that outer node.
+// only feeds an outer node through a capture is live through that outer node. A GE graph's control edges (a dump's
+// or an .om's "src:-1" inputs, kept in the "om.control_inputs" annotation: an Assign a NetOutput waits for) keep
+// their source live as a data edge would, and a GE graph's NetOutput is live whatever it holds.
+#include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "ir/model.h"
@@ -25,17 +29,29 @@ class DeadCodeElimination final : public Pass {
   static void prune(Graph& g, PassResult& r) {
     // Mark from the outputs backwards; a node with subgraphs keeps what its subgraphs capture alive.
     std::unordered_set<const Node*> live;
-    std::vector<const Value*> stack(g.outputs().begin(), g.outputs().end());
+    std::vector<const Node*> stack;
     auto need = [&](const Value* v) {
-      if (v) stack.push_back(v);
+      if (v && v->producer() && v->producer()->graph() == &g) stack.push_back(v->producer());
     };
+    for (const Value* v : g.outputs()) need(v);
+    for (const Node* n : g.nodes())  // GE's NetOutput is its graph's end even when it holds only control edges
+      if (n->domain() == "ge" && n->opType() == "NetOutput") stack.push_back(n);
+    std::unordered_map<std::string, const Node*> byName;  // for control edges, which name their source
     while (!stack.empty()) {
-      const Value* v = stack.back();
+      const Node* p = stack.back();
       stack.pop_back();
-      const Node* p = v->producer();
-      if (!p || p->graph() != &g || !live.insert(p).second) continue;
+      if (!live.insert(p).second) continue;
       for (const Value* in : p->inputs()) need(in);
       for (const Graph* sg : p->subgraphs()) collectCaptures(g, *sg, need);
+      const std::string control = p->annotation("om.control_inputs");
+      if (control.empty()) continue;
+      if (byName.empty())
+        for (const Node* n : g.nodes()) byName.emplace(n->name(), n);
+      for (size_t at = 0; at <= control.size();) {
+        const size_t comma = std::min(control.find(',', at), control.size());
+        if (auto it = byName.find(control.substr(at, comma - at)); it != byName.end()) stack.push_back(it->second);
+        at = comma + 1;
+      }
     }
     // Erase dead nodes in reverse order so consumers go before producers.
     auto order = g.topologicalOrder();
