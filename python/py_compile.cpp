@@ -9,6 +9,7 @@
 #include <pybind11/stl.h>
 
 #include "emulator/emulation.h"
+#include "emulator/ge_emulation.h"
 #include "emulator/emulation_inputs.h"
 #include "emulator/precision_gate.h"
 #include "emulator/reference_executor.h"
@@ -189,8 +190,10 @@ void bindCompile(pb::module_& m) {
       "_run",
       [](const std::string& path, const pb::object& options, const pb::dict& overrides,
          const std::optional<std::string>& inputs, std::optional<uint32_t> seed,
-         const std::optional<std::string>& history) {
+         const std::optional<std::string>& history, const std::optional<std::string>& referencePath) {
         Options o = optionsFrom(options, overrides);
+        std::optional<SourceComparison> source;
+        std::optional<GeEmulation> geRun;
         EmulationReport report;
         std::string notEmulatable;
         std::vector<OutputVerdict> verdicts;
@@ -202,11 +205,15 @@ void bindCompile(pb::module_& m) {
           pb::gil_scoped_release unlocked;
           std::optional<HistoryOpening> opening;
           if (history) opening.emplace(*history);  // opened while the models are read
-          LoadedModel original = loadModel(path, limitsOf(o));
+          LoadedModel original = loadModel(referencePath.value_or(path), limitsOf(o));
           LoadedModel compiled = loadModel(path, limitsOf(o));
+          if (referencePath && !compiled.model->precompiled)
+            throw std::invalid_argument("reference= compares a compiled GE file (an .om, a Build-stage dump) with its "
+                                        "source model; " + path + " is not one");
           EmulationInputs data;
           try {
-            data = loadEmulationInputs(inputs, seed, path, *original.model, o, o.getInt("emulator.max_input_bytes"));
+            data = loadEmulationInputs(inputs, seed, referencePath.value_or(path), *original.model, o,
+                                       o.getInt("emulator.max_input_bytes"));
             inputsFrom = data.description;
           } catch (const LoadError&) {
             throw;
@@ -220,8 +227,18 @@ void bindCompile(pb::module_& m) {
           r->compiled = std::shared_ptr<Model>(std::move(compiled.model));
           if (r->summary.status != RunStatus::Failed) {
             timeline = simulate(*r->compiled, o, std::nullopt);
-            if (r->compiled->precompiled) notEmulatable = "an .om holds GE's compiled kernels, which are not executed";
-            if (notEmulatable.empty()) {
+            gate = precisionGate(o, *r->compiled->graph);
+            if (notEmulatable.empty() && r->compiled->precompiled) {  // a GE graph: its twin (kernels/ge)
+              if (referencePath) {
+                source = compareGeWithSource(*r->compiled, *original.model, data.tensors, *gate, withLimits({}, o));
+                report = source->ge.report;
+                if (!source->ge.issues.empty()) notEmulatable = "not run: " + source->ge.notRunSummary();
+              } else {
+                geRun = emulateGeModel(*r->compiled, data.tensors, withLimits({}, o));
+                report = geRun->report;
+                if (!geRun->ran) notEmulatable = "not run: " + geRun->notRunSummary();
+              }
+            } else if (notEmulatable.empty()) {
               try {
                 report = emulateModel(*original.model, *r->compiled, data.tensors, withLimits({}, o));
                 if (report.compiledNotEmulatable) notEmulatable = report.compiledError;
@@ -229,10 +246,8 @@ void bindCompile(pb::module_& m) {
                 notEmulatable = e.what();
               }
             }
-            if (notEmulatable.empty() && report.compiledError.empty()) {
-              gate = precisionGate(o, *r->compiled->graph);
-              verdicts = judgeOutputs(report, *gate);
-            }
+            if (notEmulatable.empty() && report.compiledError.empty())
+              verdicts = source ? source->outputs : judgeOutputs(report, *gate);
           }
         }
         pb::dict out;
@@ -262,12 +277,28 @@ void bindCompile(pb::module_& m) {
           vs.append(d);
         }
         out["verdicts"] = vs;
+        if (source) {  // per op GE kept the names of, against the source's op it absorbed
+          pb::list nodes;
+          for (const NodeComparison& c : source->nodes) {
+            pb::dict d;
+            d["op"] = c.geOp;
+            d["type"] = c.geType;
+            d["source_node"] = c.sourceNode;
+            d["passed"] = c.verdict.passed;
+            d["reason"] = c.verdict.reason;
+            d["cosine"] = c.verdict.diff.cosine;
+            nodes.append(d);
+          }
+          out["nodes"] = nodes;
+          out["first_divergence"] = source->firstDivergence.empty() ? pb::object(pb::none()) : pb::str(source->firstDivergence);
+        }
         // A verdict only where the numbers were measured: missing is None, never a pass.
         if (!notEmulatable.empty() || !report.compiledError.empty() || verdicts.empty()) {
           out["passed"] = pb::none();
           out["reason"] = "numerics missing: " + (notEmulatable.empty() ? report.compiledError : notEmulatable);
         } else {
-          const std::string first = firstFailure(verdicts);
+          std::string first = firstFailure(verdicts);
+          if (first.empty() && source && !source->firstDivergence.empty()) first = "op " + source->firstDivergence;
           out["passed"] = first.empty();
           out["reason"] = first.empty() ? "every output passed the " + gate->describe() : first;
         }
@@ -279,7 +310,7 @@ void bindCompile(pb::module_& m) {
         return out;
       },
       pb::arg("path"), pb::arg("options"), pb::arg("overrides"), pb::arg("inputs"), pb::arg("seed"),
-      pb::arg("history"));
+      pb::arg("history"), pb::arg("reference") = pb::none());
 }
 
 }  // namespace kiln::py

@@ -153,7 +153,7 @@ void bindGraph(pb::module_& m) {
                std::to_string(d.changedNodes.size()) + " nodes>";
       });
 
-  pb::class_<PyModel, std::shared_ptr<PyModel>>(m, "Model", "A model file as loaded (ONNX, .om, GE dump folder).")
+  pb::class_<PyModel, std::shared_ptr<PyModel>>(m, "Model", "A model file as loaded (ONNX, .om, a GE graph dump, an om JSON).")
       .def_readonly("path", &PyModel::path)
       .def_readonly("warnings", &PyModel::warnings, "import, checker and verifier findings")
       .def_property_readonly("graph", [](const PyModel& pm) { return snapshotOf(*pm.model->graph); })
@@ -190,8 +190,10 @@ void bindGraph(pb::module_& m) {
         return out;
       },
       pb::arg("path"), pb::arg("max_model_bytes") = 0,
-      "Loads an ONNX model, an Ascend .om (FILE.om or FILE.om#N for its N-th model) or a GE dump folder. Raises "
-      "kiln.Error naming the file and the problem for a file it cannot read.");
+      "Loads a model file, found by content: ONNX (binary or text), an Ascend .om (FILE.om or FILE.om#N for its N-th "
+      "model), one GE graph dump (ge_proto_*.txt, ge_onnx_*.pbtxt) or an `atc --mode=1` JSON. A folder of GE dumps is "
+      "a recorded compile: kiln.import_ge_dump puts it in a history. Raises kiln.Error naming the file and the "
+      "problem for a file it cannot read.");
 }
 
 }  // namespace kiln::py

@@ -34,8 +34,13 @@ def compile(path, options=None, history=None, until=None, **keyword_options):
                           until)
 
 
-def run(path, inputs=None, seed=None, options=None, history=None, **keyword_options):
+def run(path, inputs=None, seed=None, options=None, history=None, reference=None, **keyword_options):
     """Compiles a model and emulates it: the original graph (reference) and the compiled graph on the same inputs.
+
+    A graph GE compiled (an .om, a Build-stage dump with its weights) runs as GE built it, at GE's offsets, against
+    its own graph computed in fp32; with reference=SOURCE.onnx against the model it came from instead, and the
+    result also holds nodes (per op GE kept the names of: op, type, source_node, passed, reason, cosine) and
+    first_divergence.
 
     inputs: a dict of input name -> NumPy array, or the path of a .npz or of a directory of input_<i>.pb; without
     it, the <model>_io.npz beside the model, else random data (`seed`, default 1). Given arrays fix the symbolic
@@ -48,6 +53,8 @@ def run(path, inputs=None, seed=None, options=None, history=None, **keyword_opti
             archive = os.path.join(tmp, "inputs.npz")
             np.savez(archive, **{k: np.asarray(v) for k, v in inputs.items()})
             return _kiln._run(os.fspath(path), options, keyword_options, archive, seed,
-                              None if history is None else os.fspath(history))
+                              None if history is None else os.fspath(history),
+                              None if reference is None else os.fspath(reference))
     return _kiln._run(os.fspath(path), options, keyword_options, None if inputs is None else os.fspath(inputs), seed,
-                      None if history is None else os.fspath(history))
+                      None if history is None else os.fspath(history),
+                      None if reference is None else os.fspath(reference))

@@ -112,6 +112,35 @@ def test_ge_dump_folder_imports_as_a_run(sample, tmp_path):
         kiln.import_ge_dump(tmp_path / "broken", tmp_path / "other.db")
 
 
+def test_an_om_runs_against_its_source(sample, tmp_path):
+    """Kiln's own .om of the sample runs on the emulator through GE's op semantics, and against the ONNX model it came
+    from every output and every op whose original names the .om keeps are within the fp32 gate."""
+    om = tmp_path / "sample.om"
+    subprocess.run([KILN, "compile", sample, "--set", "precision_mode=force_fp32", "-o", str(om)], check=True,
+                   stdout=subprocess.DEVNULL)
+    own = kiln.run(om)
+    assert own["passed"] is True, own["reason"]
+    r = kiln.run(om, reference=sample)
+    assert r["passed"] is True, r["reason"]
+    assert r["first_divergence"] is None
+    assert len(r["nodes"]) > 30 and all(n["passed"] for n in r["nodes"])
+    assert all(v["cosine"] >= 0.999 for v in r["verdicts"])
+    with pytest.raises(kiln.Error, match="reference= compares a compiled GE file"):
+        kiln.run(sample, reference=sample)
+
+
+@pytest.mark.skipif(not os.path.isdir(os.path.join(SHARED, "models", "ascend")), reason="../shared/models/ascend absent")
+def test_ge_files_load_as_models():
+    ascend = os.path.join(SHARED, "models", "ascend")
+    dump = kiln.load(os.path.join(ascend, "ge_dumps", "oam_tools_compile", "ge_proto_00000062_Build.txt"))
+    assert len(dump.graph.nodes) == 170
+    as_json = kiln.load(os.path.join(ascend, "atc", "msit_tdnn.om.json"))
+    assert len(as_json.graph.nodes) > 100
+    # A dump without weights does not run, and says why instead of passing.
+    r = kiln.run(os.path.join(ascend, "ge_dumps", "oam_tools_compile", "ge_proto_00000062_Build.txt"))
+    assert r["passed"] is None and "carries no data" in r["reason"]
+
+
 def test_option_sets_compare(sample):
     fp16 = kiln.compile(sample)  # the default: force_fp16
     o1 = kiln.compile(sample, options={"oo_level": "O1"})
