@@ -594,6 +594,48 @@ class FusionRulesTest : public QObject {
     }
   }
 
+  // ---- FlattenGemmFusion ----
+  // A classifier on a pooled [N, C, 1, 1] activation becomes a 1x1 convolution and a Reshape: the same numbers, and
+  // the compiled graph keeps the classifier in NC1HWC0 as GE's FullyConnection does (two TransData fewer).
+  void flattenGemmBecomesAOneByOneConvolution() {
+    for (const char* form : {"Flatten+Gemm", "Flatten+Gemm transB", "Reshape+MatMul"}) {
+      const std::string f = form;
+      auto m = newModel();
+      Graph& g = *m->graph;
+      Value* x = g.addInput("x", f32({2, 6, 1, 1}));
+      Node* flat = f.starts_with("Flatten")
+                       ? g.addNode("Flatten", {x}, {"flat"}, "flatten")
+                       : g.addNode("Reshape", {x, g.addInitializer("shape", Tensor::fromVector(DType::Int64, {2}, std::vector<int64_t>{2, 6}))}, {"flat"}, "flatten");
+      const bool transB = f.ends_with("transB");
+      Value* w = g.addInitializer("W", testing::randomFloats(transB ? Dims{5, 6} : Dims{6, 5}, 11));
+      Node* mm = f.ends_with("MatMul") ? g.addNode("MatMul", {flat->output(0), w}, {"logits"}, "fc")
+                                       : g.addNode("Gemm", {flat->output(0), w, g.addInitializer("b", testing::randomFloats({5}, 12))}, {"logits"}, "fc");
+      if (transB) mm->setAttr("transB", Attribute(int64_t{1}));
+      g.addOutput(mm->output(0));
+      inferShapes(*m);
+      PassResult r;
+      const double diff = fuseAndCompare(*m, &r);
+      QCOMPARE(counter(r, "FlattenGemmFusion"), 1);
+      QCOMPARE(count(g, "Conv"), 1);
+      QCOMPARE(count(g, "Reshape"), 1);
+      QCOMPARE(count(g, "Gemm") + count(g, "MatMul") + count(g, "Flatten"), 0);
+      QCOMPARE(g.outputs()[0]->name(), std::string("logits"));
+      QCOMPARE(g.outputs()[0]->type().shape.toString(), std::string("2×5"));
+      QCOMPARE(problems(*m), QString());
+      QVERIFY2(diff >= 0 && diff < 1e-5, qPrintable(QString("%1: %2").arg(form).arg(diff)));
+    }
+    {  // a pooled map that is not 1x1: a matrix product of more than the channels, left alone
+      auto m = newModel();
+      Graph& g = *m->graph;
+      Value* x = g.addInput("x", f32({2, 3, 2, 1}));
+      Node* flat = g.addNode("Flatten", {x}, {"flat"}, "flatten");
+      Node* mm = g.addNode("Gemm", {flat->output(0), g.addInitializer("W", testing::randomFloats({6, 5}, 11))}, {"y"}, "fc");
+      g.addOutput(mm->output(0));
+      inferShapes(*m);
+      QCOMPARE(counter(runFusion(*m), "FlattenGemmFusion"), 0);
+    }
+  }
+
   void transposeMatMulSetsFlags_data() {
     QTest::addColumn<int>("side");
     QTest::addColumn<QList<qlonglong>>("perm");

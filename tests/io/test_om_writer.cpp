@@ -13,6 +13,7 @@
 #include "ir/graph.h"
 #include "ir/model.h"
 #include "options/options.h"
+#include "util/json.h"
 #include "passes/pass_manager.h"
 #include "pipeline/standard_pipeline.h"
 #include "report/compile_summary.h"
@@ -330,11 +331,21 @@ class OmWriterTest : public QObject {
     QVERIFY2(i.code == 0, qPrintable(i.err));
     QVERIFY(i.out.contains("Conv2D"));
     QVERIFY(i.out.contains("NC1HWC0"));
-    // `kiln run` on it is its simulated timing: no functional run to fail (GE's kernels are not emulated).
+    // `kiln run` on it runs the .om through GE's op semantics (kernels/ge) at its own offsets against its graph in
+    // fp32, and with --reference against the model it came from, op by op.
     const KilnRun r = runKiln({"run", omFile, "--random", "1"});
     QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
-    QVERIFY2(r.out.contains("latency") && r.out.contains("not run: an .om") && r.out.trimmed().endsWith("ok"),
+    QVERIFY2(r.out.contains("latency") && r.out.contains("at GE's offsets") && r.out.contains("passed:") &&
+                 r.out.trimmed().endsWith("ok"),
              qPrintable(r.out));
+    const KilnRun s = runKiln({"run", omFile, "--random", "1", "--reference", onnx, "--json"});
+    QVERIFY2(s.code == 0, qPrintable(s.out + s.err));
+    const Json j = Json::parse(s.out.toStdString());
+    QCOMPARE(j.find("numerics")->asString(), std::string("passed"));
+    QVERIFY(j.find("ge")->find("source")->find("nodes")->asArray().size() > 30);
+    const KilnRun notGe = runKiln({"run", onnx, "--random", "1", "--reference", onnx});
+    QCOMPARE(notGe.code, 2);
+    QVERIFY2(notGe.err.contains("--reference compares a compiled GE file"), qPrintable(notGe.err));
     // A symbolic export is written at its bound shapes (the policy's batch 1, sequence 128)...
     const QString bert = dir.filePath("bert.onnx");
     QCOMPARE(runKiln({"sample", "bert-base", "--layers", "1", "--no-weights", "-o", bert}).code, 0);

@@ -13,6 +13,7 @@ FusionRuleList builtinFusionRules() {
       makeConvBatchNormFusion(),
       makeConvBiasAddFusion(),
       makeConvActivationFusion(),
+      makeFlattenGemmFusion(),         // a classifier on a pooled [N, C, 1, 1]: a 1x1 convolution, as GE runs it
       makeReshapeGemmReshapeFusion(),  // Linear layers exported through 2-D Gemm
       makeMatMulAddGeluFusion(),
       makeMatMulBiasAddFusion(),

@@ -14,6 +14,7 @@ std::shared_ptr<FusionRule> makeConvActivationFusion();
 std::shared_ptr<FusionRule> makeMatMulAddGeluFusion();
 std::shared_ptr<FusionRule> makeMatMulBiasAddFusion();
 std::shared_ptr<FusionRule> makeReshapeGemmReshapeFusion();
+std::shared_ptr<FusionRule> makeFlattenGemmFusion();
 std::shared_ptr<FusionRule> makeTransposeMatMulFusion();
 std::shared_ptr<FusionRule> makeGeluFusion();
 std::shared_ptr<FusionRule> makeAddLayerNormFusion();

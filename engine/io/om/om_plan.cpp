@@ -1,5 +1,6 @@
 #include "io/om/om_plan.h"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <set>
@@ -51,6 +52,50 @@ void engineFromAttributes(Graph& g) {
       n->setAnnotation("engine", "host");
     }
   }
+}
+
+std::vector<std::string> splitNames(const std::string& text) {
+  std::vector<std::string> out;
+  for (size_t at = 0; at < text.size();) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    out.push_back(text.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return out;
+}
+
+// Without a task list, GE's events are its Send and Recv ops (attribute event_id): a Send records after the op its
+// control edge comes from, the ops a Recv's control edges go to wait for it — or, when such an op has no device
+// task (a Const), the next op on its stream that has one.
+void eventsFromSendRecv(Graph& g) {
+  std::unordered_map<std::string, Node*> byName;
+  for (Node* n : g.nodes()) byName.emplace(n->name(), n);
+  std::unordered_map<Node*, std::set<int>> records, waits;
+  std::unordered_map<std::string, int> recvEvent;  // Recv op name -> its event
+  for (Node* n : g.nodes()) {
+    const bool send = n->opType() == "Send", recv = n->opType() == "Recv";
+    if (n->domain() != kGeDomain || (!send && !recv)) continue;
+    const int64_t ev = n->attrInt("event_id", -1);
+    if (ev < 0) continue;
+    if (send)
+      for (const std::string& src : splitNames(n->annotation("om.control_inputs")))
+        if (auto it = byName.find(src); it != byName.end()) records[it->second].insert(int(ev));
+    if (recv) recvEvent[n->name()] = int(ev);
+  }
+  auto device = [](const Node* n) { const std::string e = n->annotation("engine"); return e == "aicore" || e == "aicpu"; };
+  const std::vector<Node*> order(g.nodes().begin(), g.nodes().end());
+  for (size_t i = 0; i < order.size(); ++i) {
+    for (const std::string& src : splitNames(order[i]->annotation("om.control_inputs"))) {
+      auto ev = recvEvent.find(src);
+      if (ev == recvEvent.end()) continue;
+      Node* waiter = order[i];
+      for (size_t k = i; k < order.size() && !device(waiter); ++k)
+        if (order[k]->annotation("stream") == order[i]->annotation("stream") && device(order[k])) waiter = order[k];
+      if (device(waiter)) waits[waiter].insert(ev->second);
+    }
+  }
+  for (const auto& [n, ids] : records) n->setAnnotation("event.record", joinIds({ids.begin(), ids.end()}));
+  for (const auto& [n, ids] : waits) n->setAnnotation("event.wait", joinIds({ids.begin(), ids.end()}));
 }
 
 }  // namespace
@@ -117,7 +162,10 @@ void annotateOmPlan(Model& m, const std::vector<OmTask>& tasks) {
   }
   for (const auto& [n, ids] : records) n->setAnnotation("event.record", joinIds({ids.begin(), ids.end()}));
   for (const auto& [n, ids] : waits) n->setAnnotation("event.wait", joinIds({ids.begin(), ids.end()}));
-  if (tasks.empty()) engineFromAttributes(g);
+  if (tasks.empty()) {
+    engineFromAttributes(g);
+    eventsFromSendRecv(g);
+  }
 }
 
 }  // namespace kiln::om

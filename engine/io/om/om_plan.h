@@ -7,7 +7,8 @@
 //     Data outputs and "output" for what NetOutput takes (zero-copy: the caller's buffers, as memory/lifetimes
 //     classifies them), "-" for an absent slot;
 //   - "event.record" / "event.wait" from the EVENT_RECORD / EVENT_WAIT tasks: a record belongs to the last kernel
-//     issued before it on its stream, a wait to the next one after it;
+//     issued before it on its stream, a wait to the next one after it; without a task list, from GE's Send / Recv
+//     ops (event_id): a Send records after the op its control edge comes from, a Recv's control successors wait;
 //   - "engine" / "unit" from the task that runs each op: KERNEL on AI Core (its cube or vector unit, as the op
 //     registry knows the op), KERNEL_EX on AI CPU; without a task list (a graph dump, an om JSON), from the kernel
 //     library GE recorded on the op (_ge_attr_op_kernel_lib_name: AIcoreEngine, AICPU..., GE's local ops on the

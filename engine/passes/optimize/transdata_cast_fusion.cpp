@@ -2,7 +2,10 @@
 // output read only by the TransData, or the TransData's only by the Cast — become one kiln:TransDataCast, so the
 // tensor crosses HBM once instead of twice (graph inputs cast to fp16 then laid out in 5HD, outputs laid back out and
 // cast to fp32). Made with fuseNodes, so the node records fusion.rule, fusion.replaced and the bytes saved.
-// Counter: TransDataCastFusion (fusions made).
+// An op that only relabels bytes (Reshape, Flatten, Squeeze...) between the TransData and the Cast does not keep
+// them apart: the Cast moves before it (a cast commutes with a reshape), as a classifier's output
+// TransData -> Reshape -> Cast does. Counter: TransDataCastFusion (fusions made).
+#include "ir/aliasing_ops.h"
 #include "ir/fused_node.h"
 #include "ir/model.h"
 #include "passes/optimize/optimize_passes.h"
@@ -10,6 +13,29 @@
 
 namespace kiln {
 namespace {
+
+// alias -> cast  becomes  cast -> alias: the cast reads what the alias read and the alias relabels the cast's result;
+// the value the rest of the graph reads (and its name) stays the last one's. Returns the cast.
+Node* castBefore(Node& alias, Node& cast) {
+  Graph& g = *alias.graph();
+  Value* in = alias.input(0);
+  Value* aliased = alias.output(0);
+  Value* casted = cast.output(0);
+  const std::string name = casted->name();
+  g.replaceAllUsesWith(casted, aliased);  // the graph's readers (and outputs) now read the alias
+  g.setNodeInput(&cast, 0, in);
+  g.setNodeInput(&alias, 0, casted);
+  g.moveBefore(&cast, &alias);
+  ValueType castType = in->type();
+  castType.dtype = casted->type().dtype;
+  ValueType aliasType = aliased->type();
+  aliasType.dtype = casted->type().dtype;
+  casted->setType(castType);
+  aliased->setType(aliasType);
+  casted->setName(aliased->name() + "_cast");
+  aliased->setName(name);
+  return &cast;
+}
 
 class TransDataCastFusion final : public NodePass {
  public:
@@ -26,6 +52,9 @@ class TransDataCastFusion final : public NodePass {
       castFirst = true;
     } else if (Node* after = soleConsumer(t.output(0)); isCast(after) && after->graph() == t.graph()) {
       cast = after;
+    } else if (after && aliasesInput(*after) && after->graph() == t.graph() && after->numOutputs() == 1) {
+      Node* c = soleConsumer(after->output(0));
+      if (isCast(c) && c->graph() == t.graph()) cast = castBefore(*after, *c);
     }
     if (!cast) return false;
     FusedNodeSpec spec;
