@@ -1,5 +1,10 @@
 #include "pass_navigator.h"
 
+#include <QFontMetrics>
+#include <QScrollBar>
+
+#include "pipeline/standard_pipeline.h"
+
 #include <QCheckBox>
 #include <QHeaderView>
 #include <QLabel>
@@ -59,6 +64,8 @@ PassNavigator::PassNavigator(QWidget* parent) : QWidget(parent) {
   tree_->header()->setStretchLastSection(false);
   tree_->setRootIsDecorated(true);
   tree_->setUniformRowHeights(true);
+  // RefineRunningPrecision and RefineRunningFormat must stay apart when the dock is narrow: cut in the middle.
+  tree_->setTextElideMode(Qt::ElideMiddle);
   counter_ = new QLabel(this);
   counter_->setWordWrap(true);
   chart_ = new AccuracyChart(this);
@@ -137,6 +144,21 @@ QList<int> PassNavigator::visiblePasses() const {
     for (int i = 0; i < stage->childCount(); ++i) out << stage->child(i)->data(0, kSeqRole).toInt();
   }
   return out;
+}
+
+int PassNavigator::preferredWidth() const {
+  std::vector<std::string> names;
+  PassManager pm;
+  addStandardPasses(pm, Options());
+  for (const auto& [stage, name] : pm.passNames()) names.push_back(name);
+  for (const PassInfo& p : passes_) names.push_back(p.name);
+  const QFontMetrics fm(tree_->font());
+  int widest = fm.horizontalAdvance("imported graph");
+  for (const std::string& n : names) widest = std::max(widest, fm.horizontalAdvance(QString::fromStdString(n)));
+  // The name column's text plus its indentation and margins, the other columns at their content, the scroll bar,
+  // the layout's margins.
+  const int numbers = fm.horizontalAdvance("00000.00") + fm.horizontalAdvance("Δ nodes") + 10 * fm.averageCharWidth();
+  return widest + 3 * tree_->indentation() + numbers + tree_->verticalScrollBar()->sizeHint().width() + 32;
 }
 
 void PassNavigator::rebuild() {

@@ -42,6 +42,9 @@ class PassNavigator : public QWidget {
   void setFilter(const QString& text);
   QList<int> visiblePasses() const;
   QString counterText() const;
+  // The width at which every pass name of the standard pipeline (and of the passes shown) is whole beside the
+  // other columns: the dock's default width. Narrower, names elide in the middle (RefineRunning…Precision).
+  int preferredWidth() const;
 
  signals:
   void passSelected(int seq);

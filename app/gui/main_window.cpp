@@ -119,6 +119,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   ml->setContentsMargins(0, 0, 0, 0);
   graphLabel_ = new QLabel("Open a model (File → Open, or drop it here)", mainPanel);
   graphLabel_->setContentsMargins(6, 3, 6, 3);
+  // Wraps rather than widening the centre: an unwrapped label's width is its minimum, which squeezed the docks.
+  graphLabel_->setWordWrap(true);
   ml->addWidget(graphLabel_);
   canvas_ = new views::GraphCanvas(mainPanel);
   ml->addWidget(canvas_, 1);
@@ -280,7 +282,10 @@ void MainWindow::showEvent(QShowEvent* e) {
     auto* inspectorDock = findChild<QDockWidget*>("inspectorDock");
     if (!memoryDock || !navigatorDock || !inspectorDock) return;
     resizeDocks({memoryDock}, {height() / 4}, Qt::Vertical);
-    resizeDocks({navigatorDock, inspectorDock}, {230, 260}, Qt::Horizontal);
+    // The pass list as wide as its longest pass name (within a third of the window), the inspector as wide as its
+    // facts need.
+    const int passes = std::min(navigator_->preferredWidth(), width() / 3);
+    resizeDocks({navigatorDock, inspectorDock}, {passes, std::min(360, width() / 4)}, Qt::Horizontal);
   });
 }
 
@@ -570,16 +575,23 @@ void MainWindow::showRunList(const std::vector<RunInfo>& runs) {
     ~KeepScroll() { list->verticalScrollBar()->setValue(value); }
   } keep{runs_, scroll};
   runs_->clear();
+  // Second line: what tells a run from the others shown with it (the options that differ), not the whole option set
+  // cut off at the dock's edge; one run alone shows its headline options. The tooltip has everything.
+  size_t shown = 0;
+  for (const RunInfo& r : runs) shown += modelPath_.isEmpty() || QString::fromStdString(r.modelPath) == modelPath_;
   for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
     if (!modelPath_.isEmpty() && QString::fromStdString(it->modelPath) != modelPath_) continue;
+    const std::string second = shown <= 1               ? it->optionsHeadline
+                               : !it->optionsDiff.empty() ? it->optionsDiff
+                                                          : "same options as the others";
     auto* item = new QListWidgetItem(QString("run %1 · %2 · %3 → %4 nodes\n%5")
                                          .arg(it->id)
                                          .arg(QString::fromStdString(it->status))
                                          .arg(it->nodesBefore.value_or(0))
                                          .arg(it->nodesAfter.value_or(0))
-                                         .arg(QString::fromStdString(it->optionsSummary)));
+                                         .arg(QString::fromStdString(second)));
     item->setData(kRunRole, static_cast<qlonglong>(it->id));
-    item->setToolTip(QString::fromStdString(it->modelPath + "\n" + it->startedAt));
+    item->setToolTip(QString::fromStdString(it->modelPath + "\nstarted " + it->startedAt + "\n" + it->optionsSummary));
     runs_->addItem(item);
     if (it->id == runId_) {
       runs_->setCurrentItem(item);

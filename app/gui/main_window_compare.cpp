@@ -44,12 +44,15 @@ views::CompareSide loadSide(const std::string& db, int64_t runId, std::shared_pt
   return side;
 }
 
-// What tells two runs apart for a person: the options that differ (the history's summary), else all headline ones.
-QString sideTitle(const RunInfo& run, const std::string& summary) {
+// What tells two runs apart for a person: the options that differ between these two, else that they match.
+QString sideTitle(const RunInfo& run) {
+  const std::string& what = !run.optionsDiff.empty()       ? run.optionsDiff
+                            : !run.optionsHeadline.empty() ? "same options · " + run.optionsHeadline
+                                                           : run.status;
   return QString("%1 · run %2 · %3")
       .arg(QFileInfo(QString::fromStdString(run.modelPath)).fileName())
       .arg(run.id)
-      .arg(QString::fromStdString(summary.empty() ? run.status : summary));
+      .arg(QString::fromStdString(what));
 }
 
 }  // namespace
@@ -71,7 +74,9 @@ void MainWindow::askCompareRuns() {
   for (const RunInfo& r : runs)
     for (QComboBox* c : {a, b})
       c->addItem(QString("run %1 · %2 · %3").arg(r.id).arg(QFileInfo(QString::fromStdString(r.modelPath)).fileName(),
-                                                          QString::fromStdString(r.optionsSummary)),
+                                                          QString::fromStdString(r.optionsDiff.empty()
+                                                                                     ? r.optionsHeadline
+                                                                                     : r.optionsDiff)),
                  static_cast<qlonglong>(r.id));
   // Default: the run shown as B, the run before it as A.
   const int shown = b->findData(static_cast<qlonglong>(runId_));
@@ -121,19 +126,11 @@ void MainWindow::compareRuns(qint64 a, qint64 b) {
     p.a = loadSide(db, a, ca, ia);
     p.b = loadSide(db, b, cb, ib);
     p.sameModel = ia.modelPath == ib.modelPath;
-    // The options that tell the two apart, as the history's run list summarises them.
-    std::string sa, sb;
-    try {
-      HistoryDb h(db, HistoryDb::Mode::ReadOnly);
-      for (const RunInfo& r : HistoryReader(h).listRuns()) {
-        if (r.id == a) sa = r.optionsSummary;
-        if (r.id == b) sb = r.optionsSummary;
-      }
-    } catch (const std::exception& e) {
-      p.error = QString::fromStdString(e.what());
-    }
-    p.a.title = sideTitle(ia, sa);
-    p.b.title = sideTitle(ib, sb);
+    // The options that tell these two apart (not the whole history's differences).
+    std::vector<RunInfo> pair{ia, ib};
+    summariseOptions(pair);
+    p.a.title = sideTitle(pair[0]);
+    p.b.title = sideTitle(pair[1]);
     return p;
   }));
 }

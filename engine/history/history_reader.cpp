@@ -336,47 +336,6 @@ int64_t singleInt(const HistoryDb& db, const std::string& sql, int64_t run, int6
   return q.getInt(0);
 }
 
-// "key=value" for the options worth seeing in a run list: a few headline keys, then every key whose value differs
-// between the runs listed together (what distinguishes them).
-void summariseOptions(std::vector<RunInfo>& runs) {
-  static const char* const kHeadline[] = {"soc_version", "precision_mode", "oo_level"};
-  std::vector<Json> parsed;
-  parsed.reserve(runs.size());
-  for (const RunInfo& r : runs) {
-    try {
-      parsed.push_back(Json::parse(r.optionsJson));
-    } catch (const JsonError&) {
-      parsed.push_back(Json::object());
-    }
-  }
-  std::vector<std::string> keys(std::begin(kHeadline), std::end(kHeadline));
-  std::set<std::string> seen(keys.begin(), keys.end());
-  for (const Json& p : parsed) {
-    if (!p.isObject()) continue;
-    for (const auto& [k, v] : p.asObject()) {
-      if (seen.count(k)) continue;
-      for (const Json& other : parsed) {
-        const Json* o = other.isObject() ? other.find(k) : nullptr;
-        if (!o || !(*o == v)) {
-          keys.push_back(k);
-          seen.insert(k);
-          break;
-        }
-      }
-    }
-  }
-  for (size_t i = 0; i < runs.size(); ++i) {
-    std::string s;
-    for (const std::string& k : keys) {
-      const Json* v = parsed[i].isObject() ? parsed[i].find(k) : nullptr;
-      if (!v) continue;
-      if (!s.empty()) s += ' ';
-      s += k + "=" + (v->isString() ? v->asString() : v->dump());
-    }
-    runs[i].optionsSummary = s;
-  }
-}
-
 std::vector<RunInfo> queryRuns(const HistoryDb& db, std::optional<int64_t> only) {
   SqlStatement q = db.prepare(std::string(
       "SELECT r.id, r.model_id, m.path, m.name, m.size_bytes, r.status, r.started_at, r.finished_at, r.total_ms, "
@@ -437,6 +396,68 @@ const Row* findById(const std::vector<Row>& rows, int64_t id) {
 }
 
 }  // namespace
+
+// "key=value" for the options worth seeing in a run list: a few headline keys, then every key whose value differs
+// between the runs listed together (what distinguishes them).
+void summariseOptions(std::vector<RunInfo>& runs) {
+  static const char* const kHeadline[] = {"soc_version", "precision_mode", "oo_level"};
+  std::vector<Json> parsed;
+  parsed.reserve(runs.size());
+  for (const RunInfo& r : runs) {
+    try {
+      parsed.push_back(Json::parse(r.optionsJson));
+    } catch (const JsonError&) {
+      parsed.push_back(Json::object());
+    }
+  }
+  std::vector<std::string> keys(std::begin(kHeadline), std::end(kHeadline));
+  std::set<std::string> seen(keys.begin(), keys.end());
+  for (const Json& p : parsed) {
+    if (!p.isObject()) continue;
+    for (const auto& [k, v] : p.asObject()) {
+      if (seen.count(k)) continue;
+      for (const Json& other : parsed) {
+        const Json* o = other.isObject() ? other.find(k) : nullptr;
+        if (!o || !(*o == v)) {
+          keys.push_back(k);
+          seen.insert(k);
+          break;
+        }
+      }
+    }
+  }
+  auto text = [](const Json& v) { return v.isString() ? v.asString() : v.dump(); };
+  const size_t headline = std::size(kHeadline);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    std::string s, diff, head;
+    const Json& p = parsed[i];
+    for (size_t k = 0; k < keys.size(); ++k) {
+      const Json* v = p.isObject() ? p.find(keys[k]) : nullptr;
+      if (!v) continue;
+      if (!s.empty()) s += ' ';
+      s += keys[k] + "=" + text(*v);
+      if (k < headline) head += (head.empty() ? "" : " · ") + text(*v);
+    }
+    // What tells this run apart: the keys whose values differ between the listed runs (headline keys included).
+    for (const std::string& k : keys) {
+      const Json* v = p.isObject() ? p.find(k) : nullptr;
+      bool differs = false;
+      for (const Json& other : parsed) {
+        const Json* o = other.isObject() ? other.find(k) : nullptr;
+        differs = differs || !o || !v || !(*o == *v);
+      }
+      if (differs && v) diff += (diff.empty() ? "" : " ") + k + "=" + text(*v);
+    }
+    if (isImportedRun(runs[i])) {  // GE's files: where they came from, not Kiln's options
+      const Json* graph = p.find("graph");
+      diff = "GE dumps: " + (graph && graph->isString() ? graph->asString() : std::string("imported"));
+      head = diff;
+    }
+    runs[i].optionsSummary = s;
+    runs[i].optionsDiff = diff;
+    runs[i].optionsHeadline = head;
+  }
+}
 
 // ---------------------------------------------------------------- result helpers
 

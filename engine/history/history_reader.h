@@ -28,6 +28,9 @@ struct RunInfo {
   std::string optionsJson;     // every option with its value (Options::toJson())
   std::string shapeBindingJson;  // the shape binding it compiled at (ShapeBinding::toJson()); "" before schema 4
   std::string optionsSummary;  // headline options and those differing between the listed runs: "oo_level=O1 ..."
+  std::string optionsDiff;      // only what tells this run from the others listed with it: "oo_level=O1" ("" = none);
+                                // an imported run: "GE dumps: graph 11"
+  std::string optionsHeadline;  // the headline options' values alone: "Ascend910A · force_fp16 · O3"
   int passCount = 0;           // passes recorded, the imported graph (pass 0) included
   int lastPass = -1;           // highest pass number recorded
   int64_t writerPid = 0;
@@ -37,6 +40,10 @@ struct RunInfo {
 // A run imported from files GE wrote (history/ge_dump_import.h): its options say where it came from ("source")
 // instead of holding Kiln's option set, and its passes are GE's stages.
 bool isImportedRun(const RunInfo& run);
+
+// Fills optionsSummary / optionsDiff / optionsHeadline of runs listed together: what tells each from the others
+// (listRuns does it for the whole history; Compare Runs for just its two runs).
+void summariseOptions(std::vector<RunInfo>& runs);
 
 struct PassInfo {
   int seq = 0;        // 0 is the imported graph

@@ -489,6 +489,27 @@ class MainWindowTest : public QObject {
     shot(*w_, "05b_control_flow_bodies");
   }
 
+  // The README's picture (scripts/refresh_screenshot.sh copies it to docs/workbench.png): a real ResNet-50 at
+  // GraphFusion, a fused convolution selected so that the inspector says what it absorbed.
+  void readmeScreenshot() {
+    const QString model = QString(KILN_SHARED_DIR) + "/models/cnn/light_resnet50.onnx";
+    if (!QFileInfo::exists(model)) QSKIP("../shared/models/cnn/light_resnet50.onnx not present");
+    w_->openPath(model);
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->windowTitle().contains("light_resnet50"), 120000);
+    HistoryDb db(tmp_.filePath("history.db").toStdString(), HistoryDb::Mode::ReadOnly);
+    HistoryReader r(db);
+    const layout::FusionIndex index = layout::readFusions(r, w_->currentRun());
+    const layout::FusionRecord* f = nullptr;
+    for (const auto& rec : index.records())
+      if (rec.rule == "ConvBatchNormFusion" && (!f || rec.fusedNode < f->fusedNode)) f = &rec;
+    QVERIFY(f);
+    w_->goToNode(f->fusedNode, f->pass);
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && !w_->chartsPending() && w_->canvas()->selectedNode() == f->fusedNode,
+                             60000);
+    QVERIFY(w_->inspector()->text().contains("fused by"));
+    shot(*w_, "readme_workbench");
+  }
+
   void opensGpt2Past() {
     const QString model = QString(KILN_SHARED_DIR) + "/models/transformer/gpt2_past.onnx";
     if (!QFileInfo::exists(model)) QSKIP("../shared/models/transformer/gpt2_past.onnx not present");
