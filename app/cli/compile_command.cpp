@@ -119,7 +119,7 @@ int runCompile(const Argv& argv) {
   }
   if (s.status == RunStatus::Failed) {
     std::cerr << "kiln compile: " << args.positional[0] << ": pass " << s.error << "\n";
-    return 1;
+    return s.invalidModel ? 2 : 1;  // an invalid model is bad input
   }
   if (auto out = args.value("-o")) {
     try {

@@ -21,6 +21,8 @@
 #include "cli/emulation_args.h"
 #include "emulator/emulation.h"
 #include "emulator/ge_emulation.h"
+#include "emulator/input_influence.h"
+#include "emulator/reference_executor.h"
 #include "emulator/precision_gate.h"
 #include "emulator/model_inputs.h"
 #include "emulator/timing/model_soc.h"
@@ -154,10 +156,10 @@ void printGeRun(const GeEmulation& ge, const SourceComparison* source) {
 
 int runRun(const Argv& argv) {
   const Args args = parseArgs(
-      argv, {{"--json"}, {"--options", "--set", "--inputs", "--random", "--dim", "--expected", "--soc", "--trace",
+      argv, {{"--json"}, {"--options", "--set", "--inputs", "--random", "--value", "--dim", "--expected", "--soc", "--trace",
                           "--history", "--reference"}});
   if (args.positional.size() != 1 || (args.value("--inputs") && args.value("--random")))
-    throw UsageError("usage: kiln run MODEL [--options F] [--set k=v] [--inputs DIR|FILE.npz | --random SEED] "
+    throw UsageError("usage: kiln run MODEL [--options F] [--set k=v] [--inputs DIR|FILE.npz | --random SEED] [--value NAME=V,...] "
                      "[--dim SYMBOL=N] [--expected OUT.pb]... [--soc NAME|FILE.json] [--trace OUT.json] [--history DB] "
                      "[--reference SOURCE.onnx] [--json]");
   const std::string path = args.positional[0];
@@ -204,7 +206,7 @@ int runRun(const Argv& argv) {
   }
   if (s.status == RunStatus::Failed) {
     std::cerr << "kiln run: " << path << ": compile failed: pass " << s.error << "\n";
-    return 1;
+    return s.invalidModel ? 2 : 1;  // an invalid model is bad input
   }
   // Timing first: it needs only the compiled task list, so it is reported even for a model whose ops cannot all be
   // computed.
@@ -249,6 +251,12 @@ int runRun(const Argv& argv) {
     }
   } catch (const NotEmulatable& e) {
     notEmulatable = e.what();
+  } catch (const NodeFailed& e) {
+    // Made-up inputs can lead where real ones never would (a branch for another sample rate): name them.
+    const std::string made = madeUpInputsHint(*original.model, e.nodes(), inputs.tensors, inputs.madeUp);
+    const std::string hint = binding.hint();
+    throw std::runtime_error(path + ": " + e.what() + (made.empty() ? "" : "; " + made) +
+                             (hint.empty() ? "" : "; " + hint));
   } catch (const std::runtime_error& e) {
     // A kernel refused the bound shapes (a pool wider than the bound image, a table shorter than the sequence):
     // say which extents the run used and how to change them.
@@ -276,7 +284,9 @@ int runRun(const Argv& argv) {
   const std::vector<OutputVerdict> verdicts = sourceRun ? sourceRun->outputs : judgeOutputs(report, gate);
   const GeEmulation* ge = sourceRun ? &sourceRun->ge : geRun ? &*geRun : nullptr;
   const std::string numericsFailure = firstFailure(verdicts);
-  bool failed = !notEmulatable.empty() || !report.compiledError.empty() || !numericsFailure.empty();
+  // Nothing to compare (a model without outputs): not measured, so not a pass.
+  const bool nothingToCompare = notEmulatable.empty() && report.compiledError.empty() && verdicts.empty();
+  bool failed = !notEmulatable.empty() || !report.compiledError.empty() || !numericsFailure.empty() || nothingToCompare;
   if (sourceRun && !sourceRun->firstDivergence.empty()) failed = true;
   for (const OutputError& e : expected) failed = failed || !e.diff.within();
 
@@ -375,10 +385,12 @@ int runRun(const Argv& argv) {
     std::cout << "\n";
     std::cout << "critical    " << criticalSummary(timeline) << "\n";
     if (!notEmulatable.empty()) std::cout << "functional  " << notEmulatable << "\n";
-    if (notEmulatable.empty() && report.compiledError.empty() && verdicts.empty())
-      std::cout << "numerics    not measured: the compiled run produced no outputs\n";
-    // The compiled graph holds an op its mode cannot run: nothing was measured, which is not a pass.
-    std::cout << (report.compiledNotEmulatable && numericsFailure.empty() ? "NOT VERIFIED (numerics missing)"
+    if (nothingToCompare)
+      std::cout << "numerics    not measured: the " << (og.outputs().empty() ? "model has no outputs" : "compiled run produced no outputs") << "\n";
+    // The compiled graph holds an op its mode cannot run, or there was nothing to compare: nothing was measured,
+    // which is not a pass.
+    std::cout << ((report.compiledNotEmulatable || nothingToCompare) && numericsFailure.empty()
+                      ? "NOT VERIFIED (numerics missing)"
                   : failed                                             ? "FAILED"
                                                                        : "ok")
               << "\n";

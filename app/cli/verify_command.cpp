@@ -36,7 +36,7 @@ std::string sci(const std::optional<double>& v) {
 
 int runVerify(const Argv& argv) {
   const Args args = parseArgs(argv, {{"--json", "--per-pass"},
-                                     {"--options", "--set", "--inputs", "--random", "--dim", "--rtol", "--history"}});
+                                     {"--options", "--set", "--inputs", "--random", "--value", "--dim", "--rtol", "--history"}});
   if (args.positional.size() != 1 || (args.value("--inputs") && args.value("--random")))
     throw UsageError("usage: kiln verify MODEL [--options F] [--set k=v] [--inputs DIR|FILE.npz | --random SEED] "
                      "[--dim SYMBOL=N] [--rtol X] [--history DB] [--json]");
@@ -144,7 +144,7 @@ int runVerify(const Argv& argv) {
   }
   if (s.status == RunStatus::Failed) {
     std::cerr << "kiln verify: " << path << ": pass " << s.error << "\n";
-    return 1;
+    return s.invalidModel ? 2 : 1;  // an invalid model is bad input
   }
   if (!verifier.baselineError().empty()) return 2;
   return first >= 0 ? 1 : 0;

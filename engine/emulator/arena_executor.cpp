@@ -3,6 +3,7 @@
 #include "emulator/stored_layout.h"
 
 #include <cstring>
+#include <deque>
 #include <unordered_map>
 
 namespace kiln {
@@ -96,8 +97,6 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
   if (limits.opset == 0) limits.opset = options.opset;
   std::vector<Tensor> views;  // keeps this step's arena views alive
   for (const Node* n : g.nodes()) {
-    if (!n->subgraphs().empty() && !definingBody(*n))
-      throw NotEmulatable(n->qualifiedType() + " (control flow in compiled mode)");
     views.clear();
     views.reserve(n->numInputs());
     std::vector<const Tensor*> in;
@@ -117,7 +116,18 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
     }
     const Graph* body = definingBody(*n);
     std::vector<Tensor> out;
-    if (body) {
+    if (n->hasSubgraphs() && !body) {
+      // Control flow (If, Loop, Scan) is one step: its bodies run on buffers of their own, reading what they
+      // capture from the arena as laid out, and its outputs land in their planned blocks like any node's.
+      std::deque<Tensor> capturedViews;
+      out = bodies.runNode(*n, in, [&](const Value* v) -> const Tensor* {
+        if (auto p = placed.find(v); p != placed.end())
+          return &capturedViews.emplace_back(v->type().dtype, p->second.dims, storage,
+                                             static_cast<size_t>(p->second.offset));
+        if (auto a = aside.find(v); a != aside.end()) return &a->second;
+        return nullptr;
+      });
+    } else if (body) {
       // The op's own body (a fused chain) runs as this one step, on the tensors as laid out: its values record
       // the same layouts, and each of its nodes converts for itself.
       std::vector<Tensor> args;

@@ -110,6 +110,7 @@ EmulationInputs loadEmulationInputs(const std::optional<std::string>& given, std
     const uint32_t s = seed.value_or(1);
     in.tensors = randomInputs(*original.graph, s, bindForEmulation(original, options).values(), 2, maxRandomBytes);
     in.description = "random, seed " + std::to_string(s);
+    in.madeUp.assign(in.tensors.size(), true);
   }
   return in;
 }

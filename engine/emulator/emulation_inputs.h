@@ -21,6 +21,7 @@ namespace kiln {
 struct EmulationInputs {
   std::vector<Tensor> tensors;  // one per graph input of the original model
   std::string description;      // "random, seed 1", the directory or the archive
+  std::vector<bool> madeUp;     // per input: random data Kiln made up, not data the user gave
   // The arrays of a .npz given as inputs (or found beside the model): those named after graph outputs are the
   // expected outputs.
   std::vector<std::pair<std::string, Tensor>> archive;

@@ -1,9 +1,12 @@
 #include "emulator/model_inputs.h"
 
+#include "emulator/reference_executor.h"
+
 #include <filesystem>
 #include <random>
 #include <stdexcept>
 
+#include "emulator/reference_executor.h"
 #include "util/load_error.h"
 #include "io/tensor_file.h"
 #include "options/options.h"
@@ -105,10 +108,12 @@ std::vector<Tensor> randomInputs(const Graph& g, uint32_t seed, const std::map<s
                                  int64_t intRange, int64_t maxTotalBytes) {
   // Every shape first: a model whose weights are graph inputs (exported without them) can ask for far more data
   // than memory holds, and that is refused before any of it is generated.
+  // Inputs that no output depends on get no data (the reference mode does not run what reads them).
   std::vector<RandomShape> shapes;
   double total = 0;
+  const std::unordered_set<const Node*> needed = nodesTheOutputsNeed(g);
   for (const Value* v : g.inputs()) {
-    shapes.push_back(v->constant() ? RandomShape{} : randomShape(*v, dims));
+    shapes.push_back(v->constant() || !outputsNeed(*v, needed) ? RandomShape{} : randomShape(*v, dims));
     total += static_cast<double>(shapes.back().bytes);
   }
   if (total > static_cast<double>(maxTotalBytes))
@@ -120,7 +125,9 @@ std::vector<Tensor> randomInputs(const Graph& g, uint32_t seed, const std::map<s
   std::vector<Tensor> inputs;
   const auto& in = g.inputs();
   for (size_t i = 0; i < in.size(); ++i)
-    inputs.push_back(in[i]->constant() ? Tensor() : randomTensor(*in[i], rng, shapes[i].dims, intRange));
+    inputs.push_back(in[i]->constant() || !outputsNeed(*in[i], needed)
+                         ? Tensor()
+                         : randomTensor(*in[i], rng, shapes[i].dims, intRange));
   return inputs;
 }
 
@@ -146,11 +153,16 @@ std::vector<Tensor> inputsByName(const Graph& from, const std::vector<Tensor>& t
   std::vector<Tensor> out;
   for (const Value* v : to.inputs()) {
     Tensor t;
+    bool named = false;
     for (size_t i = 0; i < from.inputs().size() && i < tensors.size(); ++i)
-      if (from.inputs()[i]->name() == v->name())
+      if (from.inputs()[i]->name() == v->name()) {
+        named = true;
         t = tensors[i].valid() ? tensors[i] : from.inputs()[i]->constant() ? *from.inputs()[i]->constant() : Tensor();
+      }
     if (!t.valid() && v->constant()) t = *v->constant();
-    if (!t.valid()) throw std::runtime_error("input '" + v->name() + "' has no counterpart in the original model");
+    // An input no output depends on has no data (randomInputs); the compiled graph does not read it either.
+    if (!t.valid() && !(named && !v->hasUses()))
+      throw std::runtime_error("input '" + v->name() + "' has no counterpart in the original model");
     out.push_back(std::move(t));
   }
   return out;

@@ -77,6 +77,11 @@ OutputVerdict judgeOutput(const std::string& name, const Tensor& got, const Tens
   const std::string cosine = "cosine " + num(d.cosine, "%.8g");
   if (d.cosine < gate.minCosine) {
     v.reason = cosine + " < " + num(gate.minCosine, "%.10g");
+    // NaN or infinity where the reference is finite, at reduced precision: values outgrew the format on the way.
+    if (d.oneSidedNonFinite && gate.precision != ComputePrecision::Fp32)
+      v.reason += std::string(" (") + d.firstNonFinite + ": where the reference is finite; values most likely outgrew " +
+                  (gate.precision == ComputePrecision::Fp16 ? "fp16 (largest finite value 65504)" : "its format") +
+                  " on the way here; kiln verify names the pass)";
     return v;
   }
   if (exactType) {

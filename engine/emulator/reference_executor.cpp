@@ -1,5 +1,7 @@
 #include "emulator/reference_executor.h"
 
+#include <unordered_set>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -80,8 +82,10 @@ class Run {
     const auto order = g.topologicalOrder();
     if (!order) throw std::runtime_error("graph '" + g.name() + "' has a cycle");
     const auto lastUse = lastUses(g, *order);
+    const std::unordered_set<const Node*> needed = nodesTheOutputsNeed(g);
     for (size_t step = 0; step < order->size(); ++step) {
       const Node& n = *(*order)[step];
+      if (!needed.count(&n)) continue;  // nothing the graph gives depends on it
       std::vector<const Tensor*> in;
       in.reserve(n.numInputs());
       for (const Value* v : n.inputs()) {
@@ -93,7 +97,17 @@ class Run {
         if (!t) throw std::runtime_error(nodeLabel(n) + ": input '" + v->name() + "' has no value");
         in.push_back(t);
       }
-      std::vector<Tensor> out = node(n, in, scope, depth);
+      std::vector<Tensor> out;
+      try {
+        out = node(n, in, scope, depth);
+      } catch (const NotEmulatable&) {
+        throw;
+      } catch (NodeFailed& e) {  // from inside this node's body: the path grows outwards
+        e.enclosedBy(&n);
+        throw;
+      } catch (const std::runtime_error& e) {
+        throw NodeFailed(e.what(), &n);
+      }
       for (size_t i = 0; i < n.numOutputs(); ++i) {
         if (!n.output(i)) continue;
         if (i >= out.size() || !out[i].valid())
@@ -120,6 +134,11 @@ class Run {
     std::map<std::string, int64_t> symbols;
     for (size_t i = 0; i < inputs.size() && i < g.inputs().size(); ++i)
       if (inputs[i].valid()) checkInput(*g.inputs()[i], inputs[i], symbols);
+  }
+
+  // One node outside any graph run (ReferenceExecutor::runNode): `scope` holds what its bodies capture.
+  std::vector<Tensor> one(const Node& n, const std::vector<const Tensor*>& in, const Scope& scope) {
+    return node(n, in, scope, 0);
   }
 
  private:
@@ -314,6 +333,59 @@ std::vector<Tensor> ReferenceExecutor::run(const Graph& g, const std::vector<Ten
   Run run(options_);
   if (options_.checkInputTypes) run.checkInputs(g, inputs);
   return run.graph(g, inputs, nullptr, 0);
+}
+
+std::unordered_set<const Node*> nodesTheOutputsNeed(const Graph& g) {
+  std::unordered_set<const Node*> needed;
+  std::vector<const Node*> work;
+  for (const Value* v : g.outputs())
+    if (v && v->producer() && v->producer()->graph() == &g && needed.insert(v->producer()).second)
+      work.push_back(v->producer());
+  while (!work.empty()) {
+    const Node* n = work.back();
+    work.pop_back();
+    for (const Node* p : g.predecessorsOf(*n))
+      if (needed.insert(p).second) work.push_back(p);
+  }
+  return needed;
+}
+
+bool outputsNeed(const Value& input, const std::unordered_set<const Node*>& needed) {
+  if (input.isGraphOutput()) return true;
+  for (const Use& u : input.uses()) {
+    const Node* n = u.node;
+    while (n && n->graph() != input.graph()) n = n->graph()->owner();  // a use inside a body counts for its holder
+    if (n && needed.count(n)) return true;
+  }
+  return false;
+}
+
+std::vector<Tensor> ReferenceExecutor::runNode(const Node& n, const std::vector<const Tensor*>& in,
+                                               const std::function<const Tensor*(const Value*)>& outer) const {
+  // The node's bodies see the values they capture from outside it through a scope holding just those.
+  Scope captured(nullptr);
+  std::unordered_set<const Graph*> inside;
+  for (const Graph* body : n.subgraphs()) body->forEachGraph([&](const Graph& g) { inside.insert(&g); });
+  auto capture = [&](const Value* v) {
+    if (v && !inside.count(v->graph()) && !captured.find(v))
+      if (const Tensor* t = outer(v)) captured.set(v, *t);
+  };
+  for (const Graph* g : inside) {
+    for (const Node* m : g->nodes())
+      for (const Value* v : m->inputs()) capture(v);
+    for (const Value* v : g->outputs()) capture(v);  // a branch may give an outer value as it is
+  }
+  Run run(options_);
+  try {
+    return run.one(n, in, captured);
+  } catch (const NotEmulatable&) {
+    throw;
+  } catch (NodeFailed& e) {
+    e.enclosedBy(&n);
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw NodeFailed(e.what(), &n);
+  }
 }
 
 std::string firstUnsupportedOp(const Graph& g, const FunctionExpander& functions) {

@@ -14,6 +14,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "kernels/kernel.h"
@@ -29,6 +30,21 @@ class NotEmulatable : public std::runtime_error {
 
  private:
   std::string op_;
+};
+
+// A node's kernel or control flow refused the data it got (a kernel wider than the padded input, an index out of
+// range): what() is the kernel's message. `nodes()` runs from the node that failed out to the top-level node
+// holding it (If, Loop, a function op), for telling which inputs led there (emulator/input_influence.h). The
+// pointers are identities to look up among a model's nodes, never to dereference: a function body's nodes are
+// gone once the exception leaves the executor.
+class NodeFailed : public std::runtime_error {
+ public:
+  NodeFailed(const std::string& what, const Node* node) : std::runtime_error(what), nodes_{node} {}
+  void enclosedBy(const Node* node) { nodes_.push_back(node); }
+  const std::vector<const Node*>& nodes() const { return nodes_; }
+
+ private:
+  std::vector<const Node*> nodes_;
 };
 
 // Turns a node without a kernel into an equivalent graph (inputs and outputs positionally matching the node's), or
@@ -60,8 +76,13 @@ class ReferenceExecutor {
  public:
   explicit ReferenceExecutor(ExecutionOptions options = {});
   // Runs `g` on `inputs` (one per graph input, in order). Returns one tensor per graph output.
-  // Throws NotEmulatable, or std::runtime_error naming the node for a kernel or data error.
+  // Throws NotEmulatable, NodeFailed for a kernel or data error (its message names the node), or
+  // std::runtime_error for inputs that do not fit the graph.
   std::vector<Tensor> run(const Graph& g, const std::vector<Tensor>& inputs) const;
+  // Runs the one node `n` (If, Loop and Scan included) on `in`; the values its bodies read from the graphs
+  // around it come from `outer` (null for one it does not have). The compiled mode runs control flow this way.
+  std::vector<Tensor> runNode(const Node& n, const std::vector<const Tensor*>& in,
+                              const std::function<const Tensor*(const Value*)>& outer) const;
   const ExecutionOptions& options() const { return options_; }
 
  private:
@@ -71,6 +92,12 @@ class ReferenceExecutor {
 // Kiln's own ops that carry their definition as a graph attribute `body` (kiln:FusedElementwise: the chain of ops
 // it replaced, inputs and outputs positionally the node's, no captures); null for any other node.
 const Graph* definingBody(const Node& n);
+
+// The nodes of `g` its outputs depend on (through inputs and what bodies capture). The reference mode runs only
+// these: an export's leftover branch, or a model without outputs, costs nothing and cannot fail a run.
+std::unordered_set<const Node*> nodesTheOutputsNeed(const Graph& g);
+// Whether a value of `g` (a graph input, say) is read by a node in `needed` or is itself an output of `g`.
+bool outputsNeed(const Value& v, const std::unordered_set<const Node*>& needed);
 
 // The first op in `g` (or its subgraphs) that has neither a kernel, a control-flow implementation nor a function
 // body; empty when every op can run.

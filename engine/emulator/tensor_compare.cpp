@@ -51,6 +51,10 @@ TensorDifference compareTensors(const Tensor& got, const Tensor& want, const Tol
   double dot = 0, gg = 0, ww = 0;
   for (size_t i = 0; i < w.size() && i < g.size(); ++i) {
     const double a = g[i], b = w[i];
+    if (std::isfinite(a) != std::isfinite(b) && !d.oneSidedNonFinite) {
+      d.oneSidedNonFinite = true;
+      d.firstNonFinite = "element " + std::to_string(i) + ": got " + number(a) + ", expected " + number(b);
+    }
     if (std::isnan(a) || std::isnan(b)) {
       if (std::isnan(a) != std::isnan(b) && d.mismatches++ == 0)
         d.firstMismatch = "element " + std::to_string(i) + ": got " + number(a) + ", expected " + number(b);
@@ -70,7 +74,9 @@ TensorDifference compareTensors(const Tensor& got, const Tensor& want, const Tol
     if (!ok && d.mismatches++ == 0)
       d.firstMismatch = "element " + std::to_string(i) + ": got " + number(a) + ", expected " + number(b);
   }
-  if (gg > 0 && ww > 0)
+  if (d.oneSidedNonFinite)
+    d.cosine = 0;  // no direction to compare: over the finite pairs alone, an output gone all NaN would score 1
+  else if (gg > 0 && ww > 0)
     d.cosine = dot / (std::sqrt(gg) * std::sqrt(ww));
   else
     d.cosine = gg == ww ? 1.0 : 0.0;

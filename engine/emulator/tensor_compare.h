@@ -18,8 +18,11 @@ struct TensorDifference {
   bool comparable = true;  // same element type and shape
   double maxAbs = 0;       // largest |got - want|
   double maxRel = 0;       // largest |got - want| / |want| over elements where want != 0
-  double cosine = 1;       // cosine similarity of the two as vectors (1 when both are zero)
+  double cosine = 1;       // cosine similarity of the two as vectors (1 when both are zero; 0 when one side has a
+                           // NaN or infinity where the other is finite)
   int64_t mismatches = 0;  // elements outside the tolerance (or differing, for integers and bools)
+  bool oneSidedNonFinite = false;  // some element is NaN or infinite on one side only
+  std::string firstNonFinite;      // the first such: "element 0: got -nan, expected 0.001"
   std::string firstMismatch;  // "element 17: got 0.5, expected 0.25", or the type/shape difference
   bool within() const { return comparable && mismatches == 0; }
 };

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,12 @@ struct PassContext {
   Model& model;
   const Options& options;
   std::vector<std::string>& warnings;  // diagnostics worth showing the user (unsupported ops, skipped folds...)
+};
+
+// Thrown by a pass that finds the model itself invalid (an If without its else_branch...): bad input, which the
+// commands report with exit 2, rather than a pass that could not do its job.
+struct InvalidModelError : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 class Pass {

@@ -227,6 +227,7 @@ RunSummary PassManager::run(Model& model, const Options& options) {
       }
     } catch (const std::exception& e) {
       rec.error = e.what();
+      summary.invalidModel = dynamic_cast<const InvalidModelError*>(&e) != nullptr;
       if (rec.ms == 0) rec.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     }
     rec.nodesAfter = nodeCount(model);

@@ -33,6 +33,7 @@ enum class RunStatus { Ok, Failed, Stopped };  // Stopped: --until reached befor
 struct RunSummary {
   RunStatus status = RunStatus::Ok;
   std::string error;  // "ConstantFolding: reason"
+  bool invalidModel = false;  // the failing pass found the model invalid (InvalidModelError): bad input, exit 2
   std::vector<PassRecord> passes;
   int64_t nodesBefore = 0, nodesAfter = 0;
   double ms = 0;

@@ -206,6 +206,59 @@ class ShapesCliTest : public QObject {
     QCOMPARE(r.code, 1);
     QVERIFY2(r.out.contains("first pass below the gate: RefineRunningPrecision"), qPrintable(r.out));
   }
+
+  // Silero VAD's pattern: a scalar input (the sample rate) picks the branch of an If, and the branch a made-up rate
+  // picks cannot take the audio. The failure names the input, its made-up value and how to give another (--value);
+  // with a real rate the compiled run (control flow in the arena) matches the reference. An If without its
+  // else_branch is invalid ONNX: exit 2 naming the node.
+  void madeUpInputsThatPickABranchAreNamed() {
+    auto m = std::make_unique<Model>();
+    m->opsets[""] = 17;
+    Graph& g = *m->graph;
+    Value* audio = g.addInput("audio", ValueType::tensor(DType::Float, Shape({Dim::fixed(1), Dim::symbolic("samples")})));
+    Value* rate = g.addInput("sr", ValueType::tensor(DType::Int64, Shape::ofStatic({})));
+    Value* known = g.addInitializer("k16000", Tensor::fromVector<int64_t>(DType::Int64, {}, {16000}));
+    Value* axes = g.addInitializer("axes", Tensor::fromVector<int64_t>(DType::Int64, {1}, {1}));
+    Node* is16k = g.addNode("Equal", {rate, known}, {"is16k"}, "rate_check");
+    auto branch = [&](const std::string& name, int64_t kernel) {
+      auto b = g.makeSubgraph(name);
+      Value* w = b->addInitializer(name + "_w", Tensor::fromVector(DType::Float, {1, 1, kernel},
+                                                                    std::vector<float>(size_t(kernel), 0.01f)));
+      Node* u = b->addNode("Unsqueeze", {audio, axes}, {name + "_u"}, name + "/unsqueeze");
+      Node* conv = b->addNode("Conv", {u->output(0), w}, {name + "_c"}, name + "/stft/Conv");
+      conv->setAttr("strides", Attribute(std::vector<int64_t>{kernel / 2}));
+      Node* mean = b->addNode("ReduceMean", {conv->output(0)}, {name + "_o"}, name + "/mean");
+      mean->setAttr("keepdims", Attribute(int64_t{0}));
+      b->addOutput(mean->output(0));
+      return b;
+    };
+    Node* iff = g.addNode("If", {is16k->output(0)}, {"out"}, "pick_rate");
+    iff->setAttr("then_branch", Attribute(branch("rate16k", 256)));
+    iff->setAttr("else_branch", Attribute(branch("rate8k", 40000)));  // longer than the bound 16000 samples
+    g.addOutput(iff->output(0));
+    const QString model = tmp_.filePath("vad_like.onnx");
+    writeOnnxFile(*m, model.toStdString());
+    KilnRun r = runKiln({"run", model});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("rate8k/stft/Conv") && r.err.contains("'sr' (int64 scalar = ") &&
+                 r.err.contains("decides whether it runs") && !r.err.contains("'audio'") &&
+                 r.err.contains("--value sr=V") && r.err.contains("--dim samples=N"),
+             qPrintable(r.err));
+    r = runKiln({"run", model, "--value", "sr=16000", "--set", "precision_mode=force_fp32"});
+    QVERIFY2(r.code == 0 && r.out.contains("compiled vs reference") && r.out.contains("given sr=16000"),
+             qPrintable(r.err + r.out));
+    r = runKiln({"run", model, "--value", "sr=1,2"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("--value sr: the input is int64[scalar], 1 values here, not 2"), qPrintable(r.err));
+    r = runKiln({"run", model, "--value", "rate=3"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("no input 'rate' (inputs: audio, sr)"), qPrintable(r.err));
+    iff->removeAttr("else_branch");
+    writeOnnxFile(*m, model.toStdString());
+    r = runKiln({"compile", model});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("ValidityCheck: node 'pick_rate' (If) has no else_branch"), qPrintable(r.err));
+  }
 };
 
 QTEST_GUILESS_MAIN(ShapesCliTest)

@@ -139,6 +139,9 @@ class EmulationTest : public QObject {
     QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
     r = runKiln(QStringList{"run", models + "transformer/tiny_llama_fp16/model.onnx"} + fp32);
     QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
+    // Silero VAD: If bodies with LSTM and Conv inside run as one step of the compiled arena.
+    r = runKiln({"run", models + "speech/silero_vad_v4.onnx"});
+    QVERIFY2(r.code == 0 && r.out.contains("hn: compiled vs reference"), qPrintable(r.err + r.out));
   }
 
   void lightModelsMatchTheirExpectedOutputs() {

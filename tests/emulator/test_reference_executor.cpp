@@ -12,6 +12,7 @@
 #include "emulator/reference_executor.h"
 #include "emulator/tensor_compare.h"
 #include "emulator/function_expander.h"
+#include "emulator/input_influence.h"
 #include "io/onnx/onnx_writer.h"
 #include "ir/opdefs/proto_convert.h"
 #include "ir/model.h"
@@ -116,6 +117,68 @@ class ReferenceExecutorTest : public QObject {
     QCOMPARE(floats(out[0]), (std::vector<float>{2, -4, 6}));
     out = ex.run(*model.m.graph, {f32({3}, {1, -2, 3}), boolean(false)});
     QCOMPARE(floats(out[0]), (std::vector<float>{-1, 2, -3}));
+  }
+
+  // A Gather in a branch fails on made-up ids: NodeFailed runs from the Gather out to the If, and the hint names
+  // the condition's input (deciding) and the integer ids (feeding), with their values, but not the float table.
+  void failureInsideABranchNamesTheInputsBehindIt() {
+    Model m;
+    m.opsets[""] = 17;
+    Graph& g = *m.graph;
+    Value* table = g.addInput("table", f32Type({Dim::fixed(2), Dim::fixed(3)}));
+    Value* ids = g.addInput("ids", ValueType::tensor(DType::Int64, Shape::ofStatic({2})));
+    Value* flag = g.addInput("flag", ValueType::tensor(DType::Bool, Shape()));
+    Node* iff = g.addNode("If", {flag}, {"y"}, "choose");
+    auto lookup = g.makeSubgraph("lookup");
+    Node* gather = lookup->addNode("Gather", {table, ids}, {"rows"}, "embed");
+    lookup->addOutput(gather->output(0));
+    auto zeros = g.makeSubgraph("zeros");
+    zeros->addOutput(zeros->addNode("Identity", {table}, {"same"})->output(0));
+    iff->setAttr("then_branch", Attribute(lookup));
+    iff->setAttr("else_branch", Attribute(zeros));
+    g.addOutput(iff->output(0));
+    const std::vector<Tensor> in{f32({2, 3}, {1, 2, 3, 4, 5, 6}), i64({2}, {0, 7}), boolean(true)};
+    try {
+      ReferenceExecutor().run(g, in);
+      QFAIL("an id past the table must fail");
+    } catch (const NodeFailed& e) {
+      QCOMPARE(e.nodes().size(), size_t(2));
+      QCOMPARE(e.nodes()[0], static_cast<const Node*>(gather));
+      QCOMPARE(e.nodes()[1], static_cast<const Node*>(iff));
+      const InputInfluence inf = inputsBehind(m, e.nodes());
+      QCOMPARE(inf.failed, static_cast<const Node*>(gather));
+      QCOMPARE(inf.deciding, (std::vector<const Value*>{flag}));
+      QCOMPARE(inf.feeding.size(), size_t(2));  // table and ids, in no promised order
+      const QString hint = QString::fromStdString(madeUpInputsHint(m, e.nodes(), in, {true, true, true}));
+      QVERIFY2(hint.contains("'flag' (bool scalar = 1) decides whether it runs") &&
+                   hint.contains("'ids' (int64 = [0, 7]) feeds it") && !hint.contains("'table'") &&
+                   hint.contains("--value flag=V"),
+               qPrintable(hint));
+      // Given values are not blamed as made up.
+      QVERIFY(madeUpInputsHint(m, e.nodes(), in, {true, false, false}).empty());
+    }
+    // The other branch does not read the ids: nothing fails.
+    QCOMPARE(ReferenceExecutor().run(g, {in[0], in[1], boolean(false)}).size(), size_t(1));
+  }
+
+  // Nodes no output depends on do not run (a failing one cannot fail the run); runNode runs one control-flow node
+  // with its captures given from outside, as the compiled mode does.
+  void onlyWhatTheOutputsNeedRuns() {
+    Model m;
+    Graph& g = *m.graph;
+    Value* x = g.addInput("x", f32Type({Dim::fixed(2)}));
+    Value* bad = g.addInitializer("bad_shape", i64({1}, {5}));
+    g.addNode("Reshape", {x, bad}, {"leftover"}, "leftover");  // would fail: 2 elements into 5
+    g.addOutput(g.addNode("Neg", {x}, {"y"})->output(0));
+    QCOMPARE(floats(ReferenceExecutor().run(g, {f32({2}, {1, 2})})[0]), (std::vector<float>{-1, -2}));
+    IfModel model;
+    const Graph& ig = *model.m.graph;
+    const Node* iff = *ig.nodes().begin();
+    const Tensor x3 = f32({3}, {1, -2, 3}), yes = boolean(true);
+    auto out = ReferenceExecutor().runNode(*iff, {&yes}, [&](const Value* v) {
+      return v == ig.inputs()[0] ? &x3 : nullptr;
+    });
+    QCOMPARE(floats(out[0]), (std::vector<float>{2, -4, 6}));
   }
 
   void loopCarriesAndStacks() {

@@ -478,6 +478,29 @@ class OptimizeFormatsTest : public QObject {
     }
   }
 
+  // Training-mode Dropout in fp16 drops the same elements as in fp32: its ratio is a probability (type T1), kept
+  // fp32 while the data narrows (0.8 in fp16 is 0.7998, which keeps elements the model drops).
+  void dropoutRatioStaysFp32() {
+    Model m;
+    m.opsets[""] = 17;
+    Graph& g = *m.graph;
+    Value* x = g.addInput("x", tensorOf(DType::Float, {4, 4096}));
+    Value* ratio = g.addInitializer("ratio", Tensor::fromVector(DType::Float, {}, std::vector<float>{0.8f}));
+    Value* training = g.addInitializer("training", Tensor::fromBytes(DType::Bool, {}, std::string(1, '\1')));
+    Node* drop = g.addNode("Dropout", {x, ratio, training}, {"y"}, "dropout");
+    drop->output(0)->setType(tensorOf(DType::Float, {4, 4096}));
+    g.addOutput(drop->output(0));
+    drop->setAnnotation("engine", "aicore");
+    const std::vector<Tensor> inputs = {randomFloats({4, 4096}, 3)};
+    const std::vector<Tensor> before = ReferenceExecutor().run(g, inputs);
+    runPass(*makeRefineRunningPrecisionPass(), m);
+    QCOMPARE(problems(m), QString());
+    QCOMPARE(drop->input(0)->type().dtype, DType::Float16);
+    QCOMPARE(drop->input(1)->type().dtype, DType::Float);
+    const std::vector<double> a = ReferenceExecutor().run(g, inputs)[0].toDouble(), b = before[0].toDouble();
+    for (size_t k = 0; k < a.size(); ++k) QCOMPARE(a[k] == 0, b[k] == 0);  // the same elements dropped
+  }
+
   void castRemovalKeepsOnlyLossyCasts() {
     // a(fp16) -> Cast(fp32) -> Cast(fp16) -> Relu -> o1 ; b(fp32) -> Cast(fp16) -> Cast(fp32) -> Relu -> o2 ;
     // b -> Cast(fp32) -> Relu -> o3

@@ -442,6 +442,108 @@ class PipelineTest : public QObject {
     QVERIFY(QString::fromStdString(warnings[0]).contains("com.microsoft:FastGelu"));
     QVERIFY(!pass->run(ctx).changed);  // a second run finds nothing new
   }
+
+  // An ONNX Runtime training export (BLOOM's ATen ops): the exporter typed the outputs of Reshape, Transpose and
+  // Identity (value_info) but nothing can type their input, an ATen op's. Skipping the typed op would leave an
+  // untyped input beside typed ones; the passes keep the graph valid and simplify where types are known.
+  void simplificationsKeepKnownElementTypes() {
+    Model m;
+    m.opsets[""] = 17;
+    m.opsets["org.pytorch.aten"] = 1;
+    Graph& g = *m.graph;
+    const ValueType f16 = ValueType::tensor(DType::Float16, Shape::ofStatic({2, 3, 4}));
+    Value* x = g.addInput("x", f16);
+    Node* aten = g.addNode("ATen", {x}, {"a"}, "gelu", "org.pytorch.aten");
+    auto init = [&](const std::string& name, std::vector<int64_t> v) {
+      return g.addInitializer(name, Tensor::fromVector<int64_t>(DType::Int64, {int64_t(v.size())}, v));
+    };
+    Node* r1 = g.addNode("Reshape", {aten->output(0), init("s1", {6, 4})}, {"r1"}, "reshape");
+    r1->output(0)->setType(ValueType::tensor(DType::Float16, Shape::ofStatic({6, 4})));
+    Node* r2 = g.addNode("Reshape", {r1->output(0), init("s2", {2, 3, 4})}, {"r2"}, "reshape_1");
+    r2->output(0)->setType(f16);
+    Node* t1 = g.addNode("Transpose", {aten->output(0)}, {"t1"}, "t1");
+    t1->setAttr("perm", Attribute(std::vector<int64_t>{1, 0, 2}));
+    t1->output(0)->setType(ValueType::tensor(DType::Float16, Shape::ofStatic({3, 2, 4})));
+    Node* t2 = g.addNode("Transpose", {t1->output(0)}, {"t2"}, "t2");
+    t2->setAttr("perm", Attribute(std::vector<int64_t>{1, 0, 2}));
+    t2->output(0)->setType(f16);
+    Node* id = g.addNode("Identity", {aten->output(0)}, {"i"}, "identity");
+    id->output(0)->setType(f16);
+    Node* add = g.addNode("Add", {r2->output(0), t2->output(0)}, {"s"}, "add");
+    add->output(0)->setType(f16);
+    Node* add2 = g.addNode("Add", {add->output(0), id->output(0)}, {"y"}, "add_2");
+    g.addOutput(add2->output(0));
+    // The verifier already doubts the export's typed Reshape (its input cannot be shown to be fp16); the passes
+    // must add no doubt of their own, which is what the PassManager checks after each pass.
+    PassManager pm;
+    pm.add(Stage::Prepare, makeAlgebraicSimplificationPass());
+    pm.add(Stage::Prepare, makeNoOpRemovalPass());
+    Options verifying;
+    verifying.set("verify_each_pass=true");
+    const RunSummary s = pm.run(m, verifying);
+    QVERIFY2(s.status == RunStatus::Ok, s.error.c_str());
+    QCOMPARE(count(m, "Reshape"), 2);
+    QCOMPARE(count(m, "Transpose"), 2);
+    QCOMPARE(count(m, "Identity"), 1);
+    // With the ATen output typed, the same graph simplifies: the Reshape chain and the Transpose pair go.
+    aten->output(0)->setType(f16);
+    PassResult r = runPass(*makeAlgebraicSimplificationPass(), m);
+    QCOMPARE(r.counters["reshape_chains"], int64_t(1));
+    QCOMPARE(r.counters["transpose_pairs_removed"], int64_t(1));
+    const auto after = verifyModel(m);
+    QVERIFY2(after.empty(), after.empty() ? "" : after.front().c_str());
+  }
+
+  // Invalid ONNX control flow fails ValidityCheck as bad input, naming the node and what is wrong; well-formed If
+  // and Loop pass.
+  void validityCheckRefusesInvalidControlFlow() {
+    auto build = [](bool withElse, int loopBodyInputs) {
+      auto m = std::make_unique<Model>();
+      m->opsets[""] = 17;
+      Graph& g = *m->graph;
+      Value* x = g.addInput("x", f32({2}));
+      Value* c = g.addInput("c", ValueType::tensor(DType::Bool, Shape::ofStatic({})));
+      Node* iff = g.addNode("If", {c}, {"y"}, "branch");
+      auto then = g.makeSubgraph("then");
+      then->addOutput(then->addNode("Neg", {x}, 1, "neg")->output(0));
+      iff->setAttr("then_branch", Attribute(then));
+      if (withElse) {
+        auto el = g.makeSubgraph("else");
+        el->addOutput(el->addNode("Abs", {x}, 1, "abs")->output(0));
+        iff->setAttr("else_branch", Attribute(el));
+      }
+      Value* trip = g.addInitializer("trip", Tensor::fromVector<int64_t>(DType::Int64, {}, {3}));
+      Node* loop = g.addNode("Loop", {trip, nullptr, iff->output(0)}, {"z"}, "steps");
+      auto body = g.makeSubgraph("body");
+      std::vector<Value*> in;
+      for (int i = 0; i < loopBodyInputs; ++i)
+        in.push_back(body->addInput("b" + std::to_string(i), i == 1 ? ValueType::tensor(DType::Bool, Shape::ofStatic({}))
+                                                                    : f32({2})));
+      body->addOutput(in[1]);
+      body->addOutput(body->addNode("Neg", {in.back()}, 1, "step")->output(0));
+      loop->setAttr("body", Attribute(body));
+      g.addOutput(loop->output(0));
+      return m;
+    };
+    auto check = [](Model& m) {
+      PassManager pm;
+      pm.add(Stage::Prepare, makeValidityCheckPass());
+      return pm.run(m, Options());
+    };
+    auto valid = build(true, 3);
+    QVERIFY2(check(*valid).status == RunStatus::Ok, check(*valid).error.c_str());
+    auto noElse = build(false, 3);
+    RunSummary s = check(*noElse);
+    QCOMPARE(s.status, RunStatus::Failed);
+    QVERIFY(s.invalidModel);
+    QVERIFY2(QString::fromStdString(s.error).contains("node 'branch' (If) has no else_branch"), s.error.c_str());
+    auto badLoop = build(true, 2);
+    s = check(*badLoop);
+    QCOMPARE(s.status, RunStatus::Failed);
+    QVERIFY(s.invalidModel);
+    QVERIFY2(QString::fromStdString(s.error).contains("node 'steps' (Loop) body takes 2 inputs but the node carries 1"),
+             s.error.c_str());
+  }
 };
 
 QTEST_GUILESS_MAIN(PipelineTest)

@@ -494,6 +494,8 @@ class MainWindowTest : public QObject {
   void readmeScreenshot() {
     const QString model = QString(KILN_SHARED_DIR) + "/models/cnn/light_resnet50.onnx";
     if (!QFileInfo::exists(model)) QSKIP("../shared/models/cnn/light_resnet50.onnx not present");
+    // ATC's defaults, whatever the slots before changed.
+    QVERIFY(w_->optionsForm()->loadFile(QString(KILN_SOURCE_DIR) + "/resources/options/default.json"));
     w_->openPath(model);
     QTRY_VERIFY_WITH_TIMEOUT(settled(*w_) && w_->windowTitle().contains("light_resnet50"), 120000);
     HistoryDb db(tmp_.filePath("history.db").toStdString(), HistoryDb::Mode::ReadOnly);

@@ -71,6 +71,9 @@ bool keepsItsDtype(const Node& n) { return in(kKeepsDtype, n) || !n.subgraphs().
 bool fp32OnlyInput(const Node& n, size_t index) {
   if (n.domain().empty() && n.opType() == "Resize") return index == 1 || index == 2;
   if (n.domain().empty() && n.opType() == "Upsample") return index == 1;
+  // Dropout's ratio is a probability with its own type (T1): narrowed to fp16, 0.8 becomes 0.7998 and keeps
+  // elements the model drops.
+  if (n.domain().empty() && n.opType() == "Dropout") return index == 1;
   return false;
 }
 

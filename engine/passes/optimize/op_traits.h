@@ -31,7 +31,8 @@ PrecisionList precisionList(const Node& n);
 bool cubeOnlyFp16(const Node& n);
 // Ops whose output element type is chosen by an attribute or which have no fp16 kernel: never narrowed.
 bool keepsItsDtype(const Node& n);
-// Inputs that stay fp32 even when the op runs in fp16 (Resize's roi and scales are float by definition).
+// Inputs that stay fp32 even when the op runs in fp16 (Resize's roi and scales, Dropout's ratio: parameters with
+// their own type, not data).
 bool fp32OnlyInput(const Node& n, size_t index);
 // Reshape, Flatten, Squeeze, Unsqueeze, Identity relabel a buffer without computing on it (Kiln places the first
 // four on the host as shape bookkeeping): they carry whatever element type their data input has.

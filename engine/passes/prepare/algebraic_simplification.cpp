@@ -63,6 +63,7 @@ class AlgebraicSimplification final : public NodePass {
     }
     Graph& g = *outer.graph();
     Value* x = inner->input(0);
+    if (losesElementType(x, mid)) return false;
     if (identity) {
       if (!bypassNode(outer, x, outer.output(0))) return false;
       r.add("transpose_pairs_removed");
@@ -82,6 +83,7 @@ class AlgebraicSimplification final : public NodePass {
     if (!inner || !inner->domain().empty() || inner->graph() != outer.graph()) return false;
     const std::string& iop = inner->opType();
     if (iop != "Reshape" && iop != "Flatten" && iop != "Squeeze" && iop != "Unsqueeze") return false;
+    if (losesElementType(inner->input(0), mid)) return false;
     // The outer target must not refer to its input's dims (0 copies a dim unless allowzero) .
     const Tensor* target = constantValueOf(outer.input(1));
     if (!target) return false;

@@ -6,7 +6,7 @@ namespace kiln {
 
 bool bypassNode(Node& node, Value* in, Value* out) {
   Graph& g = *node.graph();
-  if (!in || !out || in == out) return false;
+  if (!in || !out || in == out || losesElementType(in, out)) return false;
   for (Value* other : node.outputs())
     if (other && other != out && (other->hasUses() || other->isGraphOutput())) return false;
   if (out->isGraphOutput()) {
@@ -17,6 +17,11 @@ bool bypassNode(Node& node, Value* in, Value* out) {
   g.replaceAllUsesWith(out, in);
   g.eraseNode(&node);
   return true;
+}
+
+bool losesElementType(const Value* in, const Value* out) {
+  return in && out && out->type().isTensor() && out->type().dtype != DType::Undefined &&
+         (!in->type().isTensor() || in->type().dtype == DType::Undefined);
 }
 
 }  // namespace kiln

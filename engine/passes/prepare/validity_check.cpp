@@ -1,8 +1,10 @@
 // ValidityCheck: decides which engine runs each op — AI Core (cube or vector unit), AI CPU, or the host — and
 // records it on the node ("engine" annotation, with "unit"). Ops no engine supports are tagged "unsupported"
-// and reported; they do not fail the run, so the rest of the model can still be seen and compiled.
+// and reported; they do not fail the run, so the rest of the model can still be seen and compiled. A control-flow
+// node ONNX itself calls invalid (control_flow_validity.h) does fail it, as bad input, naming the node.
 #include "ir/model.h"
 #include "ir/opdefs/op_registry.h"
+#include "passes/prepare/control_flow_validity.h"
 #include "passes/prepare/prepare_passes.h"
 #include "schedule/engine_placement.h"
 
@@ -19,6 +21,12 @@ class ValidityCheck final : public Pass {
     const Model& m = ctx.model;
     ctx.model.graph->forEachGraph([&](Graph& g) {
       for (Node* n : g.nodes()) {
+        if (std::string problem = controlFlowProblem(*n); !problem.empty())
+          throw InvalidModelError(
+              (n->name().empty() ? "unnamed " + n->opType() + " node" +
+                                       (n->output(0) ? " (output '" + n->output(0)->name() + "')" : std::string())
+                                 : "node '" + n->name() + "' (" + n->opType() + ")") +
+              " " + problem + ": the model is not valid ONNX");
         const Placement p = placementOf(*n, m);
         if (p.engine == "unsupported") ++unsupported[n->qualifiedType()];
         r.changed = annotatePlacement(*n, p) || r.changed;
