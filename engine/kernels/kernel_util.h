@@ -305,7 +305,7 @@ std::vector<Tensor> unary(const KernelContext& ctx, Fn fn) {
 }
 
 // Both inputs of one element type, output of that type. fn(x, y, undefined) sets `undefined` for a result that has
-// no defined value (integer division by zero): the whole node is then declined.
+// no defined value (integer division by zero): the node fails saying so (folding then leaves it, with a warning).
 template <unsigned Set, typename Fn>
 std::vector<Tensor> binary(const KernelContext& ctx, const Tensor& a, const Tensor& b, Fn fn) {
   if (a.dtype() != b.dtype()) ctx.fail("input element types differ");
@@ -316,7 +316,7 @@ std::vector<Tensor> binary(const KernelContext& ctx, const Tensor& a, const Tens
     using C = ComputeOf<S>;
     out.push_back(mapBinary<S, S, S>(ctx, a, b, [&](C x, C y) { return static_cast<C>(fn(x, y, undefined)); }));
   });
-  if (undefined) return {};
+  if (undefined) ctx.fail("integer division or modulo by zero, which has no defined result");
   return out;
 }
 template <unsigned Set, typename Fn>
