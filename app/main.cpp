@@ -41,6 +41,9 @@ void printUsage(std::ostream& os) {
         "                                        read a history: runs, passes, the graph after a pass, diffs\n"
         "  history import DB GE_DUMP_DIR [--json]\n"
         "                                        a folder of GE graph dumps (ge_proto_*.txt) as one run\n"
+        "  history import DB PROFILE [--run N] [--json]\n"
+        "                                        an msprof profile (folder or op_summary CSV) beside run N,\n"
+        "                                        tasks matched to its nodes, or as a run of its own\n"
         "  history merge OUT.db IN.db... [--json]\n"
         "                                        copy every run of the inputs into OUT (new run ids)\n"
         "  history upgrade DB [--json]           bring a history written by an older Kiln to this schema\n"
@@ -66,6 +69,9 @@ void printUsage(std::ostream& os) {
         "                                        every model x option set: compile, simulate, emulate; reports\n"
         "                                        (summary.json/.md, junit.xml, index.html, traces); gates\n"
         "        --merge-reports DIR... --out DIR   join the reports of shards\n"
+        "  calibrate PROFILE... --soc NAME|FILE [-o MY_SOC.json] [--name NAME] [--json]\n"
+        "                                        fit a SoC profile's per-op costs to msprof-measured tasks;\n"
+        "                                        per op type: measured, simulated before and after\n"
         "  help                                  this text (--version: the version)\n\n"
         "exit codes: 0 ok, 1 a check failed, 2 bad input or arguments\n";
 }
@@ -96,6 +102,7 @@ int runCommand(const std::string& command, const std::vector<std::string>& rest)
     if (command == "run") return kiln::cli::runRun(rest);
     if (command == "verify") return kiln::cli::runVerify(rest);
     if (command == "batch") return kiln::cli::runBatch(rest);
+    if (command == "calibrate") return kiln::cli::runCalibrate(rest);
     std::cerr << "kiln: unknown command '" << command << "'\n\n";
     printUsage(std::cerr);
     return 2;
@@ -139,7 +146,8 @@ int main(int argc, char** argv) {
   const bool isCommand = !args.empty() && (args[0] == "inspect" || args[0] == "sample" || args[0] == "compile" ||
                                          args[0] == "history" || args[0] == "plan" ||
                                          args[0] == "conformance" || args[0] == "run" ||
-                                         args[0] == "verify" || args[0] == "batch");
+                                         args[0] == "verify" || args[0] == "batch" ||
+                                         args[0] == "calibrate");
   if (args.empty() || (!isCommand && args.size() == 1 && kiln::modelPathExists(args[0]))) {
     if (args.empty() && !kiln::app::displayAvailable()) {
       printUsage(std::cerr);
@@ -157,7 +165,7 @@ int main(int argc, char** argv) {
   // Commands that read models: libonnx's schemas register on the other core while the model is read and parsed.
   std::optional<kiln::RegistryWarmup> warmup;
   if (command == "inspect" || command == "compile" || command == "run" || command == "verify" ||
-      command == "conformance" || command == "batch")
+      command == "conformance" || command == "batch" || command == "calibrate")
     warmup.emplace();
   const int rc = runCommand(command, rest);
   warmup.reset();

@@ -6,6 +6,8 @@
 #include <pybind11/stl.h>
 
 #include "history/ge_dump_import.h"
+#include "history/measured_import.h"
+#include "history/measured_tasks.h"
 #include "history/history_db.h"
 #include "history/history_reader.h"
 #include "py_support.h"
@@ -37,6 +39,51 @@ pb::dict runDict(const RunInfo& r) {
   d["options_summary"] = r.optionsSummary;
   d["options"] = parsedJson(r.optionsJson, pb::none());
   d["shape_binding"] = parsedJson(r.shapeBindingJson, pb::none());
+  return d;
+}
+
+pb::dict measuredTaskDict(const MeasuredTaskRow& t) {
+  pb::dict d;
+  d["task"] = t.task;
+  d["name"] = t.name;
+  d["op_type"] = t.opType;
+  d["task_type"] = t.taskType;
+  d["stream"] = t.stream;
+  d["start_us"] = t.startUs;
+  d["duration_us"] = t.durationUs;
+  d["wait_us"] = t.waitUs;
+  d["block_dim"] = t.blockDim;
+  d["input_shapes"] = t.inputShapes;
+  d["input_types"] = t.inputTypes;
+  d["output_shapes"] = t.outputShapes;
+  d["output_types"] = t.outputTypes;
+  d["node_id"] = t.nodeId;
+  d["matched_by"] = t.matchedBy;
+  return d;
+}
+
+pb::object measuredDict(const MeasuredRun& m) {
+  if (m.profile.source.empty()) return pb::none();
+  pb::dict d;
+  d["source"] = m.profile.source;
+  d["tasks_file"] = m.profile.tasksFile;
+  d["imported_at"] = m.profile.importedAt;
+  d["skipped_rows"] = m.profile.skippedRows;
+  d["static_total_bytes"] = m.profile.staticTotalBytes;
+  pb::list tasks;
+  for (const MeasuredTaskRow& t : m.tasks) tasks.append(measuredTaskDict(t));
+  d["tasks"] = tasks;
+  pb::list mem;
+  for (const StaticMemoryRow& r : m.staticMemory) {
+    pb::dict e;
+    e["op_name"] = r.opName;
+    e["graph"] = r.graph;
+    e["bytes"] = r.bytes;
+    e["node_start"] = r.nodeStart;
+    e["node_end"] = r.nodeEnd;
+    mem.append(e);
+  }
+  d["static_memory"] = mem;
   return d;
 }
 
@@ -96,7 +143,54 @@ void bindHistory(pb::module_& m) {
              return h.reader.diff(run, pass);
            },
            pb::arg("run"), pb::arg("pass_seq"), "What pass `pass_seq` changed (against the pass recorded before it).")
+      .def("measured",
+           [](const PyHistory& h, int64_t run) {
+             MeasuredRun measured;
+             {
+               pb::gil_scoped_release unlocked;
+               h.reader.run(run);  // an unknown run raises
+               measured = readMeasuredRun(h.db, run);
+             }
+             return measuredDict(measured);
+           },
+           pb::arg("run"),
+           "The profile measured beside a run (kiln history import DB PROFILE): {'source', 'tasks_file', "
+           "'imported_at', 'skipped_rows', 'static_total_bytes', 'tasks': [{'name', 'op_type', 'task_type', "
+           "'stream', 'start_us', 'duration_us', ..., 'node_id', 'matched_by'}], 'static_memory': [...]}; None when "
+           "the run has none.")
       .def("__repr__", [](const PyHistory& h) { return "<kiln.History '" + h.db.path() + "'>"; });
+
+  m.def(
+      "import_profile",
+      [](const pb::object& profile, const pb::object& history, const pb::object& run) {
+        const std::string src = pathOf(profile), path = pathOf(history);
+        std::optional<int64_t> beside;
+        if (!run.is_none()) beside = run.cast<int64_t>();
+        MeasuredImportResult r;
+        std::vector<std::string> notes;
+        {
+          pb::gil_scoped_release unlocked;
+          const msprof::MeasuredProfile p = msprof::readMeasuredProfile(src);
+          HistoryDb db(path);
+          r = importMeasuredProfile(db, p, beside);
+          notes = p.notes;
+          notes.insert(notes.end(), r.notes.begin(), r.notes.end());
+        }
+        pb::dict out;
+        out["run"] = r.runId;
+        out["new_run"] = r.newRun;
+        out["tasks"] = r.tasks;
+        out["matched_by_name"] = r.byName;
+        out["matched_by_original_name"] = r.byOriginalName;
+        out["matched_by_type_and_shape"] = r.byTypeAndShape;
+        out["unmatched"] = r.unmatched;
+        out["notes"] = notes;
+        return out;
+      },
+      pb::arg("profile"), pb::arg("history"), pb::arg("run") = pb::none(),
+      "Imports a run measured by msprof (a mindstudio_profiler_output or ASCEND_PROFILER_OUTPUT folder, or one "
+      "op_summary CSV) into a history, beside `run` (tasks matched to its nodes) or as a run of its own, as "
+      "`kiln history import DB PROFILE [--run N]` does. Read it back with kiln.History(history).measured(run).");
 
   m.def(
       "import_ge_dump",

@@ -11,7 +11,7 @@ namespace kiln::views {
 
 namespace {
 
-constexpr double kHeader = 150;  // lane names and utilisation
+constexpr double kMinHeader = 150, kMaxHeader = 320;  // lane names and utilisation
 constexpr double kAxis = 24;     // time labels
 constexpr double kRow = 16;
 constexpr double kLaneGap = 8;
@@ -37,6 +37,7 @@ GanttPlot::GanttPlot(QWidget* parent) : ChartPlot(Qt::ShiftModifier, parent) { s
 
 void GanttPlot::setChart(std::shared_ptr<const TimelineChart> chart) {
   chart_ = std::move(chart);
+  timing_ = chart_ && chart_->measuredTasks > 0 ? nodeTimingOf(*chart_) : std::unordered_map<int64_t, layout::NodeTiming>{};
   resetSelection(chart_ ? chart_->tasks.size() : 0);
   double end = chart_ ? chart_->latencyUs : 1;
   if (chart_)
@@ -75,6 +76,15 @@ void GanttPlot::setLanesByUnit(bool byUnit) {
 
 void GanttPlot::rebuildLanes() {
   lanes_ = chart_ ? timelineLanes(*chart_, byUnit_) : std::vector<TimelineChartLane>{};
+  // Wide enough for the longest lane name ("measured · stream 46") beside its swatch and utilisation.
+  const QFontMetricsF fm(font());
+  double widest = 0;
+  for (const TimelineChartLane& lane : lanes_) widest = std::max(widest, fm.horizontalAdvance(QString::fromStdString(lane.label)));
+  const double header = std::clamp(widest + 18 + 54 + 4, kMinHeader, kMaxHeader);
+  if (header != header_) {
+    header_ = header;
+    layoutAreas();
+  }
   const size_t n = chart_ ? chart_->tasks.size() : 0;
   laneOfTask_.assign(n, -1);
   rowOfTask_.assign(n, 0);
@@ -98,7 +108,7 @@ void GanttPlot::rebuildLanes() {
 }
 
 void GanttPlot::layoutAreas() {
-  setPlotArea(QRectF(kHeader, kAxis, std::max(1.0, width() - kHeader - 8), std::max(1.0, height() - kAxis - 4)));
+  setPlotArea(QRectF(header_, kAxis, std::max(1.0, width() - header_ - 8), std::max(1.0, height() - kAxis - 4)));
   scrollLanes(0);
 }
 
@@ -251,8 +261,8 @@ void GanttPlot::paintHeader(QPainter& p) const {
   const QRectF& area = plotArea();
   const QPalette& pal = palette();
   p.save();
-  p.setClipRect(QRectF(0, area.top(), kHeader, area.height()));
-  p.fillRect(QRectF(0, area.top(), kHeader, area.height()), pal.color(QPalette::Window));
+  p.setClipRect(QRectF(0, area.top(), header_, area.height()));
+  p.fillRect(QRectF(0, area.top(), header_, area.height()), pal.color(QPalette::Window));
   const QFontMetricsF fm(font());
   for (size_t l = 0; l < lanes_.size(); ++l) {
     const TimelineChartLane& lane = lanes_[l];
@@ -269,11 +279,11 @@ void GanttPlot::paintHeader(QPainter& p) const {
       labelLeft = 18;
     }
     p.setPen(pal.color(QPalette::WindowText));
-    p.drawText(QRectF(labelLeft, top, kHeader - 54 - labelLeft, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+    p.drawText(QRectF(labelLeft, top, header_ - 54 - labelLeft, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
                QString::fromStdString(lane.label));
-    p.drawText(QRectF(kHeader - 54, top, 48, fm.height()), Qt::AlignRight | Qt::AlignVCenter, util);
+    p.drawText(QRectF(header_ - 54, top, 48, fm.height()), Qt::AlignRight | Qt::AlignVCenter, util);
     // A bar under the name: how busy the lane is over the whole run.
-    const QRectF bar(6, top + fm.height() + 1, kHeader - 12, 3);
+    const QRectF bar(6, top + fm.height() + 1, header_ - 12, 3);
     if (lane.hasUtilisation && bar.bottom() <= top + lane.rows * kRow + kLaneGap / 2) {
       p.fillRect(bar, towardsBase(pal.color(QPalette::WindowText), pal, 0.85));
       p.fillRect(QRectF(bar.left(), bar.top(), bar.width() * std::clamp(lane.utilisation, 0.0, 1.0), bar.height()),
@@ -282,7 +292,7 @@ void GanttPlot::paintHeader(QPainter& p) const {
   }
   p.restore();
   p.setPen(pal.color(QPalette::Mid));
-  p.drawLine(QPointF(kHeader - 0.5, area.top()), QPointF(kHeader - 0.5, area.bottom()));
+  p.drawLine(QPointF(header_ - 0.5, area.top()), QPointF(header_ - 0.5, area.bottom()));
 }
 
 void GanttPlot::paintTimeAxis(QPainter& p) const {
@@ -291,20 +301,20 @@ void GanttPlot::paintTimeAxis(QPainter& p) const {
   p.setPen(pal.color(QPalette::WindowText));
   const QFontMetricsF fm(font());
   const double span = xAxis().hi() - xAxis().lo();
-  p.drawText(QRectF(6, 0, kHeader - 12, kAxis), Qt::AlignLeft | Qt::AlignVCenter, byUnit_ ? "unit" : "stream");
+  p.drawText(QRectF(6, 0, header_ - 12, kAxis), Qt::AlignLeft | Qt::AlignVCenter, byUnit_ ? "unit" : "stream");
   double lastRight = -1e9;
   for (double v : xAxis().ticks(8)) {
     const double px = xAxis().toPixel(v);
     const QString label = timeText(v, span);
     const double w = fm.horizontalAdvance(label);
     // The first label may lean right of its tick rather than into the header.
-    const double left = std::max(px - w / 2, kHeader + 2);
+    const double left = std::max(px - w / 2, header_ + 2);
     if (left < lastRight + 8 || left + w > width()) continue;
     p.drawLine(QPointF(px, kAxis - 5), QPointF(px, kAxis));
     p.drawText(QRectF(left, 2, w, kAxis - 7), Qt::AlignCenter, label);
     lastRight = left + w;
   }
-  p.drawLine(QPointF(kHeader, kAxis - 0.5), QPointF(width(), kAxis - 0.5));
+  p.drawLine(QPointF(header_, kAxis - 0.5), QPointF(width(), kAxis - 0.5));
 }
 
 int GanttPlot::taskAt(QPointF pos) const {
@@ -342,7 +352,8 @@ QPoint GanttPlot::taskCentre(size_t task) const {
 
 QString GanttPlot::describe(size_t task) const {
   const TimelineChartTask& t = chart_->tasks[task];
-  QString s = t.opType.empty() ? QString("<b>%1</b>").arg(QString::fromStdString(t.type))
+  QString s = t.measured ? QString("<span style='color:#b45309'>measured</span> ") : QString();
+  s += t.opType.empty() ? QString("<b>%1</b>").arg(QString::fromStdString(t.type))
                                : QString("<b>%1</b> %2 (node %3)<br>%4")
                                      .arg(QString::fromStdString(t.opType).toHtmlEscaped(),
                                           QString::fromStdString(t.nodeName).toHtmlEscaped())
@@ -358,6 +369,13 @@ QString GanttPlot::describe(size_t task) const {
   }
   if (!t.shapes.empty()) s += "<br>" + QString::fromStdString(t.shapes).toHtmlEscaped();
   if (t.critical) s += "<br><span style='color:#dc2626'>on the critical path</span>";
+  // The other side of the same node: what was measured for a simulated task, what was simulated for a measured one.
+  if (auto it = timing_.find(t.nodeId); t.nodeId > 0 && it != timing_.end()) {
+    const layout::NodeTiming& n = it->second;
+    if (!t.measured && n.measuredTasks > 0)
+      s += QString("<br>measured: %1 µs per task (%L2 tasks)").arg(n.measuredUs / n.measuredTasks, 0, 'f', 2).arg(n.measuredTasks);
+    if (t.measured && n.us > 0) s += QString("<br>simulated: %1 µs").arg(n.us, 0, 'f', 2);
+  }
   return s;
 }
 

@@ -66,8 +66,10 @@ class GanttPlot final : public ChartPlot {
   void paintTimeAxis(QPainter& p) const;
 
   std::shared_ptr<const TimelineChart> chart_;
+  std::unordered_map<int64_t, layout::NodeTiming> timing_;  // per node, when measured tasks are beside simulated ones
   bool byUnit_ = false;
   std::vector<TimelineChartLane> lanes_;
+  double header_ = 150;  // width of the lane names' column
   std::vector<double> laneTop_;      // content y of each lane
   std::vector<double> laneMaxUs_;    // longest task of each lane (how far back a visible task can start)
   std::vector<int> laneOfTask_, rowOfTask_;

@@ -74,6 +74,8 @@ Inspector::Inspector(QWidget* parent) : QWidget(parent) {
 
 void Inspector::setFusions(std::shared_ptr<const layout::FusionIndex> fusions) { fusions_ = std::move(fusions); }
 
+void Inspector::setNodeTiming(std::unordered_map<int64_t, layout::NodeTiming> timing) { timing_ = std::move(timing); }
+
 void Inspector::clear() {
   title_->setText("Select a node");
   tree_->clear();
@@ -144,6 +146,19 @@ void Inspector::showNode(const layout::PassView& view, int64_t nodeId) {
     }
   } catch (const std::exception&) {
     row(root, "annotations", q(r->annotationsJson));
+  }
+  // Its kernels' time: simulated, and measured beside it when the run has a profile.
+  if (auto it = timing_.find(nodeId); it != timing_.end() && (it->second.us > 0 || it->second.measuredTasks > 0)) {
+    const layout::NodeTiming& t = it->second;
+    const double simulated = t.us + t.dispatchUs;  // as msprof's Task Duration counts the scheduling
+    QString text = t.us > 0 ? QString("simulated %1 µs").arg(simulated, 0, 'f', 2) : QString("not simulated");
+    if (t.us > 0 && t.dispatchUs > 0) text += QString(" (%1 µs dispatch)").arg(t.dispatchUs, 0, 'f', 2);
+    if (t.measuredTasks > 0) {
+      const double perTask = t.measuredUs / t.measuredTasks;
+      text += QString(" · measured %1 µs per task (%L2 tasks)").arg(perTask, 0, 'f', 2).arg(t.measuredTasks);
+      if (t.us > 0 && perTask > 0) text += QString(" · simulated / measured %1×").arg(simulated / perTask, 0, 'f', 2);
+    }
+    row(root, "time", text);
   }
   // Where this node went: every fusion holding it, the direct one first.
   if (fusions_)

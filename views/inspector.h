@@ -6,7 +6,10 @@
 #include <QWidget>
 #include <memory>
 
+#include <unordered_map>
+
 #include "layout/fused_subgraph.h"
+#include "layout/node_overlay.h"
 #include "layout/pass_view.h"
 
 class QTreeWidget;
@@ -21,6 +24,8 @@ class Inspector : public QWidget {
   void showNode(const layout::PassView& view, int64_t nodeId);
   // The run's fusions: a node some fusion absorbed gets an "absorbed into" row per fusion holding it.
   void setFusions(std::shared_ptr<const layout::FusionIndex> fusions);
+  // Per node: simulated time, and measured time when a profile was imported beside the run (a "time" row).
+  void setNodeTiming(std::unordered_map<int64_t, layout::NodeTiming> timing);
   void clear();
   // The text of every row, "key\tvalue" per line (for tests and copy).
   QString text() const;
@@ -37,6 +42,7 @@ class Inspector : public QWidget {
   QLabel* title_;
   QTreeWidget* tree_;
   std::shared_ptr<const layout::FusionIndex> fusions_;
+  std::unordered_map<int64_t, layout::NodeTiming> timing_;
 };
 
 }  // namespace kiln::views

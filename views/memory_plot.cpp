@@ -35,7 +35,8 @@ void MemoryPlot::setChart(std::shared_ptr<const MemoryChart> chart) {
       top = std::max(top, double(b.offset) + double(b.bytes));
     }
   top = std::max(top, minBytes_);
-  curveMax_ = std::max({1.0, double(chart_ ? std::max(chart_->arenaBytes, chart_->lowerBound) : 1), minBytes_}) * 1.08;
+  curveMax_ = std::max({1.0, double(chart_ ? std::max({chart_->arenaBytes, chart_->lowerBound, chart_->measuredPeak}) : 1),
+                        minBytes_}) * 1.08;
   recolour();
   xAxis().setExtent(0, std::max(steps, 1.0), 4);
   bytes_.setExtent(0, std::max(top, 1.0) * 1.06, 512);
@@ -195,6 +196,26 @@ void MemoryPlot::paintCurve(QPainter& p) const {
   p.fillPath(path, towardsBase(text, palette(), 0.8));
   p.setPen(QPen(text, 1));
   p.drawPath(path);
+  // The static memory GE measured, as a line over the same steps (its node indices).
+  if (!chart_->measuredLive.empty()) {
+    const std::vector<int64_t>& measured = chart_->measuredLive;
+    const int64_t n = int64_t(measured.size());
+    QPainterPath line;
+    for (int c = 0; c <= columns; ++c) {
+      const double px = curveArea_.left() + c;
+      const int64_t s0 = std::clamp<int64_t>(int64_t(std::floor(xAxis().toData(px))), 0, n - 1);
+      const int64_t s1 = std::clamp<int64_t>(int64_t(std::floor(xAxis().toData(px + 1))), s0, n - 1);
+      int64_t v = 0;
+      for (int64_t s = s0; s <= s1; ++s) v = std::max(v, measured[size_t(s)]);
+      if (c == 0) line.moveTo(px, y(double(v)));
+      else line.lineTo(px, y(double(v)));
+    }
+    p.setPen(QPen(measuredColor(), 2));
+    p.drawPath(line);
+    p.drawText(QRectF(curveArea_.left() + 4, curveArea_.top() + 2, curveArea_.width() - 8, 16),
+               Qt::AlignLeft | Qt::AlignTop,
+               QString("measured static memory (GE), peak %1").arg(bytesText(double(chart_->measuredPeak))));
+  }
   p.setPen(QPen(text, 1, Qt::DotLine));
   const double arenaY = y(double(chart_->arenaBytes));
   p.drawLine(QPointF(curveArea_.left(), arenaY), QPointF(curveArea_.right(), arenaY));

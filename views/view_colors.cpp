@@ -11,8 +11,14 @@ QColor unitColor(const QString& unit) {
   if (unit == "host") return QColor(0x78, 0x71, 0x6c);    // stone
   if (unit == "dma") return QColor(0xdb, 0x27, 0x77);     // pink: copies
   if (unit == "stream") return QColor(0x64, 0x74, 0x8b);  // slate: events, END_GRAPH
+  // A measured task's unit is the profiler's task type: the same colour as the unit the simulation names.
+  if (unit.startsWith("ai_core") || unit == "mix_aic") return unitColor("cube");
+  if (unit.startsWith("ai_vector") || unit == "mix_aiv") return unitColor("vector");
+  if (unit == "ai_cpu") return unitColor("aicpu");
   return QColor(0x9c, 0xa3, 0xaf);                        // grey: not placed yet
 }
+
+QColor measuredColor() { return QColor(0xd9, 0x77, 0x06); }  // amber: what a profiler measured
 
 QColor nodeFill(const QString& unit, const QPalette& palette) {
   // 30% hue over the base keeps labels in the palette's text colour readable on light and dark themes.

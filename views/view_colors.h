@@ -14,6 +14,8 @@ enum class DiffState { Unchanged, Added, Changed, Removed };
 // `unit` as the validity check records it ("cube", "vector", "aicpu", "host", "" = not yet known), or as the timing
 // simulator names it (also "dma" for copies, "stream" for events).
 QColor unitColor(const QString& unit);
+// Measured (profiled) time and memory drawn beside the simulation and the plan.
+QColor measuredColor();
 // A node's fill: its unit's hue softened towards the palette's base colour.
 QColor nodeFill(const QString& unit, const QPalette& palette);
 QColor diffColor(DiffState s);

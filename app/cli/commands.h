@@ -17,5 +17,6 @@ int runConformance(const Argv& args);
 int runRun(const Argv& args);
 int runVerify(const Argv& args);
 int runBatch(const Argv& args);
+int runCalibrate(const Argv& args);
 
 }  // namespace kiln::cli

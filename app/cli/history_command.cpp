@@ -4,6 +4,8 @@
 // kiln history diff DB RUN A B [--json]: any two passes compared.
 // kiln history import DB PATH... [--fusion-result FILE] [--json]: GE graph dumps (folders or files: ge_proto_*.txt,
 //   ge_onnx_*.pbtxt) become one run per compilation they record, with ATC's fusion_result.json attached.
+// kiln history import DB PROFILE [--run N] [--json]: a run measured by msprof (a profile folder or its op_summary
+//   CSV) beside run N, its tasks matched to the run's nodes, or as a run of its own (history/measured_import.h).
 // kiln history compare DB RUN_A RUN_B [--json]: the two runs' numbers side by side, as the workbench's Compare Runs
 //   lists them (a GE run imported from dumps or an .om beside Kiln's compile of the same network included).
 // kiln history merge OUT.db IN.db... [--json]: every run of the inputs copied into OUT (new run ids), e.g. the
@@ -20,6 +22,8 @@
 #include "history/history_reader.h"
 #include "history/history_report.h"
 #include "history/ge_dump_import.h"
+#include "history/measured_import.h"
+#include "io/msprof/msprof_profile.h"
 #include "report/run_charts.h"
 #include "report/run_comparison.h"
 
@@ -42,8 +46,41 @@ constexpr const char* kUsage =
     "       kiln history diff DB RUN A B [--json]\n"
     "       kiln history compare DB RUN_A RUN_B [--json]\n"
     "       kiln history import DB DUMPS... [--fusion-result FILE] [--json]\n"
+    "       kiln history import DB PROFILE [--run N] [--json]\n"
     "       kiln history merge OUT.db IN.db... [--json]\n"
     "       kiln history upgrade DB [--json]";
+
+// kiln history import DB PROFILE [--run N]: the counts of each kind of match say how far the profile and the run
+// agree.
+int importProfile(const Args& args) {
+  const msprof::MeasuredProfile profile = msprof::readMeasuredProfile(args.positional[1]);
+  std::optional<int64_t> run;
+  if (const auto r = args.value("--run")) run = parseId(*r, "--run");
+  HistoryDb db(args.positional[0]);
+  const MeasuredImportResult r = importMeasuredProfile(db, profile, run);
+  for (const std::string& n : profile.notes) std::cerr << "kiln history import: " << n << "\n";
+  for (const std::string& n : r.notes) std::cerr << "kiln history import: " << n << "\n";
+  if (args.has("--json")) {
+    Json j = Json::object();
+    j.set("run", r.runId);
+    j.set("new_run", r.newRun);
+    j.set("tasks", r.tasks);
+    j.set("matched_by_name", r.byName);
+    j.set("matched_by_original_name", r.byOriginalName);
+    j.set("matched_by_type_and_shape", r.byTypeAndShape);
+    j.set("unmatched", r.unmatched);
+    j.set("static_memory_rows", r.staticMemoryRows);
+    j.set("skipped_rows", static_cast<int64_t>(profile.skippedRows));
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "imported " << r.tasks << " measured tasks from " << profile.tasksFile << " "
+            << (r.newRun ? "as run " : "beside run ") << r.runId << " in " << args.positional[0] << "\n"
+            << "  matched to nodes: " << r.byName << " by name, " << r.byOriginalName << " by an original name, "
+            << r.byTypeAndShape << " by type and shape; " << r.unmatched << " unmatched\n";
+  if (r.staticMemoryRows) std::cout << "  static memory: " << r.staticMemoryRows << " ops\n";
+  return 0;
+}
 
 }  // namespace
 
@@ -51,10 +88,13 @@ int runHistory(const Argv& argv) {
   if (argv.empty()) throw UsageError(kUsage);
   const std::string sub = argv[0];
   const Args args =
-      parseArgs(Argv(argv.begin() + 1, argv.end()), {{"--json", "--diff"}, {"--pass", "--fusion-result"}});
+      parseArgs(Argv(argv.begin() + 1, argv.end()), {{"--json", "--diff"}, {"--pass", "--fusion-result", "--run"}});
   const bool json = args.has("--json");
   if (args.positional.empty()) throw UsageError(kUsage);
+  if (sub == "import" && args.positional.size() == 2 && msprof::isMeasuredProfile(args.positional[1]))
+    return importProfile(args);
   if (sub == "import") {
+    if (args.has("--run")) throw UsageError("--run is for a measured profile (GE dumps import as runs of their own)");
     if (args.positional.size() < 2) throw UsageError(kUsage);
     const std::vector<std::string> paths(args.positional.begin() + 1, args.positional.end());
     HistoryDb db(args.positional[0]);  // LoadError (exit 2) for a foreign or newer database: never touched

@@ -1,8 +1,8 @@
 // kiln inspect FILE [--json] [--structure]: what is in a model, without compiling it; --structure prints the groups
 // the workbench draws (name scopes, repeated blocks found in the graph, chunks) as an outline, --json carries them
 // as "groups". FILE may also be one of Ascend's own files: a GE graph dump, an om -> JSON or an .om (read as
-// models: io/model_loader.h), ATC's fusion_result.json (its fusion passes), or a folder of GE graph dumps (the
-// compilations it records).
+// models: io/model_loader.h), ATC's fusion_result.json (its fusion passes), a folder of GE graph dumps (the
+// compilations it records), or a measured run from the Ascend profiler (a profile folder or its op_summary CSV).
 #include <filesystem>
 #include <iostream>
 
@@ -11,10 +11,12 @@
 #include "io/atc/fusion_result.h"
 #include "io/gedump/dump_files.h"
 #include "io/model_loader.h"
+#include "io/msprof/msprof_profile.h"
 #include "report/ge_files_report.h"
 #include "report/ge_model_summary.h"
 #include "report/model_structure.h"
 #include "report/model_summary.h"
+#include "report/profile_summary.h"
 
 namespace kiln::cli {
 
@@ -24,6 +26,12 @@ int runInspect(const Argv& argv) {
   const std::string& path = args.positional[0];
   const bool json = args.has("--json");
   std::error_code ec;
+  if ((std::filesystem::is_directory(path, ec) && msprof::isMeasuredProfile(path)) ||
+      detectModelFormat(path) == ModelFormat::MsprofProfile) {
+    const msprof::MeasuredProfile p = msprof::readMeasuredProfile(path);
+    std::cout << (json ? profileSummaryJson(p).dump(2) + "\n" : profileSummaryText(p));
+    return 0;
+  }
   if (std::filesystem::is_directory(path, ec)) {
     const gedump::DumpListing listing = gedump::listDumps({path});
     std::cout << (json ? dumpListingJson(listing, path).dump(2) + "\n" : dumpListingText(listing, path));

@@ -35,6 +35,8 @@
 #include "gantt_view.h"
 #include "graph_canvas.h"
 #include "history/ge_dump_import.h"
+#include "history/measured_import.h"
+#include "io/msprof/msprof_profile.h"
 #include "history/history_db.h"
 #include "history/history_emulation.h"
 #include "history/history_reader.h"
@@ -304,6 +306,11 @@ void MainWindow::buildActions() {
     const QString dir = QFileDialog::getExistingDirectory(this, "Folder of GE graph dumps (DUMP_GE_GRAPH)");
     if (!dir.isEmpty()) importGeDumps(dir);
   });
+  file->addAction("Import Measured &Profile…", this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(
+        this, "msprof profile folder (mindstudio_profiler_output, ASCEND_PROFILER_OUTPUT) — beside the run shown");
+    if (!dir.isEmpty()) importProfile(dir);
+  });
   recentMenu_ = file->addMenu("Open &Recent");
   file->addAction("Use History &Database…", this, [this] {
     const QString path = QFileDialog::getSaveFileName(this, "History database", historyPath_, "Histories (*.db)",
@@ -435,41 +442,81 @@ bool MainWindow::compiling() const { return session_->running(); }
 
 bool MainWindow::busy() const { return session_->running() || pendingReads_ > 0 || canvas_->layoutPending(); }
 
-// GE's graph dumps become runs of the history in use, one per compilation the folder records (the import runs on
-// the worker pool; a big folder takes seconds), and the last of them is shown.
-void MainWindow::importGeDumps(const QString& folder) {
+// An import into the history in use runs on the worker pool (a big folder takes seconds); then the runs list is
+// refreshed and the run it made or filled is shown.
+void MainWindow::runImport(const QString& busyText, std::function<ImportOutcome(HistoryDb&)> work) {
   ++pendingReads_;
-  setBusy("Importing GE dumps…", false);
-  auto* watcher = new QFutureWatcher<std::pair<gedump::ImportResult, std::string>>(this);
-  connect(watcher, &QFutureWatcher<std::pair<gedump::ImportResult, std::string>>::finished, this, [this, watcher, folder] {
+  setBusy(busyText, false);
+  auto* watcher = new QFutureWatcher<ImportOutcome>(this);
+  connect(watcher, &QFutureWatcher<ImportOutcome>::finished, this, [this, watcher] {
     watcher->deleteLater();
     pendingReads_ = std::max(0, pendingReads_ - 1);
-    const auto [result, error] = watcher->result();
-    if (!error.empty()) {
+    const ImportOutcome out = watcher->result();
+    if (!out.error.empty()) {
       clearBusy("");
-      showError(QString::fromStdString(error));
+      showError(QString::fromStdString(out.error));
       return;
     }
-    for (const std::string& w : result.warnings) log("import: " + QString::fromStdString(w));
-    clearBusy(QString("Imported %1 compilation(s) from %2").arg(result.runs.size()).arg(QFileInfo(folder).fileName()));
+    for (const std::string& w : out.warnings) log("import: " + QString::fromStdString(w));
+    clearBusy(QString::fromStdString(out.message));
     refreshRuns();
-    if (!result.runs.empty()) showRun(result.runs.back().runId);
+    // The run shown already (a profile imported beside it): only its charts change.
+    if (out.showRun > 0 && out.showRun == runId_) {
+      chartsKey_.clear();  // they are not the charts shown any more
+      loadCharts(out.showRun);
+    }
+    else if (out.showRun > 0) showRun(out.showRun);
   });
-  watcher->setFuture(QtConcurrent::run(views::workerPool(), [db = historyPath_.toStdString(), dir = folder.toStdString()] {
-    std::pair<gedump::ImportResult, std::string> out;
+  watcher->setFuture(QtConcurrent::run(views::workerPool(), [db = historyPath_.toStdString(), work = std::move(work)] {
+    ImportOutcome out;
     try {
       HistoryDb h(db);
-      out.first = gedump::importDumps({dir}, h);
+      out = work(h);
     } catch (const LoadError& e) {
-      out.second = e.describe();
+      out.error = e.describe();
     } catch (const std::exception& e) {
-      out.second = e.what();
+      out.error = e.what();
     }
     return out;
   }));
 }
 
+// GE's graph dumps become runs of the history in use, one per compilation the folder records; the last is shown.
+void MainWindow::importGeDumps(const QString& folder) {
+  runImport("Importing GE dumps…", [dir = folder.toStdString(), name = QFileInfo(folder).fileName().toStdString()](HistoryDb& h) {
+    const gedump::ImportResult r = gedump::importDumps({dir}, h);
+    ImportOutcome out;
+    out.warnings = r.warnings;
+    out.message = "Imported " + std::to_string(r.runs.size()) + " compilation(s) from " + name;
+    if (!r.runs.empty()) out.showRun = r.runs.back().runId;
+    return out;
+  });
+}
+
+// A measured profile beside the run shown (its tasks matched to that run's nodes), or as a run of its own when none
+// is shown; the run is shown with the measured lanes in its Timeline.
+void MainWindow::importProfile(const QString& path) {
+  const std::optional<int64_t> beside = runId_ > 0 ? std::optional<int64_t>(runId_) : std::nullopt;
+  runImport("Importing the measured profile…", [path = path.toStdString(), beside](HistoryDb& h) {
+    const msprof::MeasuredProfile p = msprof::readMeasuredProfile(path);
+    const MeasuredImportResult r = importMeasuredProfile(h, p, beside);
+    ImportOutcome out;
+    out.warnings = p.notes;
+    out.warnings.insert(out.warnings.end(), r.notes.begin(), r.notes.end());
+    out.message = "Imported " + std::to_string(r.tasks) + " measured tasks " +
+                  (r.newRun ? "as run " : "beside run ") + std::to_string(r.runId) + " (matched: " +
+                  std::to_string(r.byName + r.byOriginalName) + " by name, " + std::to_string(r.byTypeAndShape) +
+                  " by type and shape, " + std::to_string(r.unmatched) + " unmatched)";
+    out.showRun = r.runId;
+    return out;
+  });
+}
+
 void MainWindow::openPath(const QString& path) {
+  if (msprof::isMeasuredProfile(path.toStdString())) {  // a profile folder or its op_summary CSV
+    importProfile(path);
+    return;
+  }
   if (QFileInfo(path).isDir()) {  // a folder of GE graph dumps
     importGeDumps(path);
     return;
@@ -842,9 +889,14 @@ void MainWindow::loadCharts(qint64 runId) {
     }
     if (!shapes.empty()) outcome_ += " · shapes " + QString::fromStdString(shapes);
     if (c.memory && c.memory->planned) outcome_ += " · arena " + QString::fromStdString(formatBytes(double(c.memory->arenaBytes)));
-    if (c.timeline) outcome_ += " · latency " + QString::fromStdString(formatDuration(c.timeline->latencyUs / 1e6)) + " simulated";
+    if (c.timeline && c.timeline->measuredTasks == int(c.timeline->tasks.size()))
+      outcome_ += " · measured span " + QString::fromStdString(formatDuration(c.timeline->measuredSpanUs / 1e6));
+    else if (c.timeline)
+      outcome_ += " · latency " + QString::fromStdString(formatDuration(c.timeline->latencyUs / 1e6)) + " simulated";
     // The simulated time and bytes of every node, for the canvas' overlays.
-    canvas_->setNodeTiming(c.timeline ? nodeTimingOf(*c.timeline) : std::unordered_map<int64_t, layout::NodeTiming>{});
+    auto timing = c.timeline ? nodeTimingOf(*c.timeline) : std::unordered_map<int64_t, layout::NodeTiming>{};
+    inspector_->setNodeTiming(timing);
+    canvas_->setNodeTiming(std::move(timing));
     if (const qint64 id = canvas_->selectedNode()) {
       memoryView_->selectNode(id);
       ganttView_->selectNode(id);

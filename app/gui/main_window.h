@@ -6,7 +6,10 @@
 // thread; the status bar shows progress with Cancel.
 #include <QMainWindow>
 #include <QPointer>
+#include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "history/history_reader.h"
 #include "layout/node_overlay.h"
@@ -55,6 +58,9 @@ class MainWindow : public QMainWindow {
   void openPath(const QString& path);
   // A folder of GE graph dumps into the history in use (File ▸ Import GE Dumps…, a folder dropped or opened).
   void importGeDumps(const QString& folder);
+  // An msprof profile (folder or op_summary CSV) beside the run shown, or as a run of its own (File ▸ Import
+  // Measured Profile…, a profile opened or dropped).
+  void importProfile(const QString& path);
   void rerun();
   void setHistoryPath(const QString& path);
 
@@ -121,6 +127,13 @@ class MainWindow : public QMainWindow {
   // A node chosen in the memory view or the Gantt chart: selected in both, on the canvas and in the inspector.
   void selectChartNode(qint64 nodeId);
   void refreshRuns();
+  // What an import into the history did: the run to show, what to say, warnings, or the error.
+  struct ImportOutcome {
+    int64_t showRun = 0;
+    std::string message, error;
+    std::vector<std::string> warnings;
+  };
+  void runImport(const QString& busyText, std::function<ImportOutcome(HistoryDb&)> work);
   void readFusions(qint64 runId);
   void showRunList(const std::vector<RunInfo>& runs);
   void addRecent(const QString& path);

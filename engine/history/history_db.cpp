@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
+#include <ctime>
+#include <cstdio>
 #include <cctype>
 #include <cerrno>
 #include <csignal>
@@ -173,9 +176,52 @@ CREATE TABLE timeline(
   PRIMARY KEY(run_id, task)) WITHOUT ROWID;
 )sql";
 
+// A run measured on an NPU (msprof's op_summary, torch_npu's ASCEND_PROFILER_OUTPUT), imported beside a run or as
+// one of its own: the profile's source, its device tasks (each matched to a node of the run's last graph where one
+// could be) and the static memory GE reported per op. Times are microseconds from the profile's first task.
+constexpr const char* kMeasuredTables = R"sql(
+CREATE TABLE measured_profiles(
+  run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+  source TEXT NOT NULL,
+  tasks_file TEXT NOT NULL,
+  imported_at TEXT NOT NULL,
+  skipped_rows INTEGER NOT NULL,
+  static_total_bytes INTEGER);
+
+CREATE TABLE measured_tasks(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  task INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  op_type TEXT NOT NULL,
+  task_type TEXT NOT NULL,
+  stream INTEGER NOT NULL,
+  start_us REAL NOT NULL,
+  duration_us REAL NOT NULL,
+  wait_us REAL,
+  block_dim INTEGER,
+  input_shapes TEXT NOT NULL,
+  input_types TEXT NOT NULL,
+  output_shapes TEXT NOT NULL,
+  output_types TEXT NOT NULL,
+  node_id INTEGER,
+  matched_by TEXT NOT NULL,
+  PRIMARY KEY(run_id, task)) WITHOUT ROWID;
+
+CREATE TABLE measured_static_memory(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  op_name TEXT NOT NULL,
+  graph TEXT NOT NULL,
+  bytes INTEGER NOT NULL,
+  node_start INTEGER NOT NULL,
+  node_end INTEGER NOT NULL,
+  PRIMARY KEY(run_id, seq)) WITHOUT ROWID;
+)sql";
+
 void createCurrent(sqlite3* db) {
   sqlExec(db, kSchemaCurrent);
   sqlExec(db, kEmulationTables);
+  sqlExec(db, kMeasuredTables);
   sqlExec(db, kAnnotationChanges);
   sqlExec(db, kPassRows);
   sqlExec(db, pass_rows::endsViews());
@@ -227,9 +273,13 @@ ALTER TABLE edges DROP COLUMN last_pass;
   sqlExec(db, pass_rows::endsViews());
 }
 
+// Version 8 adds measured runs (msprof profiles).
+void migrateTo8(sqlite3* db) { sqlExec(db, kMeasuredTables); }
+
 using Migration = void (*)(sqlite3*);
 constexpr std::array<Migration, HistoryDb::kSchemaVersion - 1> kMigrations = {&migrateTo2, &migrateTo3, &migrateTo4,
-                                                                         &migrateTo5, &migrateTo6, &migrateTo7};
+                                                                         &migrateTo5, &migrateTo6, &migrateTo7,
+                                                                         &migrateTo8};
 
 // ---------------------------------------------------------------- validation
 
@@ -555,6 +605,19 @@ int64_t HistoryDb::lastInsertId() const { return sqlite3_last_insert_rowid(db_);
 
 void HistoryDb::checkpoint() {
   if (mode_ == Mode::ReadWrite) sqlExec(db_, "PRAGMA wal_checkpoint(TRUNCATE)");
+}
+
+std::string nowIso() {
+  using namespace std::chrono;
+  const auto now = system_clock::now();
+  const std::time_t secs = system_clock::to_time_t(now);
+  const auto ms = duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[80];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  return buf;
 }
 
 }  // namespace kiln

@@ -26,7 +26,7 @@ class HistoryDb {
   // with the file named and leaves the compile alone.
   enum class Check { Whole, ForAppending };
   // Schema version this build writes; older files are migrated on a writable open, newer ones refused.
-  static constexpr int kSchemaVersion = 7;
+  static constexpr int kSchemaVersion = 8;
 
   // ReadWrite creates a missing or empty file and marks runs abandoned by dead writers 'incomplete'. ReadOnly
   // (viewers) never writes. Throws LoadError(path, reason) for: not an SQLite file, an SQLite database that is not
@@ -73,5 +73,8 @@ class HistoryDb {
   void migrate(bool blank);
   int markAbandonedRuns();
 };
+
+// Now as the history writes times: ISO 8601 UTC with milliseconds (sorts as text, reads in the sqlite3 shell).
+std::string nowIso();
 
 }  // namespace kiln

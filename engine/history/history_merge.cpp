@@ -89,7 +89,8 @@ HistoryMergeStats mergeHistories(const std::string& out, const std::vector<std::
         copyRun.bind(1, modelIdIn(db, runs.getInt(1), stats)).bind(2, from).run();
         const int64_t to = db.lastInsertId();
         for (const char* table :
-             {"passes", "nodes", "values", "edges", "pass_rows", "annotation_changes", "pass_accuracy", "timeline"})
+             {"passes", "nodes", "values", "edges", "pass_rows", "annotation_changes", "pass_accuracy", "timeline",
+              "measured_profiles", "measured_tasks", "measured_static_memory"})
           copyRunRows(db, table, from, to);
         ++stats.runs;
       }

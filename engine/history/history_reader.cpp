@@ -448,9 +448,13 @@ void summariseOptions(std::vector<RunInfo>& runs) {
       }
       if (differs && v) diff += (diff.empty() ? "" : " ") + k + "=" + text(*v);
     }
-    if (isImportedRun(runs[i])) {  // GE's files: where they came from, not Kiln's options
+    if (isImportedRun(runs[i])) {  // GE's files or a measured profile: where they came from, not Kiln's options
       const Json* graph = p.find("graph");
-      diff = "GE dumps: " + (graph && graph->isString() ? graph->asString() : std::string("imported"));
+      const Json* source = p.find("source");
+      const std::string from = source && source->isString() ? source->asString() : std::string();
+      diff = from == "GE graph dumps" || from.empty()
+                 ? "GE dumps: " + (graph && graph->isString() ? graph->asString() : std::string("imported"))
+                 : from;
       head = diff;
     }
     runs[i].optionsSummary = s;

@@ -12,6 +12,7 @@
 #include "io/om/om_reader.h"
 #include "io/onnx/onnx_reader.h"
 #include "ir/attribute_ranges.h"
+#include "io/msprof/msprof_profile.h"
 #include "ir/verifier.h"
 #include "options/options.h"
 
@@ -28,6 +29,8 @@ ModelFormat detectModelFormat(const std::string& path) {
   const auto dot = path.find_last_of('.');
   const std::string ext = dot == std::string::npos ? "" : path.substr(dot);
   if (ext == ".om") return ModelFormat::AscendOm;
+  if (ext == ".csv" && msprof::isMeasuredProfile(path)) return ModelFormat::MsprofProfile;
+  if (ext == ".json" && msprof::looksLikeMsprofTrace(head)) return ModelFormat::MsprofProfile;
   switch (gedump::sniffText(head)) {
     case gedump::TextKind::GeProto: return ModelFormat::GeDump;
     case gedump::TextKind::OnnxText:
@@ -55,6 +58,7 @@ std::string modelFormatName(ModelFormat f) {
     case ModelFormat::GeOnnxDump: return "a GE graph dump in ONNX text";
     case ModelFormat::AtcJson: return "an atc --mode=1 JSON of an .om";
     case ModelFormat::FusionResult: return "ATC's fusion_result.json";
+    case ModelFormat::MsprofProfile: return "a profile of a measured run (msprof)";
     case ModelFormat::OtherJson: return "a JSON file that holds no model";
     case ModelFormat::Unknown: break;
   }
@@ -123,6 +127,9 @@ LoadedModel loadModel(const std::string& path, const LoadLimits& limits) {
     case ModelFormat::FusionResult:
       throw LoadError(path, "is ATC's fusion_result.json (which fusion passes ran), not a model: `kiln inspect` shows "
                             "it, and `kiln history import` attaches it to the GE run beside it");
+    case ModelFormat::MsprofProfile:
+      throw LoadError(path, "is the profile of a measured run, not a model: `kiln inspect` summarises it, and "
+                            "`kiln history import` records it beside a run of its model");
     case ModelFormat::OtherJson:
       throw LoadError(path, "is JSON but no model: Kiln reads an `atc --mode=1` JSON (an object with a \"graph\" "
                             "list) and ATC's fusion_result.json; this is neither");

@@ -15,7 +15,18 @@
 
 namespace kiln {
 
-enum class ModelFormat { Onnx, OnnxText, AscendOm, GeDump, GeOnnxDump, AtcJson, FusionResult, OtherJson, Unknown };
+enum class ModelFormat {
+  Onnx,
+  OnnxText,
+  AscendOm,
+  GeDump,
+  GeOnnxDump,
+  AtcJson,
+  FusionResult,
+  MsprofProfile,  // an op_summary / task_time CSV of the Ascend profiler: a measured run, not a model
+  OtherJson,
+  Unknown
+};
 
 // By content (magic bytes, the first fields of a text), falling back to the extension. FusionResult is ATC's
 // fusion_result.json, which is not a model (kiln inspect reads it: io/atc/fusion_result.h); OtherJson any other JSON

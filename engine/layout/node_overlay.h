@@ -26,7 +26,10 @@ struct Rgb {
 
 // What the simulated timeline says of a node: its kernels' time and the bytes they move.
 struct NodeTiming {
-  double us = 0, bytes = 0;
+  double us = 0, bytes = 0;  // simulated: on the cores, and bytes moved
+  double dispatchUs = 0;     // simulated: the stream's dispatch before its kernels
+  double measuredUs = 0;     // measured on an NPU: every task of the node summed (0: none)
+  int measuredTasks = 0;
 };
 
 struct Overlay {

@@ -197,6 +197,9 @@ const std::vector<OptionSpec>& Options::schema() {
              "compiles that compute in bf16: largest error relative to each value and the output's scale"),
       choice("soc_version", "Ascend910A", {"Ascend910A", "Ascend910B1", "Ascend310P3", "Ascend310"},
              "the NPU profile to compile and emulate for"),
+      text("soc_profile", "",
+           "time the run on this SoC profile instead of soc_version's: a name or a .json file (one kiln calibrate "
+           "wrote, say); the compile itself still follows soc_version"),
       integer("constant_folding_max_bytes", 64ll << 20, 0, 1ll << 40,
               "largest output constant folding may create (bytes)"),
       boolean("verify_each_pass", true, "run the IR verifier after every pass (a broken graph fails the run)"),

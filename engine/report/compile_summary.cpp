@@ -8,7 +8,7 @@
 #include "ir/model_metadata.h"
 #include "memory/lifetimes.h"
 #include "memory/memory_plan.h"
-#include "report/ge_name_map.h"
+#include "io/om/om_writer.h"
 #include "report/memory_chart.h"
 #include "passes/optimize/optimize_passes.h"
 #include "passes/pass_manager.h"
@@ -75,7 +75,7 @@ CompileSummary summarizeCompile(const Model& compiled, const RunSummary& run) {
     for (const Node* n : g.nodes()) {
       if (isStructural(*n)) continue;
       if (n->domain() == "ge" && n->opType() == "TransData") ++s.transdata;
-      ++s.ops[geVocabularyType(*n)];
+      ++s.ops[om::geVocabularyType(*n)];
     }
   });
   bool kilnWritten = false;

@@ -5,9 +5,6 @@
 #include <fstream>
 #include <mutex>
 
-#include "io/om/ge_model_builder.h"
-#include "io/om/om_writer.h"
-#include "ir/graph.h"
 #include "util/json.h"
 #include "util/load_error.h"
 
@@ -86,13 +83,5 @@ std::string kilnRuleForGePass(const std::string& gePass) {
   return it == m.end() ? std::string() : it->second;
 }
 
-std::string geVocabularyType(const Node& n) {
-  if (n.domain() == om::kGeDomain) return n.opType();
-  const size_t rank = n.numInputs() > 0 && n.input(0) && n.input(0)->type().shape.rankKnown()
-                          ? n.input(0)->type().shape.rank()
-                          : 0;
-  const std::string ge = om::geOpType(n.qualifiedType(), rank);
-  return ge.empty() ? n.qualifiedType() : ge;
-}
 
 }  // namespace kiln

@@ -36,6 +36,10 @@ struct MemoryChart {
   int64_t arenaBytes = 0;   // max(offset + aligned block size): MemoryAssignment's memory_size
   int64_t lowerBound = 0;   // peak of the live curve: MemoryAssignment's lower_bound
   std::vector<int64_t> live;  // bytes live during each step (aligned block sizes, each arena block counted once)
+  // Measured beside the plan: the static memory GE reported per op (msprof's static_op_mem.csv, imported with the
+  // profile) live at each of its node indices, over the same step axis; empty when the run has none.
+  std::vector<int64_t> measuredLive;
+  int64_t measuredPeak = 0;
   int64_t peakStep = -1;      // first step where live == lowerBound
   std::vector<size_t> peakBlocks;  // indexes into blocks alive at peakStep, largest first
   int reuseBlocks = 0;

@@ -1,5 +1,6 @@
 #include "report/run_charts.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
@@ -10,6 +11,9 @@
 #include "history/history_db.h"
 #include "history/history_emulation.h"
 #include "history/history_reader.h"
+#include "history/measured_import.h"
+#include "history/measured_tasks.h"
+#include "report/measured_timeline.h"
 #include "util/load_error.h"
 #include "io/model_loader.h"
 #include "ir/graph.h"
@@ -79,6 +83,17 @@ RunSummary summaryFromHistory(const RunInfo& run, const std::vector<PassInfo>& p
   return s;
 }
 
+// A run `kiln history import DB PROFILE` made of a profile alone (history/measured_import.h).
+bool isMeasuredOnlyRun(const RunInfo& run) {
+  try {
+    const Json j = Json::parse(run.optionsJson, 8);
+    const Json* source = j.isObject() ? j.find("source") : nullptr;
+    return source && source->isString() && source->asString() == kMeasuredRunSource;
+  } catch (const JsonError&) {
+    return false;
+  }
+}
+
 // The error of the last pass the verifier measured, as the run's functional error.
 void addVerifiedError(RunMetrics& m, const std::vector<PassAccuracyRow>& rows) {
   for (auto it = rows.rbegin(); it != rows.rend(); ++it)
@@ -99,6 +114,21 @@ RunCharts loadRunCharts(const std::string& historyPath, int64_t runId, std::shar
     HistoryReader reader(db);
     const RunInfo run = reader.run(runId);
     const std::vector<PassInfo> passes = reader.passes(runId);
+    const MeasuredRun measured = readMeasuredRun(db, runId);
+    if (isMeasuredOnlyRun(run)) {
+      // A profile imported on its own: its measured tasks are the timeline; there is no compile to plan or simulate.
+      TimelineChart chart;
+      chart.source = "measured (" + measured.profile.source + ")";
+      addMeasuredTasks(chart, measured);
+      if (chart.tasks.empty()) out.timelineMessage = runLabel(run) + ": the profile's tasks are not in the history.";
+      else out.timeline = std::make_shared<const TimelineChart>(std::move(chart));
+      out.memoryMessage = runLabel(run) + " is a measured profile: no memory plan of Kiln's to draw" +
+                          (measured.profile.staticTotalBytes
+                               ? " (static memory reported: " + std::to_string(*measured.profile.staticTotalBytes) +
+                                     " bytes)."
+                               : ".");
+      return out;
+    }
     if (run.status == "failed") {
       out.memoryMessage = out.timelineMessage =
           runLabel(run) + " failed (" + run.error + "): the memory plan and the timeline need a compile that completes.";
@@ -138,7 +168,10 @@ RunCharts loadRunCharts(const std::string& historyPath, int64_t runId, std::shar
     out.compiled = compiled;
     const Graph& g = *compiled->graph;
     if (planned) {
-      auto memory = std::make_shared<const MemoryChart>(buildMemoryChart(g));
+      auto chart = std::make_shared<MemoryChart>(buildMemoryChart(g));
+      chart->measuredLive = measuredStaticLive(measured.staticMemory, int64_t(chart->stepNodes.size()));
+      for (int64_t b : chart->measuredLive) chart->measuredPeak = std::max(chart->measuredPeak, b);
+      std::shared_ptr<const MemoryChart> memory = std::move(chart);
       if (memory->planned) out.memory = std::move(memory);
       else out.memoryMessage = runLabel(run) + ": the model records no memory offsets.";
     }
@@ -150,8 +183,9 @@ RunCharts loadRunCharts(const std::string& historyPath, int64_t runId, std::shar
         const SocProfile soc = SocProfile::load(socVersionFor(*compiled, options));
         simulated = simulateTimeline(buildTaskList(g, soc.aiCores), soc, options.getBool("model_sink"));
         const std::vector<TimelineRow> rows = readTimeline(db, run.id);
-        out.timeline = std::make_shared<const TimelineChart>(rows.empty() ? timelineChartFromSimulation(*simulated, soc)
-                                                                           : timelineChartFromRows(rows, g, soc));
+        TimelineChart chart = rows.empty() ? timelineChartFromSimulation(*simulated, soc) : timelineChartFromRows(rows, g, soc);
+        addMeasuredTasks(chart, measured);  // a profile imported beside the run: its lanes above the simulated ones
+        out.timeline = std::make_shared<const TimelineChart>(std::move(chart));
       } catch (const std::exception& e) {
         out.timelineMessage = "The timeline could not be simulated: " + std::string(e.what());
       }

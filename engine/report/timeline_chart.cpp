@@ -20,14 +20,6 @@ std::string valueList(const std::vector<Value*>& values) {
   return s;
 }
 
-void describeNode(TimelineChartTask& t, const Node* n) {
-  if (!n) return;
-  t.nodeId = n->id();
-  t.nodeName = n->name();
-  t.opType = n->qualifiedType();
-  t.shapes = valueList(n->inputs()) + " → " + valueList(n->outputs());
-}
-
 // The sizes the simulator's core pools have (timeline_sim.cpp uses the same rule for its utilisation).
 std::map<std::string, int> unitCapacity(const SocProfile& p) {
   return {{"cube", p.aiCores},
@@ -52,13 +44,28 @@ bool runsWork(const TimelineChartTask& t) { return t.type != "EVENT_WAIT" && t.t
 
 }  // namespace
 
+void describeTimelineNode(TimelineChartTask& t, const Node* n) {
+  if (!n) return;
+  t.nodeId = n->id();
+  t.nodeName = n->name();
+  t.opType = n->qualifiedType();
+  t.shapes = valueList(n->inputs()) + " → " + valueList(n->outputs());
+}
+
 std::unordered_map<int64_t, layout::NodeTiming> nodeTimingOf(const TimelineChart& chart) {
   std::unordered_map<int64_t, layout::NodeTiming> timing;
-  for (const TimelineChartTask& t : chart.tasks)
-    if (t.nodeId > 0) {
-      timing[t.nodeId].us += t.endUs - t.startUs;
-      timing[t.nodeId].bytes += t.bytes;
+  for (const TimelineChartTask& t : chart.tasks) {
+    if (t.nodeId <= 0) continue;
+    layout::NodeTiming& n = timing[t.nodeId];
+    if (t.measured) {
+      n.measuredUs += t.endUs - t.startUs;
+      ++n.measuredTasks;
+    } else {
+      n.us += t.endUs - t.startUs;
+      n.dispatchUs += t.dispatchUs;
+      n.bytes += t.bytes;
     }
+  }
   return timing;
 }
 
@@ -72,13 +79,14 @@ TimelineChart timelineChartFromSimulation(const Timeline& timeline, const SocPro
     TimelineChartTask t;
     t.task = e.task;
     t.type = taskTypeName(e.type);
-    describeNode(t, e.node);
+    describeTimelineNode(t, e.node);
     t.stream = e.stream;
     t.event = e.event;
     t.unit = std::string(simUnitName(e.unit));
     t.cores = e.cores;
     t.startUs = e.startUs;
     t.endUs = e.endUs;
+    t.dispatchUs = e.dispatchUs;
     t.flops = e.flops;
     t.bytes = e.bytes;
     t.memoryBound = e.memoryBound;
@@ -107,7 +115,7 @@ TimelineChart timelineChartFromRows(const std::vector<TimelineRow>& rows, const 
     t.task = r.task;
     t.type = r.type;
     if (r.nodeId) {
-      if (const Node* n = g.findNode(*r.nodeId)) describeNode(t, n);
+      if (const Node* n = g.findNode(*r.nodeId)) describeTimelineNode(t, n);
       else t.nodeId = *r.nodeId;
     }
     t.stream = r.stream;
@@ -131,15 +139,17 @@ TimelineChart timelineChartFromRows(const std::vector<TimelineRow>& rows, const 
 
 std::vector<TimelineChartLane> timelineLanes(const TimelineChart& chart, bool byUnit) {
   std::vector<TimelineChartLane> lanes;
+  const bool both = chart.measuredTasks > 0;
   auto keyOf = [&](const TimelineChartTask& t) -> std::string {
+    const std::string side = t.measured ? "0" : "1";  // measured lanes first
     if (!byUnit) {
       // Streams sort numerically: zero-padded keys, labels without the padding.
       std::string n = std::to_string(t.stream);
-      return std::string(8 - std::min<size_t>(8, n.size()), '0') + n;
+      return side + std::string(8 - std::min<size_t>(8, n.size()), '0') + n;
     }
     static const std::vector<std::string> order = {"cube", "vector", "aicpu", "dma"};
     const auto it = std::find(order.begin(), order.end(), t.unit);
-    return std::to_string(it == order.end() ? order.size() : size_t(it - order.begin())) + t.unit;
+    return side + std::to_string(it == order.end() ? order.size() : size_t(it - order.begin())) + t.unit;
   };
   std::map<std::string, std::vector<size_t>> members;
   for (size_t i = 0; i < chart.tasks.size(); ++i) members[keyOf(chart.tasks[i])].push_back(i);
@@ -149,6 +159,7 @@ std::vector<TimelineChartLane> timelineLanes(const TimelineChart& chart, bool by
     const TimelineChartTask& first = chart.tasks[tasks.front()];
     lane.label = byUnit ? (first.unit == "stream" ? std::string("events") : first.unit)
                         : "stream " + std::to_string(first.stream);
+    if (both) lane.label = (first.measured ? "measured · " : "simulated · ") + lane.label;
     if (!byUnit) lane.stream = first.stream;
     std::stable_sort(tasks.begin(), tasks.end(),
                      [&](size_t a, size_t b) { return chart.tasks[a].startUs < chart.tasks[b].startUs; });
@@ -175,11 +186,13 @@ std::vector<TimelineChartLane> timelineLanes(const TimelineChart& chart, bool by
       lane.busyUs = coreTime;
       const auto cap = chart.capacity.find(first.unit);
       lane.hasUtilisation = cap != chart.capacity.end() && cap->second > 0;
+      lane.hasUtilisation = lane.hasUtilisation && !first.measured;  // a profile names no core pool's size
       if (lane.hasUtilisation && chart.latencyUs > 0) lane.utilisation = coreTime / (cap->second * chart.latencyUs);
     } else {
       lane.busyUs = streamBusy;
       lane.hasUtilisation = true;
-      if (chart.latencyUs > 0) lane.utilisation = streamBusy / chart.latencyUs;
+      const double span = first.measured ? chart.measuredSpanUs : chart.latencyUs;
+      if (span > 0) lane.utilisation = streamBusy / span;
     }
     lanes.push_back(std::move(lane));
   }

@@ -31,9 +31,13 @@ struct TimelineChartTask {
   std::string unit;        // cube, vector, aicpu, dma, stream
   int cores = 0;
   double startUs = 0, endUs = 0;
+  double dispatchUs = 0;   // simulated: the stream's dispatch before it (its fixed cost, off the cores)
   double flops = 0, bytes = 0;
   bool memoryBound = false;
   bool critical = false;
+  // A task measured on an NPU (an msprof profile beside the run, report/measured_timeline.h): `type` is the
+  // profiler's task type (AI_CORE, AI_VECTOR_CORE, AI_CPU...), `unit` too; its node, when the import matched one.
+  bool measured = false;
 };
 
 // An event's record and one of its waits (indexes into TimelineChart::tasks).
@@ -60,17 +64,26 @@ struct TimelineChart {
   std::map<std::string, int> capacity;  // cores or engines per unit (from the SoC profile)
   std::string source;                   // "simulated on Ascend910A" / "history (kiln run)"
   int droppedRows = 0;                  // history rows refused as malformed
+  // Measured tasks drawn beside the simulated ones: how many, from where, the device time they cover and the span
+  // from the first start to the last end (the rest of the span is the device idle: host gaps when tasks are
+  // launched one by one).
+  int measuredTasks = 0;
+  std::string measuredSource;
+  double measuredBusyUs = 0, measuredSpanUs = 0;
 };
 
 // From a simulation of the same graph's task list (entries point at its nodes).
 TimelineChart timelineChartFromSimulation(const Timeline& timeline, const SocProfile& profile);
-// Every node's kernels summed: simulated time and bytes moved, for the graph overlays.
+// The node's name, type and shapes on a task (nothing for a null node).
+void describeTimelineNode(TimelineChartTask& t, const Node* n);
+// Every node's kernels summed: simulated time and bytes moved, for the graph overlays; measured tasks apart.
 std::unordered_map<int64_t, layout::NodeTiming> nodeTimingOf(const TimelineChart& chart);
 // From history rows; node facts looked up in `g` (the compiled graph of the same run) by node id.
 TimelineChart timelineChartFromRows(const std::vector<TimelineRow>& rows, const Graph& g, const SocProfile& profile);
 
 // Lanes: one per stream (byUnit false), or one per unit that ran a task (cube, vector, aicpu, dma, then stream for
-// events and END_GRAPH).
+// events and END_GRAPH). Measured tasks get lanes of their own, first, labelled "measured · ..." (per stream, or per
+// task type), and the simulated lanes are then labelled "simulated · ...".
 std::vector<TimelineChartLane> timelineLanes(const TimelineChart& chart, bool byUnit);
 
 }  // namespace kiln

@@ -15,11 +15,11 @@ import os
 import tempfile
 
 from ._kiln import (CompileResult, Diff, Edge, Error, Graph, History, Model, Node, NodeChange, Value, ValueChange,
-                    import_ge_dump, load, option_schema, plan_trace, planners, read_batch_summary)
+                    import_ge_dump, import_profile, load, option_schema, plan_trace, planners, read_batch_summary)
 from . import _kiln
 
 __all__ = ["CompileResult", "Diff", "Edge", "Error", "Graph", "History", "Model", "Node", "NodeChange", "Value",
-           "ValueChange", "compile", "import_ge_dump", "load", "option_schema", "plan_trace", "planners", "read_batch_summary", "run"]
+           "ValueChange", "compile", "import_ge_dump", "import_profile", "load", "option_schema", "plan_trace", "planners", "read_batch_summary", "run"]
 
 
 def compile(path, options=None, history=None, until=None, **keyword_options):

@@ -155,9 +155,11 @@ class CliTest : public QObject {
     const QStringList before = readBack();
     QVERIFY(before.join("").contains(QRegularExpression("\"last_pass\": \\d")));  // rows that ended
     sqlite3* h = nullptr;
-    for (const auto& [sql, version] : {std::pair(std::vector{older_history::kBackToSchema6}, 6),
-                                       std::pair(std::vector{older_history::kBackToSchema6,
-                                                             older_history::kBackToSchema5}, 5)}) {
+    for (const auto& [sql, version] :
+         {std::pair(std::vector{older_history::kBackToSchema7}, 7),
+          std::pair(std::vector{older_history::kBackToSchema7, older_history::kBackToSchema6}, 6),
+          std::pair(std::vector{older_history::kBackToSchema7, older_history::kBackToSchema6,
+                                older_history::kBackToSchema5}, 5)}) {
       QCOMPARE(sqlite3_open(db.toUtf8().constData(), &h), SQLITE_OK);
       for (const char* step : sql) QCOMPARE(sqlite3_exec(h, step, nullptr, nullptr, nullptr), SQLITE_OK);
       sqlite3_close(h);
@@ -166,7 +168,7 @@ class CliTest : public QObject {
       QVERIFY2(refused.err.contains(db) && refused.err.contains("history upgrade"), qPrintable(refused.err));
       const Run up = kiln({"history", "upgrade", db});
       QCOMPARE(up.code, 0);
-      QVERIFY2(up.out.contains(QString("from schema %1 to 7").arg(version)), qPrintable(up.out));
+      QVERIFY2(up.out.contains(QString("from schema %1 to 8").arg(version)), qPrintable(up.out));
       QVERIFY(kiln({"history", "upgrade", db}).out.contains("already"));
       QCOMPARE(readBack(), before);
     }

@@ -12,6 +12,8 @@
 #include "io/atc/fusion_result.h"
 #include "io/atc/om_json_reader.h"
 #include "io/gedump/ge_dump_reader.h"
+#include "emulator/timing/calibration.h"
+#include "io/msprof/msprof_profile.h"
 #include "io/om/om_reader.h"
 #include "io/onnx/onnx_reader.h"
 #include "io/tensor_file.h"
@@ -20,6 +22,7 @@
 #include "ir/verifier.h"
 #include "memory/trace_csv.h"
 #include "options/options.h"
+#include "report/profile_summary.h"
 
 namespace kiln::fuzz {
 namespace {
@@ -121,6 +124,20 @@ void onnxText(const uint8_t* data, size_t size) {
   }
 }
 
+// A profiler's op_summary CSV through the profile reader and the summary kiln inspect prints.
+void msprofCsv(const uint8_t* data, size_t size) {
+  try {
+    const msprof::MeasuredProfile p = msprof::readMeasuredProfile(scratchFile("op_summary_fuzz.csv", data, size));
+    profileSummaryText(p);
+    // Every task's shapes, types and formats costed as kiln calibrate does (the profile's own numbers, untrusted).
+    try {
+      calibration::calibrate({p}, SocProfile{});
+    } catch (const std::runtime_error&) {  // nothing placeable: said, not a crash
+    }
+  } catch (const LoadError&) {
+  }
+}
+
 void options(const uint8_t* data, size_t size) {
   try {
     Options::fromFile(scratchFile("options.json", data, size));
@@ -177,7 +194,8 @@ const std::vector<Target>& targets() {
                                           {"trace_csv", traceCsv}, {"tensor_pb", tensorPb},
                                           {"npz", npz},           {"history", history},
                                           {"ge_onnx", geOnnx},    {"om_json", omJson},
-                                          {"fusion_result", fusionResult}, {"onnx_text", onnxText}};
+                                          {"fusion_result", fusionResult}, {"onnx_text", onnxText},
+                                          {"msprof_csv", msprofCsv}};
   return all;
 }
 

@@ -15,7 +15,8 @@ struct Target {
   void (*run)(const uint8_t* data, size_t size);
 };
 
-// onnx, om, ge_dump, options, trace_csv, tensor_pb, npz, history, ge_onnx, om_json, fusion_result, onnx_text.
+// onnx, om, ge_dump, options, trace_csv, tensor_pb, npz, history, ge_onnx, om_json, fusion_result, onnx_text,
+// msprof_csv.
 const std::vector<Target>& targets();
 const Target* findTarget(const std::string& name);
 

@@ -1,10 +1,18 @@
 #pragma once
-// SQL taking a current (schema 7) history back to what earlier Kiln versions wrote, for the migration tests: a
+// SQL taking a current (schema 8) history back to what earlier Kiln versions wrote, for the migration tests: a
 // file made this way from a recorded run must read back exactly as the run did once it is migrated again.
 
 namespace older_history {
 
-// Schema 6 kept each row's end in a last_pass column as well as in pass_rows' ended lists (which the views read).
+// Schema 7 had no measured runs.
+inline constexpr const char* kBackToSchema7 = R"sql(
+DROP TABLE measured_profiles;
+DROP TABLE measured_tasks;
+DROP TABLE measured_static_memory;
+PRAGMA user_version = 7;
+)sql";
+
+// Schema 6 (after kBackToSchema7) kept each row's end in a last_pass column as well as in pass_rows' ended lists (which the views read).
 inline constexpr const char* kBackToSchema6 = R"sql(
 ALTER TABLE nodes ADD COLUMN last_pass INTEGER;
 ALTER TABLE "values" ADD COLUMN last_pass INTEGER;

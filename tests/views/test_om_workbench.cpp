@@ -1,6 +1,7 @@
 // The workbench opens an Ascend .om like any model: the shared ATC-built model compiles into the history and its graph
 // is drawn; a corrupt .om is refused with a message naming the file (never a crash or a hang).
 #include <QDir>
+#include <QDockWidget>
 #include <QFileInfo>
 #include <QProcess>
 #include <QGraphicsScene>
@@ -8,11 +9,13 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QTableWidget>
 #include <QtTest>
 
 #include <fstream>
 #include <set>
 
+#include "gantt_plot.h"
 #include "gantt_view.h"
 #include "graph_canvas.h"
 #include "io/model_loader.h"
@@ -21,6 +24,7 @@
 #include "ir/model.h"
 #include "memory_view.h"
 #include "report/memory_chart.h"
+#include "report/measured_timeline.h"
 #include "report/timeline_chart.h"
 #include "main_window.h"
 
@@ -28,6 +32,10 @@ using namespace kiln;
 
 namespace {
 bool settled(app::MainWindow& w) { return !w.busy() && w.canvas()->passView() && !w.canvas()->scene()->items().isEmpty(); }
+void raiseDockOf(QWidget* w) {
+  for (QObject* p = w->parent(); p; p = p->parent())
+    if (auto* d = qobject_cast<QDockWidget*>(p)) return d->raise();
+}
 }  // namespace
 
 class OmWorkbenchTest : public QObject {
@@ -137,6 +145,94 @@ class OmWorkbenchTest : public QObject {
     QTRY_VERIFY2_WITH_TIMEOUT(w.currentRun() > before && settled(w), "the folder was not imported", 60000);
     QVERIFY2(errors.isEmpty(), errors.isEmpty() ? "" : qPrintable(errors.first().first().toString()));
     QVERIFY2(w.canvas()->passView()->bodyOps > 0, "no body drawn");
+  }
+
+  // A measured profile opened while a compile is shown imports beside it: measured lanes above the simulated ones on
+  // one time scale, the worst mismatches listed, the inspector's "time" row with both, static_op_mem's curve in the
+  // Memory tab. The shared torch_npu profile opened in a fresh window is a run of its own whose host gaps are named.
+  void aMeasuredProfileDrawsBesideTheSimulation() {
+    const QString onnx = tmp_.filePath("measured_resnet.onnx");
+    QCOMPARE(QProcess::execute(KILN_BINARY, {"sample", "resnet50", "--layers", "4", "-o", onnx}), 0);
+    app::MainWindow w;
+    w.setHistoryPath(tmp_.filePath("measured.db"));
+    w.resize(1400, 900);
+    w.show();
+    QSignalSpy errors(&w, &app::MainWindow::errorShown);
+    w.openPath(onnx);
+    QTRY_VERIFY2_WITH_TIMEOUT(settled(w) && !w.chartsPending() && w.ganttView()->chart() && w.memoryView()->chart(),
+                              "the compile did not finish", 60000);
+    const qint64 run = w.currentRun();
+    // Three kernels of the compile, "measured" at twice their simulated time, plus a task of an op Kiln never made.
+    std::vector<TimelineChartTask> kernels;
+    for (const TimelineChartTask& t : w.ganttView()->chart()->tasks)
+      if (t.type == "KERNEL" && t.nodeId > 0 && kernels.size() < 3) kernels.push_back(t);
+    QCOMPARE(kernels.size(), size_t(3));
+    const QString folder = tmp_.filePath("PROF_1/mindstudio_profiler_output");
+    QVERIFY(QDir().mkpath(folder));
+    {
+      std::ofstream csv((folder + "/op_summary_1.csv").toStdString());
+      csv << "Device_id,Model ID,Task ID,Stream ID,Op Name,OP Type,Task Type,Task Start Time(us),Task Duration(us),"
+             "Block Dim\n";
+      double at = 1000;
+      int id = 0;
+      for (const TimelineChartTask& t : kernels) {
+        csv << "0,1," << id++ << ",3," << t.nodeName << "," << t.opType << ",AI_CORE," << at << ","
+            << 2 * (t.endUs - t.startUs) << ",8\n";
+        at += 50;
+      }
+      csv << "0,1," << id << ",3,custom_op,CustomOp,AI_CPU," << at << ",12.5,1\n";
+      std::ofstream mem((folder + "/static_op_mem.csv").toStdString());
+      mem << "Device_id,Op Name,Model Name,Graph ID,Node Index Start,Node Index End,Size(KB)\n"
+             "0,conv1,net,1,0,4294967295,64\n0,fc,net,1,2,5,32\n0,TOTAL,,,,,96\n";
+    }
+    w.openPath(tmp_.filePath("PROF_1"));
+    QTRY_VERIFY2_WITH_TIMEOUT(!w.busy() && !w.chartsPending() && w.ganttView()->chart() &&
+                                  w.ganttView()->chart()->measuredTasks > 0,
+                              qPrintable("the profile was not drawn: " + w.statusText()), 60000);
+    QVERIFY2(errors.isEmpty(), errors.isEmpty() ? "" : qPrintable(errors.first().first().toString()));
+    QCOMPARE(w.currentRun(), run);  // beside the run shown, not a new one
+    const TimelineChart& chart = *w.ganttView()->chart();
+    QCOMPARE(chart.measuredTasks, 4);
+    const std::vector<TimelineChartLane> lanes = timelineLanes(chart, false);
+    QVERIFY(QString::fromStdString(lanes.front().label).startsWith("measured · stream 3"));
+    QVERIFY(QString::fromStdString(lanes.back().label).startsWith("simulated · stream"));
+    QTableWidget* table = w.ganttView()->mismatchTable();
+    QVERIFY(table->isVisibleTo(w.ganttView()));
+    QCOMPARE(table->rowCount(), 3);  // the matched kernels; the unknown op matched nothing
+    // Simulated as msprof counts a task: on the cores plus the dispatch before.
+    const double ratio0 = (kernels[0].endUs - kernels[0].startUs + kernels[0].dispatchUs) / (2 * (kernels[0].endUs - kernels[0].startUs));
+    bool listed = false;
+    for (int r = 0; r < table->rowCount(); ++r)
+      listed = listed || table->item(r, 5)->text() == QString("%1×").arg(ratio0, 0, 'f', 2);
+    QVERIFY(listed);
+    w.inspector()->showNode(*w.canvas()->passView(), kernels[0].nodeId);
+    QVERIFY2(w.inspector()->text().contains("measured " + QString::number(2 * (kernels[0].endUs - kernels[0].startUs), 'f', 2) +
+                                            " µs per task (1 tasks)"),
+             qPrintable(w.inspector()->text()));
+    QVERIFY(!w.memoryView()->chart()->measuredLive.empty());
+    QCOMPARE(w.memoryView()->chart()->measuredPeak, int64_t(96 * 1024));
+    QDir().mkpath(QString(KILN_ARTIFACTS));
+    w.grab().save(QString(KILN_ARTIFACTS) + "/measured_static_memory.png");
+    raiseDockOf(w.ganttView());
+    QTRY_VERIFY(w.ganttView()->plot()->isVisible());
+    w.grab().save(QString(KILN_ARTIFACTS) + "/measured_beside_simulated.png");
+
+    const QString shared = QString(KILN_SHARED_DIR) + "/models/ascend/msprof/torch_npu_mlp";
+    if (!QFileInfo(shared).isDir()) QSKIP(qPrintable("shared msprof profiles not found at " + shared));
+    app::MainWindow fresh;
+    fresh.setHistoryPath(tmp_.filePath("torch_npu.db"));
+    fresh.resize(1400, 900);
+    fresh.show();
+    QSignalSpy freshErrors(&fresh, &app::MainWindow::errorShown);
+    fresh.openPath(shared);
+    QTRY_VERIFY2_WITH_TIMEOUT(!fresh.busy() && !fresh.chartsPending() && fresh.ganttView()->chart(),
+                              qPrintable("the shared profile did not open: " + fresh.statusText()), 60000);
+    QVERIFY2(freshErrors.isEmpty(), freshErrors.isEmpty() ? "" : qPrintable(freshErrors.first().first().toString()));
+    QCOMPARE(fresh.ganttView()->chart()->measuredTasks, 35);
+    QVERIFY(!hostGapNote(*fresh.ganttView()->chart()).empty());
+    raiseDockOf(fresh.ganttView());
+    QTRY_VERIFY(fresh.ganttView()->plot()->isVisible());
+    fresh.grab().save(QString(KILN_ARTIFACTS) + "/measured_profile.png");
   }
 
   void refusesACorruptOmClearly() {

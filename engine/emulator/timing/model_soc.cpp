@@ -18,6 +18,7 @@ std::string lower(std::string s) {
 }  // namespace
 
 std::string socVersionFor(const Model& m, const Options& options) {
+  if (std::string chosen = options.getString("soc_profile"); !chosen.empty()) return chosen;
   if (m.precompiled) {
     const std::string recorded = lower(metadataValue(m, "om.soc_version"));
     for (const std::string& name : SocProfile::availableNames())

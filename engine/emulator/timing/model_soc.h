@@ -8,8 +8,9 @@ namespace kiln {
 struct Model;
 class Options;
 
-// The .om's own soc_version when the model is precompiled and names a known profile (only a plain profile name is
-// taken from the file, never a path); otherwise the options' soc_version.
+// The profile to time on (a name or a .json path, for SocProfile::load): the options' soc_profile when set (the
+// user's explicit choice, a calibrated profile say); else the .om's own soc_version when the model is precompiled
+// and names a known profile (only a plain profile name is taken from the file, never a path); else soc_version.
 std::string socVersionFor(const Model& m, const Options& options);
 
 }  // namespace kiln

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,42 @@ constexpr size_t kMaxProfileBytes = 1 << 20;
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   return s;
+}
+
+// "op_calibration": {"MatMulV2": {"setup_us": 4.1, "work_scale": 1.3, "tasks": 20, "basis": "..."}, ...}
+void readCalibration(const Json& cal, const std::string& source, SocProfile& p) {
+  if (!cal.isObject()) throw std::runtime_error(source + ": 'op_calibration' must be an object of op types");
+  if (cal.asObject().size() > 10000) throw std::runtime_error(source + ": 'op_calibration' has too many op types");
+  for (const auto& [type, entry] : cal.asObject()) {
+    const std::string where = source + ": op_calibration '" + type + "'";
+    if (type.empty() || type.size() > 256) throw std::runtime_error(source + ": op_calibration has a bad op type name");
+    if (!entry.isObject()) throw std::runtime_error(where + " must be an object");
+    OpCalibration c;
+    for (const auto& [key, v] : entry.asObject()) {
+      if (key == "basis") {
+        if (!v.isString()) throw std::runtime_error(where + ": 'basis' must be a string");
+        c.basis = v.asString();
+        continue;
+      }
+      if (key != "setup_us" && key != "work_scale" && key != "tasks")
+        throw std::runtime_error(where + ": unknown field '" + key + "'");
+      if (!v.isNumber() || !std::isfinite(v.asDouble()))
+        throw std::runtime_error(where + ": '" + key + "' must be a number");
+      const double d = v.asDouble();
+      if (key == "setup_us") {
+        if (d < 0 || d > 1e6) throw std::runtime_error(where + ": 'setup_us' must be in [0, 1e6]");
+        c.setupUs = d;
+      } else if (key == "work_scale") {
+        if (d <= 0 || d > 1e6) throw std::runtime_error(where + ": 'work_scale' must be in (0, 1e6]");
+        c.workScale = d;
+      } else {
+        if (d < 0 || d > 1e12 || d != static_cast<double>(static_cast<int64_t>(d)))
+          throw std::runtime_error(where + ": 'tasks' must be a whole number");
+        c.tasks = static_cast<int64_t>(d);
+      }
+    }
+    p.opCalibration[type] = std::move(c);
+  }
 }
 
 }  // namespace
@@ -50,7 +87,8 @@ SocProfile SocProfile::fromJsonText(const std::string& text, const std::string& 
       "name", "notes", "ai_cores", "vector_cores", "clock_ghz", "cube_fp16_macs_per_cycle",
       "cube_int8_macs_per_cycle", "cube_fp32_macs_per_cycle", "vector_fp16_lanes_per_cycle",
       "vector_fp32_lanes_per_cycle", "ub_bytes", "l1_bytes", "l2_bytes", "hbm_gbps", "aicpu_cores", "aicpu_gflops",
-      "aicpu_task_us", "kernel_task_us", "event_us", "memcpy_gbps", "dma_engines", "host_launch_us"};
+      "aicpu_task_us", "kernel_task_us", "event_us", "memcpy_gbps", "dma_engines", "host_launch_us",
+      "op_calibration"};
   for (const auto& [key, value] : j.asObject())
     if (std::find(known.begin(), known.end(), key) == known.end())
       throw std::runtime_error(source + ": unknown field '" + key + "'");
@@ -80,7 +118,47 @@ SocProfile SocProfile::fromJsonText(const std::string& text, const std::string& 
   number("memcpy_gbps", p.memcpyGBps, 0.001, 1e6);
   integer("dma_engines", p.dmaEngines, 1, 1024);
   number("host_launch_us", p.hostLaunchUs, 0, 1e6);
+  if (const Json* cal = j.find("op_calibration")) readCalibration(*cal, source, p);
   return p;
+}
+
+std::string SocProfile::toJsonText() const {
+  Json j = Json::object();
+  j.set("name", name);
+  if (!notes.empty()) j.set("notes", notes);
+  j.set("ai_cores", aiCores);
+  j.set("vector_cores", vectorCores);
+  j.set("clock_ghz", clockGhz);
+  j.set("cube_fp16_macs_per_cycle", cubeFp16MacsPerCycle);
+  j.set("cube_int8_macs_per_cycle", cubeInt8MacsPerCycle);
+  j.set("cube_fp32_macs_per_cycle", cubeFp32MacsPerCycle);
+  j.set("vector_fp16_lanes_per_cycle", vectorFp16LanesPerCycle);
+  j.set("vector_fp32_lanes_per_cycle", vectorFp32LanesPerCycle);
+  j.set("ub_bytes", ubBytes);
+  j.set("l1_bytes", l1Bytes);
+  j.set("l2_bytes", l2Bytes);
+  j.set("hbm_gbps", hbmGBps);
+  j.set("aicpu_cores", aiCpuCores);
+  j.set("aicpu_gflops", aiCpuGflops);
+  j.set("aicpu_task_us", aiCpuTaskUs);
+  j.set("kernel_task_us", kernelTaskUs);
+  j.set("event_us", eventUs);
+  j.set("memcpy_gbps", memcpyGBps);
+  j.set("dma_engines", dmaEngines);
+  j.set("host_launch_us", hostLaunchUs);
+  if (!opCalibration.empty()) {
+    Json cal = Json::object();
+    for (const auto& [type, c] : opCalibration) {
+      Json o = Json::object();
+      o.set("setup_us", c.setupUs);
+      o.set("work_scale", c.workScale);
+      o.set("tasks", c.tasks);
+      if (!c.basis.empty()) o.set("basis", c.basis);
+      cal.set(type, std::move(o));
+    }
+    j.set("op_calibration", std::move(cal));
+  }
+  return j.dump(2) + "\n";
 }
 
 SocProfile SocProfile::fromFile(const std::string& path) {

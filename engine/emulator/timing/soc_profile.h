@@ -2,10 +2,22 @@
 // An NPU described by numbers only: cores, clocks, unit throughputs, on-chip buffer sizes, bandwidths and the fixed
 // costs of tasks, events and host launches. Profiles are JSON files (resources/soc/<name>.json); nothing about a chip
 // is hard-coded in the simulator, so a user can model another part or change an assumption and rerun.
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace kiln {
+
+// A measured correction for one op type, fitted by `kiln calibrate` from profiled tasks: a task of that type costs
+// setupUs + workScale × max(compute, memory) instead of kernelTaskUs + max(compute, memory). Keyed by GE's name for
+// the op ("MatMulV2", "Gelu": an ONNX Gemm is GE's MatMulV2), so a fit touches that op type and nothing else.
+struct OpCalibration {
+  double setupUs = 0;     // per-task time that does not grow with the work (scalar setup, tiling, launch on device)
+  double workScale = 1;   // measured / modelled for the part that does
+  int64_t tasks = 0;      // how many measured tasks the numbers rest on
+  std::string basis;      // how they were fitted ("setup and scale from 40 tasks of 3 sizes", ...)
+};
 
 struct SocProfile {
   std::string name;              // "Ascend910A"
@@ -30,6 +42,14 @@ struct SocProfile {
   int dmaEngines = 2;
   double hostLaunchUs = 60;        // per task when the host drives the model (not sunk)
   std::string notes;               // where the numbers come from
+  std::map<std::string, OpCalibration> opCalibration;  // "op_calibration": per op type, from measured runs
+
+  const OpCalibration* calibrationFor(const std::string& geOpType) const {
+    auto it = opCalibration.find(geOpType);
+    return it == opCalibration.end() ? nullptr : &it->second;
+  }
+  // The profile as a JSON file the loader reads back (every field, calibration included).
+  std::string toJsonText() const;
 
   // Throws std::runtime_error naming the file and the field for bad JSON or out-of-range numbers.
   static SocProfile fromJsonText(const std::string& text, const std::string& source);

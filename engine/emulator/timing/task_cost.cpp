@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "io/om/om_writer.h"
 #include "ir/format.h"
 #include "ir/graph.h"
 #include "ir/opdefs/op_registry.h"
@@ -46,6 +47,17 @@ const std::string* annotationOf(const Node& n, const std::string& key) {
   const auto& a = n.annotations();
   auto it = a.find(key);
   return it == a.end() ? nullptr : &it->second;
+}
+
+// A profile calibrated on measured runs replaces the fixed cost and scales the work of the op types it was fitted on.
+void applyCalibration(const Node& n, const SocProfile& p, TaskCost& c) {
+  if (p.opCalibration.empty()) return;
+  const OpCalibration* cal = p.calibrationFor(om::geVocabularyType(n));
+  if (!cal) return;
+  c.fixedUs = cal->setupUs;
+  c.computeUs *= cal->workScale;
+  c.memoryUs *= cal->workScale;
+  c.calibrated = true;
 }
 
 DType computeType(const Node& n) {
@@ -158,6 +170,7 @@ TaskCost taskCost(const Task& t, const SocProfile& p) {
     c.fixedUs = p.aiCpuTaskUs;
     c.computeUs = c.flops / (p.aiCpuGflops * 1e3);
     c.memoryUs = c.bytes / hbmBytesPerUs;
+    applyCalibration(n, p, c);
     c.durationUs = c.fixedUs + std::max(c.computeUs, c.memoryUs);
     c.memoryBound = c.memoryUs > c.computeUs;
     return c;
@@ -193,6 +206,7 @@ TaskCost taskCost(const Task& t, const SocProfile& p) {
     if (intermediates > p.ubBytes * c.cores) c.bytes += intermediates;
   }
   c.memoryUs = c.bytes / hbmBytesPerUs;
+  applyCalibration(n, p, c);
   c.durationUs = c.fixedUs + std::max(c.computeUs, c.memoryUs);
   c.memoryBound = c.memoryUs > c.computeUs;
   return c;

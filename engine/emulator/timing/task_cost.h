@@ -3,7 +3,8 @@
 // of compute time (Cube cycles from 16-aligned M/N/K, Vector cycles from elements over lanes) and memory time (bytes
 // the task moves to and from HBM over the shared bandwidth). Shapes are the physical ones the compiler recorded, so
 // NC1HWC0/FRACTAL padding costs real cycles and bytes; a fused op moves only its external inputs and outputs
-// unless its intermediates overflow the Unified Buffer of the cores it runs on.
+// unless its intermediates overflow the Unified Buffer of the cores it runs on. An op type the profile was calibrated
+// on (`kiln calibrate`) costs its fitted setup plus its scaled work instead.
 #include <cstdint>
 #include <string_view>
 
@@ -27,6 +28,7 @@ struct TaskCost {
   double fixedUs = 0;       // task overhead
   double durationUs = 0;    // fixed + max(compute, memory)
   bool memoryBound = false;
+  bool calibrated = false;  // the profile's measured correction for this op type applied (SocProfile::opCalibration)
 };
 
 TaskCost taskCost(const Task& t, const SocProfile& p);

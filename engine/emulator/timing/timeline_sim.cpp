@@ -140,7 +140,9 @@ Timeline simulateTimeline(const std::vector<Task>& tasks, const SocProfile& p, b
     // dispatch one kernel while another computes — where multi-stream execution gains on graphs of small kernels.
     Pool* pool = poolOf(c.unit);
     const bool onCores = pool && pool->size() > 0;
-    const double dispatch = onCores ? std::clamp(c.fixedUs, 0.0, c.durationUs) : 0.0;
+    // A calibrated op type's setup was measured on the device, inside the task (msprof's Task Duration): it stays on
+    // the cores.
+    const double dispatch = onCores && !c.calibrated ? std::clamp(c.fixedUs, 0.0, c.durationUs) : 0.0;
     double computeStart = bestStart + dispatch;
     if (onCores) {
       auto [when, blocker] = pool->acquire(std::min(std::max(c.cores, 1), pool->size()), computeStart, taken);
@@ -169,6 +171,7 @@ Timeline simulateTimeline(const std::vector<Task>& tasks, const SocProfile& p, b
     e.cores = c.cores;
     e.startUs = start;
     e.endUs = end;
+    e.dispatchUs = dispatch;
     e.flops = c.flops;
     e.bytes = c.bytes;
     e.memoryBound = c.memoryBound;

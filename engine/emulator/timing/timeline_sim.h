@@ -26,6 +26,7 @@ struct TimelineEntry {
   SimUnit unit = SimUnit::Stream;
   int cores = 0;
   double startUs = 0, endUs = 0;
+  double dispatchUs = 0;  // the stream's dispatch before startUs (the task's fixed cost, off the cores)
   double flops = 0, bytes = 0;
   bool memoryBound = false;
   bool critical = false;  // on the critical path

@@ -16,6 +16,7 @@
 #include "io/om/ge_ir.pb.h"
 #include "io/om/ge_types.h"
 #include "io/om/om_container.h"
+#include "io/om/ge_model_builder.h"
 #include "io/om/om_writer_parts.h"
 #include "io/om/task.pb.h"
 #include "ir/fused_node.h"
@@ -161,12 +162,21 @@ std::string geOpType(const std::string& qualifiedType, size_t inputRank) {
       {"Conv", "Conv2D"},           {"ConvTranspose", "Conv2DTranspose"}, {"Softmax", "SoftmaxV2"},
       {"kiln:FusedConv", "Conv2D"}, {"kiln:TransData", "TransData"},      {"kiln:TransDataCast", "TransData"},
       {"Gemm", "MatMulV2"},         {"kiln:LayerNorm", "LayerNorm"},      {"kiln:Attention", "FlashAttentionScore"},
-      {"Constant", "Const"},
+      {"Constant", "Const"},        {"kiln:Gelu", "Gelu"},
   };
   if (qualifiedType == "MatMul" || qualifiedType == "kiln:FusedMatMul")
     return inputRank > 2 ? "BatchMatMulV2" : "MatMulV2";
   auto it = kNames.find(qualifiedType);
   return it == kNames.end() ? "" : it->second;
+}
+
+std::string geVocabularyType(const Node& n) {
+  if (n.domain() == kGeDomain) return n.opType();
+  const size_t rank = n.numInputs() > 0 && n.input(0) && n.input(0)->type().shape.rankKnown()
+                          ? n.input(0)->type().shape.rank()
+                          : 0;
+  const std::string ge = geOpType(n.qualifiedType(), rank);
+  return ge.empty() ? n.qualifiedType() : ge;
 }
 
 namespace {

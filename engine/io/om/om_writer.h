@@ -20,6 +20,7 @@ class MessageLite;
 
 namespace kiln {
 struct Model;
+class Node;
 class Options;
 }  // namespace kiln
 
@@ -54,5 +55,8 @@ std::string modelDefText(const Model& m);
 
 // GE's names for Kiln's op types, "" when Kiln keeps its own.
 std::string geOpType(const std::string& qualifiedType, size_t inputRank);
+// The op's type as GE names it: a GE op's own type, else the name above, else its own type. The vocabulary op
+// histograms of GE and Kiln compiles are compared in, and SoC profiles' per-op calibration is keyed by.
+std::string geVocabularyType(const Node& n);
 
 }  // namespace kiln::om

@@ -37,6 +37,15 @@ const std::unordered_set<std::string_view>& heavyElementwise() {
 
 }  // namespace
 
+bool hasOwnCostFormula(std::string_view op) {
+  static const std::unordered_set<std::string_view> own = {
+      "Conv", "ConvInteger", "QLinearConv", "ConvTranspose", "MatMul", "MatMulInteger", "Gemm", "QLinearMatMul",
+      "LSTM", "GRU", "RNN", "MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "ArgMax",
+      "ArgMin", "Softmax", "LogSoftmax", "Hardmax", "BatchNormalization", "InstanceNormalization",
+      "LayerNormalization", "GroupNormalization", "LRN", "MeanVarianceNormalization"};
+  return own.count(op) || heavyElementwise().count(op) || op.rfind("Reduce", 0) == 0;
+}
+
 OpCost estimateCost(const Node& n) {
   OpCost c;
   for (const Value* v : n.inputs()) c.bytesRead += bytesOf(v);  // activations and weights alike

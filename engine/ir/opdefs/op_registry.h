@@ -85,6 +85,8 @@ class RegistryWarmup {
 ComputeUnit defaultComputeUnit(std::string_view domain, std::string_view type);
 // Default cost estimate from the op type and the node's static tensor types.
 OpCost estimateCost(const Node& n);
+// Whether estimateCost has a formula of its own for the type (others cost one operation per output element).
+bool hasOwnCostFormula(std::string_view op);
 // Registers Kiln's own ops (TransData, ...). Called once by OpRegistry's constructor.
 void registerKilnOps(OpRegistry& registry);
 // The fused ops of the built-in fusion rules (kiln_fused_ops.cpp); called by registerKilnOps.
