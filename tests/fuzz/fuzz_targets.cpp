@@ -138,6 +138,15 @@ void msprofCsv(const uint8_t* data, size_t size) {
   }
 }
 
+// msprof's Chrome trace given by itself (the reader a folder without task CSVs falls back to).
+void msprofTrace(const uint8_t* data, size_t size) {
+  try {
+    const msprof::MeasuredProfile p = msprof::readMeasuredProfile(scratchFile("msprof_fuzz.json", data, size));
+    profileSummaryText(p);
+  } catch (const LoadError&) {
+  }
+}
+
 void options(const uint8_t* data, size_t size) {
   try {
     Options::fromFile(scratchFile("options.json", data, size));
@@ -195,7 +204,8 @@ const std::vector<Target>& targets() {
                                           {"npz", npz},           {"history", history},
                                           {"ge_onnx", geOnnx},    {"om_json", omJson},
                                           {"fusion_result", fusionResult}, {"onnx_text", onnxText},
-                                          {"msprof_csv", msprofCsv}};
+                                          {"msprof_csv", msprofCsv},
+                                          {"msprof_trace", msprofTrace}};
   return all;
 }
 

@@ -16,7 +16,7 @@ struct Target {
 };
 
 // onnx, om, ge_dump, options, trace_csv, tensor_pb, npz, history, ge_onnx, om_json, fusion_result, onnx_text,
-// msprof_csv.
+// msprof_csv, msprof_trace.
 const std::vector<Target>& targets();
 const Target* findTarget(const std::string& name);
 

@@ -14,7 +14,7 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$src"
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
-targets=${*:-"onnx om ge_dump options trace_csv tensor_pb npz history ge_onnx om_json fusion_result onnx_text"}
+targets=${*:-"onnx om ge_dump options trace_csv tensor_pb npz history ge_onnx om_json fusion_result onnx_text msprof_csv msprof_trace"}
 kiln=build/app/kiln
 seed() {  # seed TARGET: a few small valid inputs
   dir=build-fuzz/corpus/$1
@@ -41,6 +41,12 @@ seed() {  # seed TARGET: a few small valid inputs
       [ "$1" = om_json ] && cp ../shared/models/ascend/atc/msit_om_model.json "$dir/" 2>/dev/null || true ;;
     onnx_text) printf 'ir_version: 8\nopset_import { version: 17 }\ngraph { name: "g" node { op_type: "Relu" input: "x" output: "y" }\n  input { name: "x" type { tensor_type { elem_type: 1 shape { dim { dim_value: 2 } } } } }\n  output { name: "y" type { tensor_type { elem_type: 1 } } } }\n' >"$dir/relu.pbtxt" ;;
     options) cp resources/options/*.json "$dir/" 2>/dev/null || true ;;
+    msprof_csv | msprof_trace)  # the profiler's files, when ../shared holds them; else a small one of our own
+      case $1 in msprof_csv) pat='op_summary_*.csv' ;; *) pat='msprof_*.json' ;; esac
+      find ../shared/models/ascend/msprof -name "$pat" -size -200k -exec cp {} "$dir/" \; 2>/dev/null || true
+      [ "$1" = msprof_csv ] && printf 'Op Name,OP Type,Task Type,Stream ID,Task Start Time(us),Task Duration(us),Block Dim,Input Shapes,Input Data Types,Output Shapes\nmm,MatMulV2,AI_CORE,3,1000.5\t,6.7,8,"""32,8;8,16""",FLOAT;FLOAT,"""32,16"""\n' >"$dir/small.csv"
+      [ "$1" = msprof_trace ] && printf '[{"name":"process_name","pid":1,"ph":"M","args":{"name":"Ascend Hardware"}},{"name":"mm","pid":1,"tid":3,"ts":"1000.500","dur":6.7,"ph":"X","args":{"Task Type":"AI_CORE","Task Id":1}}]' >"$dir/small.json"
+      true ;;
     trace_csv) printf 'id,lower,upper,size\n0,0,3,64\n1,1,4,128\n2,2,5,32\n' >"$dir/small.csv" ;;
     tensor_pb) printf '\010\002\020\001J\010\000\000\200?\000\000\000@' >"$dir/small.pb" ;;
     npz)  # stored and deflated members, several dtypes and ranks, when NumPy is there (python3-numpy)

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "io/om/ge_model_builder.h"
 #include "ir/model.h"
@@ -126,11 +127,20 @@ Result calibrate(const std::vector<msprof::MeasuredProfile>& profiles, const Soc
   SocProfile uncalibrated = base;
   uncalibrated.opCalibration.clear();
 
+  // A profile repeats the same op over the same shapes step after step: each distinct task is costed once.
+  std::unordered_map<std::string, std::pair<CostedTask, CostedTask>> costed;  // before, uncalibrated
   for (const msprof::MeasuredProfile& p : profiles) {
     r.sources.push_back(p.source);
     for (const msprof::MeasuredTask& t : p.tasks) {
       ++r.tasksRead;
-      CostedTask before = costMeasuredTask(t, base);
+      const std::string key = t.opType + '\x1f' + t.taskType + '\x1f' + t.inputShapes + '\x1f' + t.inputTypes + '\x1f' +
+                              t.inputFormats + '\x1f' + t.outputShapes + '\x1f' + t.outputTypes + '\x1f' +
+                              t.outputFormats + '\x1f' + std::to_string(t.blockDim.value_or(-1)) + '\x1f' +
+                              (t.durationUs > 0 ? "1" : "0");
+      auto it = costed.find(key);
+      if (it == costed.end())
+        it = costed.emplace(key, std::pair{costMeasuredTask(t, base), costMeasuredTask(t, uncalibrated)}).first;
+      const CostedTask& before = it->second.first;
       if (!before.placed) {
         Unplaced& u = unplaced[t.opType + "\x1f" + before.why];
         u.opType = t.opType;
@@ -138,7 +148,7 @@ Result calibrate(const std::vector<msprof::MeasuredProfile>& profiles, const Soc
         ++u.tasks;
         continue;
       }
-      const CostedTask plain = costMeasuredTask(t, uncalibrated);
+      const CostedTask& plain = it->second.second;
       Group& grp = groups[t.opType];
       grp.unit = std::string(simUnitName(plain.cost.unit));
       grp.samples.push_back({t.durationUs, before.cost.durationUs, workUs(plain.cost)});
