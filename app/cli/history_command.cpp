@@ -58,8 +58,11 @@ int importProfile(const Args& args) {
   if (const auto r = args.value("--run")) run = parseId(*r, "--run");
   HistoryDb db(args.positional[0]);
   const MeasuredImportResult r = importMeasuredProfile(db, profile, run);
-  for (const std::string& n : profile.notes) std::cerr << "kiln history import: " << n << "\n";
-  for (const std::string& n : r.notes) std::cerr << "kiln history import: " << n << "\n";
+  auto notes = [&] {
+    std::cout.flush();
+    for (const std::string& n : profile.notes) std::cerr << "kiln history import: " << n << "\n";
+    for (const std::string& n : r.notes) std::cerr << "kiln history import: " << n << "\n";
+  };
   if (args.has("--json")) {
     Json j = Json::object();
     j.set("run", r.runId);
@@ -72,6 +75,7 @@ int importProfile(const Args& args) {
     j.set("static_memory_rows", r.staticMemoryRows);
     j.set("skipped_rows", static_cast<int64_t>(profile.skippedRows));
     std::cout << j.dump(2) << "\n";
+    notes();
     return 0;
   }
   std::cout << "imported " << r.tasks << " measured tasks from " << profile.tasksFile << " "
@@ -79,6 +83,7 @@ int importProfile(const Args& args) {
             << "  matched to nodes: " << r.byName << " by name, " << r.byOriginalName << " by an original name, "
             << r.byTypeAndShape << " by type and shape; " << r.unmatched << " unmatched\n";
   if (r.staticMemoryRows) std::cout << "  static memory: " << r.staticMemoryRows << " ops\n";
+  notes();
   return 0;
 }
 

@@ -113,8 +113,9 @@ def test_ge_dump_folder_imports_as_a_run(sample, tmp_path):
 
 
 def test_a_measured_profile_imports_beside_a_compile(dynamic_mlp, tmp_path):
-    """An op_summary naming two of the compiled graph's nodes (and one op Kiln never made) imports beside the run: two
-    tasks matched by name, one not; History.measured reads the tasks back with their nodes."""
+    """An op_summary naming two of the compiled graph's nodes, one op Kiln never made and a torch_npu-style MatMulV2
+    imports beside the run: two tasks matched by name, the MatMulV2 by GE's type and the logical output shape (the
+    compiled graph holds it blocked), one not at all; History.measured reads the tasks back with their nodes."""
     path, _ = dynamic_mlp
     db = tmp_path / "measured.db"
     r = kiln.compile(path, history=db, options={"dim_values": "batch:32"})
@@ -124,22 +125,23 @@ def test_a_measured_profile_imports_beside_a_compile(dynamic_mlp, tmp_path):
     assert len(ops) == 2
     csv = ["Device_id,Model ID,Task ID,Stream ID,Op Name,OP Type,Task Type,Task Start Time(us),Task Duration(us),"
            "Block Dim,Input Shapes,Input Data Types,Output Shapes,Output Data Types"]
-    for i, n in enumerate(ops + [None]):
-        name = n.name if n else "not_in_the_graph"
-        csv.append(f'0,1,{i},5,{name},{n.op_type if n else "Custom"},AI_CORE,{1000 + 10 * i}.5\t,{2 + i}.0,8,'
+    rows = [(n.name, n.op_type) for n in ops] + [("not_in_the_graph", "Custom"), ("aclnnMm_MatMulV2", "MatMulV2")]
+    for i, (name, op_type) in enumerate(rows):
+        csv.append(f'0,1,{i},5,{name},{op_type},AI_CORE,{1000 + 10 * i}.5\t,{2 + i}.0,8,'
                    f'"""32,8""",FLOAT,"""32,16""",FLOAT')
     folder = tmp_path / "ASCEND_PROFILER_OUTPUT"
     folder.mkdir()
     (folder / "op_summary_1.csv").write_text("\r\n".join(csv) + "\r\n")
     got = kiln.import_profile(folder, db, run=r.run_id)
     assert got["run"] == r.run_id and not got["new_run"]
-    assert got["tasks"] == 3 and got["matched_by_name"] == 2 and got["unmatched"] == 1
+    assert got["tasks"] == 4 and got["matched_by_name"] == 2 and got["unmatched"] == 1
+    assert got["matched_by_type_and_shape"] == 1
     m = kiln.History(db).measured(r.run_id)
     assert [t["node_id"] for t in m["tasks"][:2]] == [n.id for n in ops]
     assert m["tasks"][0]["start_us"] == 0 and m["tasks"][1]["start_us"] == 10
     assert m["tasks"][2]["node_id"] is None and m["tasks"][2]["matched_by"] == ""
     own = kiln.import_profile(folder / "op_summary_1.csv", db)
-    assert own["new_run"] and own["matched_by_name"] == 3
+    assert own["new_run"] and own["matched_by_name"] == 4
     assert kiln.History(db).measured(own["run"])["tasks"][2]["matched_by"] == "name"
 
 

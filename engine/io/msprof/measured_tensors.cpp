@@ -88,10 +88,4 @@ std::optional<std::vector<ValueType>> tensorTypes(const std::string& shapes, con
   return out;
 }
 
-std::string firstShapeText(const std::string& shapes) {
-  const auto extents = parseShapeList(shapes);
-  if (!extents || extents->empty()) return {};
-  return Shape::ofStatic(extents->front()).toString();
-}
-
 }  // namespace kiln::msprof

@@ -19,7 +19,5 @@ std::optional<DType> parseDataType(std::string text);
 // missing type list repeats the first type; a missing format is ND). `side` names it in `why` ("input").
 std::optional<std::vector<ValueType>> tensorTypes(const std::string& shapes, const std::string& types,
                                                   const std::string& formats, const char* side, std::string& why);
-// "32,1024;8" -> "32×1024" (the first tensor, as Shape::toString writes it); "" when not recorded.
-std::string firstShapeText(const std::string& shapes);
 
 }  // namespace kiln::msprof
