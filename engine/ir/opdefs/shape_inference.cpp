@@ -466,6 +466,17 @@ void Session::inferNode(Node& n) {
     if (schema->HasFunction() && schema->GetFunction()) inferThroughFunction(n, *schema->GetFunction(), inputsKnown);
     return;
   }
+  // libonnx's inference functions index the inputs and outputs the schema promises without checking (a Relu without
+  // an output dereferences a null output type): a node of the wrong arity is reported, never handed over.
+  if (n.numInputs() < size_t(schema->min_input()) || n.numInputs() > size_t(schema->max_input()) ||
+      n.numOutputs() < size_t(schema->min_output()) || n.numOutputs() > size_t(schema->max_output())) {
+    ++report_.nodesFailed;
+    warn(nodeLabel(n) + ": not inferred: " + std::to_string(n.numInputs()) + " inputs and " +
+         std::to_string(n.numOutputs()) + " outputs, where " + n.opType() + " takes " +
+         std::to_string(schema->min_input()) + ".." + std::to_string(schema->max_input()) + " inputs and " +
+         std::to_string(schema->min_output()) + ".." + std::to_string(schema->max_output()) + " outputs");
+    return;
+  }
   NodeContext ctx(*this, n);
   try {
     schema->GetTypeAndShapeInferenceFunction()(ctx);
