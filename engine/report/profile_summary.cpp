@@ -140,7 +140,7 @@ std::string profileSummaryText(const msprof::MeasuredProfile& p) {
     s += " (mostly idle: tasks launched one by one by the host, not device time)";
   s += "\n\nStreams\n";
   for (const auto& [id, st] : d.byStream)
-    s += "  stream " + std::to_string(id) + "  " + std::to_string(st.tasks) + " tasks, busy " + us(st.busyUs) + "\n";
+    s += "  stream " + std::to_string(id) + "  " + std::to_string(st.tasks) + (st.tasks == 1 ? " task, busy " : " tasks, busy ") + us(st.busyUs) + "\n";
   s += "\nOp type                   task type         tasks       total         min         avg         max\n";
   std::vector<std::pair<std::string, OpTypeStats>> sorted(d.byType.begin(), d.byType.end());
   std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.total > b.second.total; });
