@@ -23,48 +23,6 @@ std::string fixed(double v, int digits) {
 
 std::string percent(double v) { return fixed(100.0 * v, 1) + "%"; }
 
-Json resultJson(const calibration::Result& r, const std::string& written) {
-  Json j = Json::object();
-  Json sources = Json::array();
-  for (const std::string& s : r.sources) sources.push(s);
-  j.set("profiles", std::move(sources));
-  j.set("soc", r.before.name);
-  j.set("calibrated_soc", r.after.name);
-  if (!written.empty()) j.set("written", written);
-  j.set("tasks", r.tasksRead);
-  j.set("tasks_used", r.tasksUsed);
-  j.set("median_abs_rel_error_before", r.medianAbsRelErrorBefore);
-  j.set("median_abs_rel_error_after", r.medianAbsRelErrorAfter);
-  Json types = Json::array();
-  for (const calibration::OpTypeFit& f : r.opTypes) {
-    Json o = Json::object();
-    o.set("op_type", f.opType);
-    o.set("unit", f.unit);
-    o.set("tasks", f.tasks);
-    o.set("sizes", f.sizes);
-    o.set("measured_us", f.measuredUs);
-    o.set("simulated_before_us", f.simulatedBeforeUs);
-    o.set("simulated_after_us", f.simulatedAfterUs);
-    o.set("median_abs_rel_error_before", f.medianAbsRelErrorBefore);
-    o.set("median_abs_rel_error_after", f.medianAbsRelErrorAfter);
-    o.set("setup_us", f.fitted.setupUs);
-    o.set("work_scale", f.fitted.workScale);
-    o.set("basis", f.fitted.basis);
-    types.push(std::move(o));
-  }
-  j.set("op_types", std::move(types));
-  Json unplaced = Json::array();
-  for (const calibration::Unplaced& u : r.unplaced) {
-    Json o = Json::object();
-    o.set("op_type", u.opType);
-    o.set("tasks", u.tasks);
-    o.set("why", u.why);
-    unplaced.push(std::move(o));
-  }
-  j.set("unplaced", std::move(unplaced));
-  return j;
-}
-
 void printTable(const calibration::Result& r, const std::string& written) {
   std::cout << "Calibrating " << r.before.name << " on " << r.tasksUsed << " of " << r.tasksRead
             << " measured tasks\n\n";
@@ -125,7 +83,11 @@ int runCalibrate(const Argv& argv) {
     written = *out;
   }
   if (args.has("--json"))
-    std::cout << resultJson(r, written).dump(2) << "\n";
+    {
+    Json j = calibration::resultJson(r);
+    if (!written.empty()) j.set("written", written);
+    std::cout << j.dump(2) << "\n";
+  }
   else
     printTable(r, written);
   return 0;

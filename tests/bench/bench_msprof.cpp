@@ -108,29 +108,13 @@ int main(int argc, char** argv) {
                 static_cast<long long>(r.tasksUsed), static_cast<long long>(r.tasksRead));
     std::printf("  %-12s %6s %10s %12s %8s %12s %8s\n", "op type", "tasks", "measured", "sim before", "err", "sim after",
                 "err");
-    Json types = Json::array();
-    for (const calibration::OpTypeFit& f : r.opTypes) {
+    for (const calibration::OpTypeFit& f : r.opTypes)
       std::printf("  %-12s %6lld %7.2f us %9.2f us %7.1f%% %9.2f us %7.1f%%\n", f.opType.c_str(),
                   static_cast<long long>(f.tasks), f.measuredUs, f.simulatedBeforeUs,
                   100 * f.medianAbsRelErrorBefore, f.simulatedAfterUs, 100 * f.medianAbsRelErrorAfter);
-      Json o = Json::object();
-      o.set("op_type", f.opType);
-      o.set("tasks", f.tasks);
-      o.set("measured_us", f.measuredUs);
-      o.set("simulated_before_us", f.simulatedBeforeUs);
-      o.set("simulated_after_us", f.simulatedAfterUs);
-      o.set("median_abs_rel_error_before", f.medianAbsRelErrorBefore);
-      o.set("median_abs_rel_error_after", f.medianAbsRelErrorAfter);
-      types.push(std::move(o));
-    }
     std::printf("  all placed tasks: %.1f%% before, %.1f%% after; not placed: %zu op type(s)\n",
                 100 * r.medianAbsRelErrorBefore, 100 * r.medianAbsRelErrorAfter, r.unplaced.size());
-    Json shared_ = Json::object();
-    shared_.set("soc", soc.name);
-    shared_.set("op_types", std::move(types));
-    shared_.set("median_abs_rel_error_before", r.medianAbsRelErrorBefore);
-    shared_.set("median_abs_rel_error_after", r.medianAbsRelErrorAfter);
-    rows.set("shared_profiles", std::move(shared_));
+    rows.set("shared_profiles", calibration::resultJson(r));
   }
   fs::remove_all(dir);
   return writeBenchJson(rows, jsonPath);

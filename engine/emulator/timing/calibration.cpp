@@ -246,4 +246,45 @@ Result calibrate(const std::vector<msprof::MeasuredProfile>& profiles, const Soc
   return r;
 }
 
+Json resultJson(const Result& r) {
+  Json j = Json::object();
+  Json sources = Json::array();
+  for (const std::string& s : r.sources) sources.push(s);
+  j.set("profiles", std::move(sources));
+  j.set("soc", r.before.name);
+  j.set("calibrated_soc", r.after.name);
+  j.set("tasks", r.tasksRead);
+  j.set("tasks_used", r.tasksUsed);
+  j.set("median_abs_rel_error_before", r.medianAbsRelErrorBefore);
+  j.set("median_abs_rel_error_after", r.medianAbsRelErrorAfter);
+  Json types = Json::array();
+  for (const OpTypeFit& f : r.opTypes) {
+    Json o = Json::object();
+    o.set("op_type", f.opType);
+    o.set("unit", f.unit);
+    o.set("tasks", f.tasks);
+    o.set("sizes", f.sizes);
+    o.set("measured_us", f.measuredUs);
+    o.set("simulated_before_us", f.simulatedBeforeUs);
+    o.set("simulated_after_us", f.simulatedAfterUs);
+    o.set("median_abs_rel_error_before", f.medianAbsRelErrorBefore);
+    o.set("median_abs_rel_error_after", f.medianAbsRelErrorAfter);
+    o.set("setup_us", f.fitted.setupUs);
+    o.set("work_scale", f.fitted.workScale);
+    o.set("basis", f.fitted.basis);
+    types.push(std::move(o));
+  }
+  j.set("op_types", std::move(types));
+  Json unplaced = Json::array();
+  for (const Unplaced& u : r.unplaced) {
+    Json o = Json::object();
+    o.set("op_type", u.opType);
+    o.set("tasks", u.tasks);
+    o.set("why", u.why);
+    unplaced.push(std::move(o));
+  }
+  j.set("unplaced", std::move(unplaced));
+  return j;
+}
+
 }  // namespace kiln::calibration

@@ -19,6 +19,7 @@
 #include "emulator/timing/soc_profile.h"
 #include "emulator/timing/task_cost.h"
 #include "io/msprof/msprof_profile.h"
+#include "util/json.h"
 
 namespace kiln::calibration {
 
@@ -54,6 +55,11 @@ struct Result {
   double medianAbsRelErrorBefore = 0, medianAbsRelErrorAfter = 0;  // over every placed task
   std::vector<std::string> sources;
 };
+
+// The result as `kiln calibrate --json` prints it and bench_msprof records it: profiles, soc, tasks, tasks_used,
+// median_abs_rel_error_before/_after, op_types [{op_type, unit, tasks, sizes, measured_us, simulated_before_us,
+// simulated_after_us, median_abs_rel_error_before/_after, setup_us, work_scale, basis}], unplaced [{op_type, tasks, why}].
+Json resultJson(const Result& r);
 
 // Throws std::runtime_error when no task of any profile can be placed (nothing to fit).
 Result calibrate(const std::vector<msprof::MeasuredProfile>& profiles, const SocProfile& base);
