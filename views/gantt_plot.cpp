@@ -49,7 +49,8 @@ void GanttPlot::setChart(std::shared_ptr<const TimelineChart> chart) {
   if (chart_)
     for (const TimelineChartTask& t : chart_->tasks) {
       const QColor unit = unitColor(QString::fromStdString(t.unit));
-      fill_.push_back(t.memoryBound ? towardsBase(unit, palette(), 0.45) : unit);
+      // A task of unknown cost is grey: its bar is only the fixed cost, not a measure of its work.
+      fill_.push_back(t.costUnknown ? QColor(160, 160, 160) : t.memoryBound ? towardsBase(unit, palette(), 0.45) : unit);
     }
   rebuildLanes();
   fit();
@@ -367,6 +368,8 @@ QString GanttPlot::describe(size_t task) const {
     s += QString("<br>%1 · %2 from/to HBM").arg(siText(t.flops, "FLOP"), QString::fromStdString(formatBytes(t.bytes)));
     if (t.type == "KERNEL" || t.type == "KERNEL_EX") s += t.memoryBound ? " · <b>memory-bound</b>" : " · <b>compute-bound</b>";
   }
+  if (t.costUnknown)
+    s += "<br><b>cost unknown</b>: the node's shapes were not inferred, so only the task's fixed cost is drawn";
   if (!t.shapes.empty()) s += "<br>" + QString::fromStdString(t.shapes).toHtmlEscaped();
   if (t.critical) s += "<br><span style='color:#dc2626'>on the critical path</span>";
   // The other side of the same node: what was measured for a simulated task, what was simulated for a measured one.

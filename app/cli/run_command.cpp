@@ -98,7 +98,8 @@ std::string criticalSummary(const Timeline& tl) {
          (kernels[i]->node->name().empty() ? "#" + std::to_string(kernels[i]->node->id()) : kernels[i]->node->name()) +
          " (" + kernels[i]->node->opType() + ", " +
          formatDuration((kernels[i]->endUs - kernels[i]->startUs) / 1e6) + ", " +
-         (kernels[i]->memoryBound ? "memory" : "compute") + "-bound)";
+         (kernels[i]->costUnknown ? "cost unknown" : kernels[i]->memoryBound ? "memory-bound" : "compute-bound") +
+         ")";
   return s;
 }
 
@@ -333,6 +334,8 @@ int runRun(const Argv& argv) {
     j.set("shape_binding", binding.toJson());
     j.set("model_sink", options.getBool("model_sink"));
     j.set("latency_us", timeline.latencyUs);
+    // Tasks whose shapes were not inferred count their fixed cost only: the latency is then a lower bound.
+    j.set("unknown_cost_tasks", static_cast<int64_t>(timeline.unknownCostTasks));
     j.set("tasks", static_cast<int64_t>(tasks.size()));
     j.set("host_launches", timeline.hostLaunches);
     Json util = Json::object();
@@ -375,8 +378,12 @@ int runRun(const Argv& argv) {
     for (const OutputError& e : expected)
       std::cout << "expected    " << e.name << ": " << (e.diff.within() ? "match" : "MISMATCH") << " ("
                 << (e.diff.within() ? differenceLine(e.diff) : e.diff.firstMismatch) << ")\n";
-    std::cout << "latency     " << formatDuration(timeline.latencyUs / 1e6) << " simulated on " << soc.name << " ("
+    std::cout << "latency     " << (timeline.unknownCostTasks ? "at least " : "")
+              << formatDuration(timeline.latencyUs / 1e6) << " simulated on " << soc.name << " ("
               << tasks.size() << " tasks, "
+              << (timeline.unknownCostTasks ? std::to_string(timeline.unknownCostTasks) +
+                                                  " of unknown cost (shapes not inferred), "
+                                            : std::string())
               << (options.getBool("model_sink") ? std::string("sunk: no host launches")
                                                 : std::to_string(timeline.hostLaunches) + " host launches") << ")\n";
     std::cout << "utilisation";

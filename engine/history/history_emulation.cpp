@@ -35,7 +35,7 @@ void writeTimeline(HistoryDb& db, int64_t runId, const std::vector<TimelineRow>&
     s.bind(1, runId).bind(2, r.task).bind(3, r.type).bind(4, r.nodeId).bind(5, r.stream);
     s.bind(6, r.event ? std::optional<int64_t>(*r.event) : std::nullopt);
     s.bind(7, r.unit).bind(8, r.cores).bind(9, r.startUs).bind(10, r.endUs).bind(11, r.flops).bind(12, r.bytes);
-    s.bind(13, r.memoryBound ? 1 : 0).bind(14, r.critical ? 1 : 0);
+    s.bind(13, r.costUnknown ? 2 : r.memoryBound ? 1 : 0).bind(14, r.critical ? 1 : 0);
     s.run();
   }
   tx.commit();
@@ -78,7 +78,8 @@ std::vector<TimelineRow> readTimeline(const HistoryDb& db, int64_t runId) {
     r.endUs = s.getDouble(8);
     r.flops = s.getDouble(9);
     r.bytes = s.getDouble(10);
-    r.memoryBound = s.getInt(11) != 0;
+    r.memoryBound = s.getInt(11) == 1;
+    r.costUnknown = s.getInt(11) == 2;
     r.critical = s.getInt(12) != 0;
     rows.push_back(std::move(r));
   }

@@ -30,6 +30,7 @@ struct TimelineRow {
   double flops = 0, bytes = 0;
   bool memoryBound = false;
   bool critical = false;
+  bool costUnknown = false;  // stored as memory_bound = 2: the task's work was unknown (shapes not inferred)
 };
 
 // Each writes in one transaction (replacing rows of the same keys). Throw HistoryError on failure.

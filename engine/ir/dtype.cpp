@@ -1,6 +1,7 @@
 #include "ir/dtype.h"
 
 #include <array>
+#include <cstdint>
 
 namespace kiln {
 namespace {
@@ -27,6 +28,16 @@ constexpr std::array<DTypeInfo, kMaxDTypeCode + 1> kInfo{{
     {"complex64", "complex64", 8},
     {"complex128", "complex128", 16},
     {"bf16", "bfloat16", 2},
+    {"fp8e4m3fn", "float8e4m3fn", 1},
+    {"fp8e4m3fnuz", "float8e4m3fnuz", 1},
+    {"fp8e5m2", "float8e5m2", 1},
+    {"fp8e5m2fnuz", "float8e5m2fnuz", 1},
+    {"uint4", "uint4", 1},
+    {"int4", "int4", 1},
+    {"fp4e2m1", "float4e2m1", 1},
+    {"fp8e8m0", "float8e8m0", 1},
+    {"uint2", "uint2", 1},
+    {"int2", "int2", 1},
 }};
 }  // namespace
 
@@ -46,6 +57,24 @@ std::optional<DType> dtypeFromOnnx(int code) {
 }
 
 int dtypeSize(DType t) { return kInfo[static_cast<size_t>(t)].size; }
+
+int dtypeBits(DType t) {
+  if (t == DType::UInt2 || t == DType::Int2) return 2;
+  return isPacked(t) ? 4 : 8 * dtypeSize(t);
+}
+
+int64_t storageBytes(DType t, int64_t count) {
+  const int64_t bits = dtypeBits(t);
+  if (count < 0) return -1;
+  if (bits == 0 || count == 0) return 0;
+  if (count > (INT64_MAX - 7) / bits) return -1;
+  return (count * bits + 7) / 8;
+}
+
+bool isLowBitFloat(DType t) {
+  return t == DType::Float8E4M3FN || t == DType::Float8E4M3FNUZ || t == DType::Float8E5M2 ||
+         t == DType::Float8E5M2FNUZ || t == DType::Float4E2M1 || t == DType::Float8E8M0;
+}
 
 bool isFloating(DType t) {
   return t == DType::Float || t == DType::Float16 || t == DType::BFloat16 || t == DType::Double;

@@ -1,5 +1,9 @@
 #include "ir/tensor.h"
 
+#include "ir/low_bit_types.h"
+
+#include <algorithm>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #include <immintrin.h>
@@ -56,7 +60,7 @@ HeapStorage::~HeapStorage() { std::free(data_); }
 Tensor::Tensor(DType dtype, std::vector<int64_t> dims, std::shared_ptr<const Storage> storage, size_t offset)
     : dtype_(dtype), dims_(std::move(dims)), storage_(std::move(storage)), offset_(offset) {
   numel_ = checkedProduct(dims_).value_or(0);
-  nbytes_ = static_cast<size_t>(numel_) * static_cast<size_t>(dtypeSize(dtype_));
+  nbytes_ = static_cast<size_t>(std::max<int64_t>(storageBytes(dtype_, numel_), 0));  // packed types by bits
   assert(!storage_ || offset_ + nbytes_ <= storage_->size());
 }
 
@@ -113,6 +117,33 @@ std::vector<Out> widen(const Tensor& t) {
     case DType::UInt32: widenAs<Out, uint32_t>(p, n, out, same); break;
     case DType::Int64: widenAs<Out, int64_t>(p, n, out, same); break;
     case DType::UInt64: widenAs<Out, uint64_t>(p, n, out, same); break;
+    case DType::Float8E4M3FN:
+    case DType::Float8E4M3FNUZ:
+    case DType::Float8E5M2:
+    case DType::Float8E5M2FNUZ: {
+      const DType type = t.dtype();
+      widenAs<Out, uint8_t>(p, n, out, [type](uint8_t b) { return lowBitFloatToFloat(type, b); });
+      break;
+    }
+    case DType::Float8E8M0: {
+      widenAs<Out, uint8_t>(p, n, out, [](uint8_t b) { return lowBitFloatToFloat(DType::Float8E8M0, b); });
+      break;
+    }
+    case DType::Int4:
+    case DType::UInt4:
+    case DType::Float4E2M1:
+    case DType::Int2:
+    case DType::UInt2: {  // packed: element 0 in the lowest bits
+      const int bits = dtypeBits(t.dtype());
+      out.resize(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        const uint8_t code = packedAt(p, i, bits);
+        out[static_cast<size_t>(i)] = t.dtype() == DType::Float4E2M1
+                                          ? static_cast<Out>(lowBitFloatToFloat(t.dtype(), code))
+                                          : static_cast<Out>(packedIntValue(t.dtype(), code));
+      }
+      break;
+    }
     default: return {};
   }
   return out;
@@ -120,7 +151,7 @@ std::vector<Out> widen(const Tensor& t) {
 }  // namespace
 
 std::vector<int64_t> Tensor::toInt64() const {
-  if (isFloating(dtype_)) {
+  if (isFloating(dtype_) || isLowBitFloat(dtype_)) {
     std::vector<int64_t> out;
     for (double d : widen<double>(*this))
       out.push_back(std::isfinite(d) ? static_cast<int64_t>(d) : 0);

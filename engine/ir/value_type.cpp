@@ -6,7 +6,9 @@ std::optional<int64_t> ValueType::byteSize() const {
   if (!isTensor() || dtypeSize(dtype) == 0) return std::nullopt;
   auto n = shape.numel();
   if (!n) return std::nullopt;
-  return checkedMul(*n, dtypeSize(dtype));
+  const int64_t bytes = storageBytes(dtype, *n);  // packed types by bits, not bytes
+  if (bytes < 0) return std::nullopt;
+  return bytes;
 }
 
 ValueType ValueType::storedAs(Format f, Shape physical) const {

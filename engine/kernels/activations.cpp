@@ -1,5 +1,5 @@
 // Activation functions: the element-wise non-linearities with attributes (LeakyRelu, Elu, Selu, Celu, HardSigmoid,
-// HardSwish, Softplus, Softsign, ThresholdedRelu, Shrink, Mish), PRelu, Clip and Dropout.
+// HardSwish, Softplus, Softsign, ThresholdedRelu, Shrink, Mish, Swish-24), PRelu, Clip and Dropout.
 // Float activations compute in the element's compute type (float for fp16/bf16) and round once.
 #include <cmath>
 #include <cstring>
@@ -71,6 +71,14 @@ std::vector<Tensor> softsign(const KernelContext& c) {
 }
 std::vector<Tensor> mish(const KernelContext& c) {
   return unary<kFloats>(c, [](auto x) { return x * std::tanh(softplus(x)); });
+}
+// Swish-24: x · sigmoid(alpha · x).
+std::vector<Tensor> swish(const KernelContext& c) {
+  const double alpha = c.node().attrFloat("alpha", 1.0f);
+  return unary<kFloats>(c, [alpha](auto x) {
+    using C = decltype(x);
+    return x / (C(1) + std::exp(-static_cast<C>(alpha) * x));
+  });
 }
 std::vector<Tensor> thresholdedRelu(const KernelContext& c) {
   const float alpha = c.node().attrFloat("alpha", 1.0f);
@@ -218,6 +226,7 @@ void registerActivationKernels(KernelRegistry& r) {
   r.add("Softplus", softplusK);
   r.add("Softsign", softsign);
   r.add("Mish", mish);
+  r.add("Swish", swish);
   r.add("ThresholdedRelu", thresholdedRelu);
   r.add("Shrink", shrink);
   r.add("PRelu", prelu);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "ir/low_bit_types.h"
 #include "kernels/kernel_util.h"
 #include "ir/graph.h"
 #include "ir/shape.h"
@@ -111,7 +112,24 @@ Tensor fromStrings(const Tensor& x, DType to, int64_t maxOutputBytes) {
 }  // namespace
 
 Tensor convertTensor(const Tensor& x, DType to, int64_t maxOutputBytes) {
+  return castTensor(x, to, true, maxOutputBytes);
+}
+
+Tensor castTensor(const Tensor& x, DType to, bool saturate, int64_t maxOutputBytes, E8M0Round round) {
   if (to == x.dtype()) return x;
+  // The low-bit types (float8, float4, int4): widened to fp32 / int8 on the way in, narrowed from fp32 or int64 on
+  // the way out, so every other pair of types keeps the one conversion below.
+  if (isLowBitFloat(x.dtype()) || isPacked(x.dtype())) {
+    if (to == DType::String) return Tensor();
+    return castTensor(widenLowBit(x), to, saturate, maxOutputBytes, round);
+  }
+  if (isLowBitFloat(to) || isPacked(to)) {
+    if (x.dtype() == DType::String || x.dtype() == DType::Complex64 || x.dtype() == DType::Complex128) return Tensor();
+    if (storageBytes(to, x.numel()) > maxOutputBytes)
+      throw KernelOutputTooLarge("Cast: output exceeds the limit", storageBytes(to, x.numel()));
+    // Float8 takes saturate; int4 / uint4 keep their low four bits as ONNX's Cast specifies.
+    return narrowToLowBit(x, to, isPacked(to) && to != DType::Float4E2M1 ? false : saturate, round);
+  }
   if (to == DType::String) return toStrings(x);
   if (x.dtype() == DType::String) return fromStrings(x, to, maxOutputBytes);
   const std::optional<int64_t> bytes = checkedMul(x.numel(), dtypeSize(to));
@@ -147,8 +165,13 @@ Tensor convertTensor(const Tensor& x, DType to, int64_t maxOutputBytes) {
 namespace kiln::kernels {
 namespace {
 
-std::vector<Tensor> castOrDecline(const KernelContext& ctx, const Tensor& x, DType to) {
-  Tensor t = convertTensor(x, to, ctx.limits().maxOutputBytes);
+// Cast-19's saturate (default 1) only matters for the float8 targets: 0 turns out-of-range values into NaN / inf.
+// Cast-24's round_mode: how a value lands on float8e8m0's powers of two. CastLike takes both as Cast does.
+std::vector<Tensor> castTo(const KernelContext& ctx, DType to) {
+  const std::string mode = ctx.node().attrString("round_mode", "up");
+  if (mode != "up" && mode != "down" && mode != "nearest") ctx.fail("round_mode '" + mode + "' is not up, down or nearest");
+  const E8M0Round round = mode == "down" ? E8M0Round::Down : mode == "nearest" ? E8M0Round::Nearest : E8M0Round::Up;
+  Tensor t = castTensor(ctx.required(0), to, ctx.node().attrInt("saturate", 1) != 0, ctx.limits().maxOutputBytes, round);
   if (!t.valid()) return {};
   return {t};
 }
@@ -156,12 +179,19 @@ std::vector<Tensor> castOrDecline(const KernelContext& ctx, const Tensor& x, DTy
 std::vector<Tensor> cast(const KernelContext& ctx) {
   const auto to = dtypeFromOnnx(static_cast<int>(ctx.node().attrInt("to", 0)));
   if (!to) ctx.fail("attribute 'to' is not a known element type");
-  return castOrDecline(ctx, ctx.required(0), *to);
+  return castTo(ctx, *to);
 }
 
 // CastLike(x, like): the target type is like's element type.
-std::vector<Tensor> castLike(const KernelContext& ctx) {
-  return castOrDecline(ctx, ctx.required(0), ctx.required(1).dtype());
+std::vector<Tensor> castLike(const KernelContext& ctx) { return castTo(ctx, ctx.required(1).dtype()); }
+
+// BitCast-26: the same bytes read as another type of the same width (little-endian, as this machine is).
+std::vector<Tensor> bitCast(const KernelContext& ctx) {
+  const Tensor& x = ctx.required(0);
+  const auto to = dtypeFromOnnx(static_cast<int>(ctx.node().attrInt("to", 0)));
+  if (!to || *to == DType::String || x.dtype() == DType::String) ctx.fail("BitCast needs non-string types");
+  if (dtypeBits(*to) != dtypeBits(x.dtype())) ctx.fail("BitCast between types of different widths");
+  return {Tensor::fromBytes(*to, x.dims(), std::string(reinterpret_cast<const char*>(x.data()), x.byteSize()))};
 }
 
 }  // namespace
@@ -169,6 +199,7 @@ std::vector<Tensor> castLike(const KernelContext& ctx) {
 void registerCastKernels(KernelRegistry& r) {
   r.addStringAware("Cast", cast);
   r.addStringAware("CastLike", castLike);
+  r.add("BitCast", bitCast);
 }
 
 }  // namespace kiln::kernels

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "kernels/kernel_util.h"
+#include "kernels/nn_kernels.h"
 #include "ir/graph.h"
 
 namespace kiln::kernels {
@@ -199,11 +200,58 @@ std::vector<Tensor> roiAlign(const KernelContext& ctx) {
   return {out.finish()};
 }
 
+// MaxRoiPool: each ROI (batch, x1, y1, x2, y2) scaled by spatial_scale and rounded to whole pixels, split into
+// pooled_shape bins (floor / ceil of the fractional bin edges); a bin's maximum, or 0 for an empty bin.
+std::vector<Tensor> maxRoiPool(const KernelContext& ctx) {
+  const Tensor& x = ctx.required(0);
+  const Tensor& rois = ctx.required(1);
+  const std::vector<int64_t> pooled = ctx.node().attrInts("pooled_shape");
+  if (x.dims().size() != 4 || pooled.size() != 2 || pooled[0] < 1 || pooled[1] < 1) ctx.fail("needs X [N, C, H, W] and a 2-D pooled_shape");
+  if (rois.dims().size() != 2 || rois.dims()[1] != 5) ctx.fail("rois must be [num_rois, 5]");
+  const double scale = ctx.node().attrFloat("spatial_scale", 1.0f);
+  const int64_t n = x.dims()[0], c = x.dims()[1], h = x.dims()[2], w = x.dims()[3], count = rois.dims()[0];
+  std::vector<Tensor> out;
+  dispatch<kFloats>(x.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    const std::vector<double> xv = nn::loadAll<S, double>(ctx, x);
+    const std::vector<double> r = rois.toDouble();
+    std::vector<double> y(static_cast<size_t>(count * c * pooled[0] * pooled[1]), 0.0);
+    for (int64_t k = 0; k < count; ++k) {
+      const auto b = static_cast<int64_t>(r[static_cast<size_t>(k * 5)]);
+      if (b < 0 || b >= n) ctx.fail("roi batch index " + std::to_string(b) + " is out of range");
+      auto px = [&](size_t i) { return static_cast<int64_t>(std::round(r[static_cast<size_t>(k * 5) + i] * scale)); };
+      const int64_t x1 = px(1), y1 = px(2), x2 = px(3), y2 = px(4);
+      const double binH = static_cast<double>(std::max<int64_t>(y2 - y1 + 1, 1)) / static_cast<double>(pooled[0]);
+      const double binW = static_cast<double>(std::max<int64_t>(x2 - x1 + 1, 1)) / static_cast<double>(pooled[1]);
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t i = 0; i < pooled[0]; ++i)
+          for (int64_t j = 0; j < pooled[1]; ++j) {
+            const int64_t hs = std::clamp<int64_t>(static_cast<int64_t>(std::floor(double(i) * binH)) + y1, 0, h);
+            const int64_t he = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(double(i + 1) * binH)) + y1, 0, h);
+            const int64_t ws = std::clamp<int64_t>(static_cast<int64_t>(std::floor(double(j) * binW)) + x1, 0, w);
+            const int64_t we = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(double(j + 1) * binW)) + x1, 0, w);
+            double best = 0;
+            bool any = false;
+            for (int64_t yy = hs; yy < he; ++yy)
+              for (int64_t xx = ws; xx < we; ++xx) {
+                const double v = xv[static_cast<size_t>(((b * c + ch) * h + yy) * w + xx)];
+                best = any ? std::max(best, v) : v;
+                any = true;
+              }
+            y[static_cast<size_t>(((k * c + ch) * pooled[0] + i) * pooled[1] + j)] = any ? best : 0.0;
+          }
+    }
+    out.push_back(nn::storeAll<S>(ctx, {count, c, pooled[0], pooled[1]}, y));
+  });
+  return out;
+}
+
 }  // namespace
 
 void registerDetectionKernels(KernelRegistry& r) {
   r.add("NonMaxSuppression", nonMaxSuppression);
   r.add("RoiAlign", roiAlign);
+  r.add("MaxRoiPool", maxRoiPool);
 }
 
 }  // namespace kiln::kernels

@@ -237,6 +237,7 @@ std::vector<Tensor> embedLayerNorm(const KernelContext& ctx) {
 
 void registerFusedKernels(KernelRegistry& r) {
   r.add("Gelu", gelu<GeluForm::FromAttribute>, "kiln");
+  r.add("Gelu", gelu<GeluForm::FromAttribute>);  // ai.onnx Gelu-20: approximate "none" or "tanh", no bias
   r.add("Gelu", gelu<GeluForm::Erf>, "com.microsoft");
   r.add("BiasGelu", gelu<GeluForm::Erf>, "com.microsoft");
   r.add("FastGelu", gelu<GeluForm::Tanh>, "com.microsoft");

@@ -1,8 +1,11 @@
 #include "kernels/kernel.h"
 
+#include "ir/low_bit_types.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <new>
+#include <set>
 
 #include "kernels/kernel_util.h"
 #include "ir/graph.h"
@@ -57,6 +60,13 @@ KernelRegistry& KernelRegistry::global() {
     kernels::registerQuantizeKernels(r);
     kernels::registerIntegerMatMulKernels(r);
     kernels::registerDetectionKernels(r);
+    kernels::registerSpatialTransformKernels(r);
+    kernels::registerOnnxAttentionKernels(r);
+    kernels::registerDftKernels(r);
+    kernels::registerCacheKernels(r);
+    kernels::registerDeformConvKernels(r);
+    kernels::registerStringKernels(r);
+    kernels::registerLossKernels(r);
     return r;
   }();
   return registry;
@@ -93,6 +103,43 @@ std::vector<Tensor> evaluateNode(const Node& node, const std::vector<const Tenso
   return evaluateNode(node, inputs, KernelLimits{});
 }
 
+namespace {
+
+bool isLowBit(DType t) { return isPacked(t) || isLowBitFloat(t); }
+
+// Kernels that read the low-bit types (float8, float4, int4) themselves, or only look at shapes and share storage.
+bool readsLowBitItself(const Node& n) {
+  static const std::set<std::string, std::less<>> ops = {
+      "Cast", "CastLike", "QuantizeLinear", "DequantizeLinear", "BitCast", "Reshape", "Identity", "Flatten",
+      "Squeeze", "Unsqueeze", "Shape", "Size", "Constant", "kiln:WeightQuantMatMul"};
+  return ops.count(n.qualifiedType()) > 0;
+}
+
+// Every other kernel (Transpose, Gather, Concat, Pad... over int4 or float8 data) runs on the widened values (int4 ->
+// int8, float8 / float4 -> fp32, exactly) and its outputs the node declares low-bit are narrowed back, exactly too:
+// data movement never leaves the type's values.
+std::vector<Tensor> evaluateWidened(const Node& node, const std::vector<const Tensor*>& inputs,
+                                    const KernelLimits& limits, KernelFn fn) {
+  std::vector<Tensor> wide(inputs.size());
+  std::vector<const Tensor*> ptrs(inputs.size(), nullptr);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i]) {
+      wide[i] = isLowBit(inputs[i]->dtype()) ? widenLowBit(*inputs[i]) : *inputs[i];
+      ptrs[i] = &wide[i];
+    }
+  KernelContext ctx(node, ptrs, limits);
+  std::vector<Tensor> out = fn(ctx);
+  if (!out.empty() && out.size() != node.numOutputs())
+    ctx.fail("kernel produced " + std::to_string(out.size()) + " outputs for " + std::to_string(node.numOutputs()));
+  for (size_t i = 0; i < out.size(); ++i)
+    if (const Value* v = node.output(i); v && v->type().isTensor() && isLowBit(v->type().dtype) && out[i].valid() &&
+                                         out[i].dtype() != v->type().dtype)
+      out[i] = narrowToLowBit(out[i], v->type().dtype, true);
+  return out;
+}
+
+}  // namespace
+
 std::vector<Tensor> evaluateNode(const Node& node, const std::vector<const Tensor*>& inputs,
                                  const KernelLimits& limits) {
   KernelFn fn = KernelRegistry::global().find(node.domain(), node.opType());
@@ -104,6 +151,9 @@ std::vector<Tensor> evaluateNode(const Node& node, const std::vector<const Tenso
     if (t && (!t->valid() || (dtypeSize(t->dtype()) == 0 && !(strings && t->dtype() == DType::String)) ||
               t->dtype() == DType::Complex64 || t->dtype() == DType::Complex128))
       return {};
+  if (std::any_of(inputs.begin(), inputs.end(), [](const Tensor* t) { return t && isLowBit(t->dtype()); }) &&
+      !readsLowBitItself(node))
+    return evaluateWidened(node, inputs, limits, fn);
   KernelContext ctx(node, inputs, limits);
   std::vector<Tensor> out = fn(ctx);
   if (!out.empty() && out.size() != node.numOutputs())

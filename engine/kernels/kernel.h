@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/low_bit_types.h"
 #include "ir/tensor.h"
 
 namespace kiln {
@@ -92,5 +93,9 @@ bool hasKernel(const Node& node);
 // Element type conversion with Cast's rules (real rounding to fp16/bf16, saturating float -> int, wrapping int -> int).
 // Returns an invalid Tensor when a type is not supported; throws KernelOutputTooLarge above the limit.
 Tensor convertTensor(const Tensor& x, DType to, int64_t maxOutputBytes = KernelLimits{}.maxOutputBytes);
+// The same with Cast-19's saturate: false lets a float8 target take NaN / infinity for values out of its range.
+// Cast-24's round_mode picks how a value lands on float8e8m0's powers of two.
+Tensor castTensor(const Tensor& x, DType to, bool saturate, int64_t maxOutputBytes = KernelLimits{}.maxOutputBytes,
+                  E8M0Round round = E8M0Round::Up);
 
 }  // namespace kiln

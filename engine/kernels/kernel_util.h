@@ -368,6 +368,13 @@ void registerIndexingKernels(KernelRegistry& r);
 void registerScatterGatherKernels(KernelRegistry& r);
 void registerRearrangeKernels(KernelRegistry& r);
 void registerUniqueKernels(KernelRegistry& r);
+void registerSpatialTransformKernels(KernelRegistry& r);  // AffineGrid, GridSample, Col2Im, CenterCropPad
+void registerOnnxAttentionKernels(KernelRegistry& r);
+void registerDftKernels(KernelRegistry& r);
+void registerCacheKernels(KernelRegistry& r);  // TensorScatter-24
+void registerDeformConvKernels(KernelRegistry& r);
+void registerStringKernels(KernelRegistry& r);
+void registerLossKernels(KernelRegistry& r);  // NegativeLogLikelihoodLoss  // StringConcat, StringSplit, RegexFullMatch  // ai.onnx Attention-23, RotaryEmbedding-23
 void registerEinsumKernels(KernelRegistry& r);
 void registerQuantizeKernels(KernelRegistry& r);
 void registerIntegerMatMulKernels(KernelRegistry& r);

@@ -1,6 +1,6 @@
 // Normalisations: BatchNormalization (inference, and training_mode's batch statistics with running averages),
-// InstanceNormalization, LayerNormalization (axis, epsilon, optional Mean / InvStdDev outputs), LRN and
-// MeanVarianceNormalization. Statistics and arithmetic in double, rounded once into the output type.
+// InstanceNormalization, LayerNormalization (axis, epsilon, optional Mean / InvStdDev outputs), LRN,
+// MeanVarianceNormalization, GroupNormalization (18, 21), RMSNormalization (23) and LpNormalization. Statistics and arithmetic in double, rounded once into the output type.
 #include <cmath>
 
 #include "kernels/nn_kernels.h"
@@ -257,9 +257,116 @@ std::vector<Tensor> meanVarianceNorm(const KernelContext& ctx) {
   return out;
 }
 
+// GroupNormalization (18, 21): X [N, C, ...] in num_groups groups of C / G channels; mean and variance per (n, group)
+// over its channels and spatial extent, in double. Opset 18 has one scale / bias per group, 21 one per channel (a
+// model whose opset is not known is read by the parameters' length).
+std::vector<Tensor> groupNorm(const KernelContext& ctx) {
+  const Tensor& x = ctx.required(0);
+  std::vector<Tensor> out;
+  dispatch<kFloats>(x.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    const ChannelLayout l = channelLayout(ctx, x, 2);
+    const int64_t groups = ctx.node().attrInt("num_groups", 0);
+    if (groups < 1 || l.channels % groups != 0)
+      ctx.fail("num_groups " + std::to_string(groups) + " does not divide the " + std::to_string(l.channels) +
+               " channels");
+    const int64_t opset = ctx.limits().opset;
+    const int64_t perGroupLen = ctx.required(1).numel();
+    const bool perChannel = opset >= 21 || (opset == 0 && perGroupLen == l.channels && perGroupLen != groups);
+    const int64_t paramLen = perChannel ? l.channels : groups;
+    const std::vector<double> scale = channelParam(ctx, 1, paramLen, "scale");
+    const std::vector<double> bias = channelParam(ctx, 2, paramLen, "bias");
+    const double eps = ctx.node().attrFloat("epsilon", 1e-5f);
+    std::vector<double> v = nn::loadAll<S, double>(ctx, x);
+    const int64_t perGroup = l.channels / groups;
+    const int64_t span = perGroup * l.inner;  // elements of one (n, group)
+    for (int64_t n = 0; n < l.batch; ++n)
+      for (int64_t g = 0; g < groups; ++g) {
+        double* p = v.data() + (n * groups + g) * span;
+        double mean = 0, sq = 0;
+        for (int64_t i = 0; i < span; ++i) mean += p[i];
+        mean /= static_cast<double>(span);
+        for (int64_t i = 0; i < span; ++i) sq += (p[i] - mean) * (p[i] - mean);
+        const double inv = 1.0 / std::sqrt(sq / static_cast<double>(span) + eps);
+        for (int64_t c = 0; c < perGroup; ++c) {
+          const auto k = static_cast<size_t>(perChannel ? g * perGroup + c : g);
+          for (int64_t i = 0; i < l.inner; ++i) {
+            double& e = p[c * l.inner + i];
+            e = (e - mean) * inv * scale[k] + bias[k];
+          }
+        }
+      }
+    out.push_back(nn::storeAll<S>(ctx, x.dims(), v));
+  });
+  return out;
+}
+
+// RMSNormalization (23): X / sqrt(mean(X² over [axis, rank)) + epsilon) · scale, scale broadcast into the block.
+std::vector<Tensor> rmsNormalization(const KernelContext& ctx) {
+  const Tensor& x = ctx.required(0);
+  std::vector<Tensor> out;
+  dispatch<kFloats>(x.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    const auto rank = static_cast<int64_t>(x.dims().size());
+    const auto axis = static_cast<size_t>(normalizeAxis(ctx, ctx.node().attrInt("axis", -1), rank, "axis"));
+    const std::vector<int64_t> block(x.dims().begin() + static_cast<ptrdiff_t>(axis), x.dims().end());
+    const int64_t rowSize = x.numel() == 0 ? 0 : *checkedProduct(block);
+    const Tensor& scaleT = ctx.required(1);
+    if (!isFloating(scaleT.dtype())) ctx.fail("scale must be a floating tensor");
+    const std::vector<int64_t> scaleAt = blockOffsets(ctx, scaleT, block, rowSize, "scale");
+    const std::vector<double> scale = scaleT.toDouble();
+    const double eps = ctx.node().attrFloat("epsilon", 1e-5f);
+    std::vector<double> v = nn::loadAll<S, double>(ctx, x);
+    const int64_t rows = rowSize == 0 ? 0 : x.numel() / rowSize;
+    for (int64_t r = 0; r < rows; ++r) {
+      double* p = v.data() + r * rowSize;
+      double sq = 0;
+      for (int64_t i = 0; i < rowSize; ++i) sq += p[i] * p[i];
+      const double inv = 1.0 / std::sqrt(sq / static_cast<double>(rowSize) + eps);
+      for (int64_t i = 0; i < rowSize; ++i) p[i] = p[i] * inv * scale[static_cast<size_t>(scaleAt[static_cast<size_t>(i)])];
+    }
+    out.push_back(nn::storeAll<S>(ctx, x.dims(), v));
+  });
+  return out;
+}
+
+// LpNormalization: x / ||x||_p along `axis` (p 1 or 2); a zero vector stays zero.
+std::vector<Tensor> lpNormalization(const KernelContext& ctx) {
+  const Tensor& x = ctx.required(0);
+  const int64_t p = ctx.node().attrInt("p", 2);
+  if (p != 1 && p != 2) ctx.fail("p must be 1 or 2");
+  std::vector<Tensor> out;
+  dispatch<kFloats>(x.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    const auto rank = static_cast<int64_t>(x.dims().size());
+    const auto axis = static_cast<size_t>(normalizeAxis(ctx, ctx.node().attrInt("axis", -1), rank, "axis"));
+    int64_t outer = 1, inner = 1;
+    for (size_t d = 0; d < axis; ++d) outer *= x.dims()[d];
+    for (size_t d = axis + 1; d < x.dims().size(); ++d) inner *= x.dims()[d];
+    const int64_t n = x.dims()[axis];
+    std::vector<double> v = nn::loadAll<S, double>(ctx, x);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        double norm = 0;
+        for (int64_t k = 0; k < n; ++k) {
+          const double e = v[static_cast<size_t>((o * n + k) * inner + i)];
+          norm += p == 1 ? std::fabs(e) : e * e;
+        }
+        if (p == 2) norm = std::sqrt(norm);
+        if (norm == 0) continue;
+        for (int64_t k = 0; k < n; ++k) v[static_cast<size_t>((o * n + k) * inner + i)] /= norm;
+      }
+    out.push_back(nn::storeAll<S>(ctx, x.dims(), v));
+  });
+  return out;
+}
+
 }  // namespace
 
 void registerNormalizationKernels(KernelRegistry& r) {
+  r.add("LpNormalization", lpNormalization);
+  r.add("GroupNormalization", groupNorm);
+  r.add("RMSNormalization", rmsNormalization);
   r.add("BatchNormalization", batchNorm);
   r.add("InstanceNormalization", instanceNorm);
   r.add("LayerNormalization", layerNorm);

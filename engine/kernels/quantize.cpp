@@ -1,9 +1,10 @@
 // QuantizeLinear, DequantizeLinear (per-tensor, per-axis and blocked scales) and DynamicQuantizeLinear (uint8).
 // Quantization divides in float (the scale's precision, 16-bit scales rounded once as the reference does), rounds
 // half to even, adds the zero point and saturates to the output type. Integer outputs: int8/uint8/int16/uint16;
-// other element types (int4, float8) are declined.
+// int4 / uint4 / float8 / float4 go through double (quantizeLowBit, dequantizeLowBit).
 #include <cmath>
 
+#include "ir/low_bit_types.h"
 #include "kernels/nn_kernels.h"
 #include "ir/graph.h"
 
@@ -81,11 +82,59 @@ Q saturateRound(double v, int64_t zp) {
   return floatToInt<Q>(r);
 }
 
+// The low-bit paths (int4 / uint4, float8, float4; opsets 19 to 23): values through double, packed at the end.
+// x / scale is computed in float (as ONNX Runtime does for an fp32 input), rounded half to even for the integer
+// types, the zero point added and the result saturated to the type's range; float8 takes Cast's rounding and the
+// node's saturate.
+std::vector<Tensor> quantizeLowBit(const KernelContext& ctx, const Tensor& x, const Tensor& scale, const Tensor* zp,
+                                   DType outType, const ScaleMap& map) {
+  if (!isFloating(x.dtype()) || !isFloating(scale.dtype())) return {};
+  const std::vector<double> xv = x.toDouble(), sv = scale.toDouble();
+  const std::vector<double> zv = zp ? zp->toDouble() : std::vector<double>{};
+  std::vector<double> q(xv.size());
+  const bool integral = outType == DType::Int4 || outType == DType::UInt4;
+  for (size_t i = 0; i < q.size(); ++i) {
+    const int64_t si = map.index(static_cast<int64_t>(i));
+    const double z = zp ? zv[static_cast<size_t>(si)] : 0.0;
+    const float v = static_cast<float>(xv[i]) / static_cast<float>(sv[static_cast<size_t>(si)]);
+    q[i] = integral ? (std::isnan(v) ? z : std::nearbyint(v) + z) : static_cast<double>(v) + z;
+  }
+  // int4 / uint4 always clamp (QuantizeLinear saturates); float8 follows the node's saturate.
+  const bool saturate = integral || ctx.node().attrInt("saturate", 1) != 0;
+  return {narrowToLowBit(Tensor::fromVector(DType::Double, x.dims(), q), outType, saturate)};
+}
+
+std::vector<Tensor> dequantizeLowBit(const KernelContext& ctx, const Tensor& x, const Tensor& scale, const Tensor* zp,
+                                     const ScaleMap& map) {
+  if (!isFloating(scale.dtype())) return {};
+  const std::vector<double> xv = x.toDouble(), sv = scale.toDouble();
+  const std::vector<double> zv = zp ? zp->toDouble() : std::vector<double>{};
+  std::vector<double> y(xv.size());
+  for (size_t i = 0; i < y.size(); ++i) {
+    const int64_t si = map.index(static_cast<int64_t>(i));
+    y[i] = (xv[i] - (zp ? zv[static_cast<size_t>(si)] : 0.0)) * sv[static_cast<size_t>(si)];
+  }
+  const int64_t requested = ctx.node().attrInt("output_dtype", 0);
+  const DType outType = requested ? dtypeFromOnnx(static_cast<int>(requested)).value_or(scale.dtype()) : scale.dtype();
+  Tensor t = convertTensor(Tensor::fromVector(DType::Double, x.dims(), y), outType, ctx.limits().maxOutputBytes);
+  if (!t.valid()) return {};
+  return {t};
+}
+
 std::vector<Tensor> quantizeLinear(const KernelContext& ctx) {
   const Tensor& x = ctx.required(0);
   const Tensor& scale = ctx.required(1);
   const Tensor* zp = ctx.input(2);
   const Node& node = ctx.node();
+  {
+    const int64_t requested = node.attrInt("output_dtype", 0);
+    const DType lowBit = zp ? zp->dtype() : dtypeFromOnnx(static_cast<int>(requested)).value_or(DType::Undefined);
+    if (isPacked(lowBit) || isLowBitFloat(lowBit)) {
+      if (zp && requested != 0 && requested != static_cast<int64_t>(zp->dtype()))
+        ctx.fail("output_dtype differs from the zero point's element type");
+      return quantizeLowBit(ctx, x, scale, zp, lowBit, scaleMap(ctx, x, scale, zp));
+    }
+  }
   DType outType = zp ? zp->dtype() : static_cast<DType>(0);
   if (!zp) {
     const int64_t requested = node.attrInt("output_dtype", 0);
@@ -138,6 +187,11 @@ std::vector<Tensor> dequantizeLinear(const KernelContext& ctx) {
   const Tensor* zp = ctx.input(2);
   if (zp && zp->dtype() != x.dtype()) ctx.fail("zero point and input element types differ");
   const ScaleMap map = scaleMap(ctx, x, scale, zp);
+  if (isPacked(x.dtype()) || isLowBitFloat(x.dtype()) || isLowBitFloat(scale.dtype())) {
+    // An MX scale (float8e8m0, opset 24) is widened to fp32: the output is output_dtype, else fp32.
+    const Tensor wideScale = widenLowBit(scale);
+    return dequantizeLowBit(ctx, x, wideScale, zp, map);
+  }
   std::vector<Tensor> out;
   dispatch<kQuantTypes>(x.dtype(), [&](auto qtag) {
     using Q = typename decltype(qtag)::type;
@@ -194,9 +248,25 @@ std::vector<Tensor> dynamicQuantizeLinear(const KernelContext& ctx) {
   return out;
 }
 
+// kiln:WeightQuantMatMul(A, Wq, scale [, zp]): the weights dequantized as DequantizeLinear does (the node's axis and
+// block_size), then MatMul's kernel.
+std::vector<Tensor> weightQuantMatMul(const KernelContext& ctx) {
+  std::vector<const Tensor*> dqInputs{&ctx.required(1), &ctx.required(2)};
+  if (ctx.input(3)) dqInputs.push_back(ctx.input(3));
+  const KernelContext dqCtx(ctx.node(), dqInputs, ctx.limits());
+  std::vector<Tensor> w = dequantizeLinear(dqCtx);
+  if (w.empty()) return {};
+  const KernelFn matmul = KernelRegistry::global().find("", "MatMul");
+  if (!matmul) return {};
+  std::vector<const Tensor*> mmInputs{&ctx.required(0), &w[0]};
+  const KernelContext mmCtx(ctx.node(), mmInputs, ctx.limits());
+  return matmul(mmCtx);
+}
+
 }  // namespace
 
 void registerQuantizeKernels(KernelRegistry& r) {
+  r.add("WeightQuantMatMul", weightQuantMatMul, "kiln");
   r.add("QuantizeLinear", quantizeLinear);
   r.add("DequantizeLinear", dequantizeLinear);
   r.add("DynamicQuantizeLinear", dynamicQuantizeLinear);

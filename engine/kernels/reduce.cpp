@@ -1,4 +1,4 @@
-// Reductions (ReduceSum/Prod/Mean/Max/Min and the SumSquare/L1/L2/LogSum/LogSumExp variants) and CumSum.
+// Reductions (ReduceSum/Prod/Mean/Max/Min and the SumSquare/L1/L2/LogSum/LogSumExp variants), CumSum, CumProd.
 // Floats accumulate in double and round once at the end; integers accumulate modulo 2^64 and wrap into their type,
 // which is what repeated addition in the type would give. Axes come from the attribute (older opsets) or input 1.
 #include <cmath>
@@ -142,12 +142,21 @@ std::vector<Tensor> reduce(const KernelContext& ctx) {
   const Plan p = plan(ctx, x.dims());
   if (p.identity) return {x};
   std::vector<Tensor> result;
+  if (x.dtype() == DType::Bool) {  // ReduceMax-20 / ReduceMin-20: any / all, through uint8
+    if constexpr (K == Op::Max || K == Op::Min) {
+      const Tensor bytes = convertTensor(x, DType::UInt8, ctx.limits().maxOutputBytes);
+      reduceTyped<K, uint8_t>(ctx, bytes, p, result);
+      for (Tensor& t : result) t = convertTensor(t, DType::Bool, ctx.limits().maxOutputBytes);
+    }
+    return result;
+  }
   dispatch<kNumeric>(x.dtype(), [&](auto tag) { reduceTyped<K, typename decltype(tag)::type>(ctx, x, p, result); });
   return result;
 }
 
-// CumSum(x, axis) with exclusive (shift by one) and reverse (sum from the end).
-std::vector<Tensor> cumSum(const KernelContext& ctx) {
+// CumSum(x, axis) and CumProd-26 with exclusive (shift by one: the identity first) and reverse (from the end).
+template <bool Product>
+std::vector<Tensor> cumulative(const KernelContext& ctx) {
   const Tensor& x = ctx.required(0);
   const Tensor& axisT = ctx.required(1);
   const std::vector<int64_t> axisV = intValues(ctx, axisT, "axis");
@@ -168,14 +177,14 @@ std::vector<Tensor> cumSum(const KernelContext& ctx) {
     OutBuffer out(ctx, x.dtype(), x.dims());
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t j = 0; j < inner; ++j) {
-        Acc acc = 0;
+        Acc acc = Product ? 1 : 0;
         for (int64_t step = 0; step < n; ++step) {
           const int64_t k = reverse ? n - 1 - step : step;
           const int64_t at = (o * n + k) * inner + j;
           const Acc v = static_cast<Acc>(Elem<S>::load(x.data(), at));
-          if (!exclusive) acc += v;
+          if (!exclusive) acc = Product ? acc * v : acc + v;
           Elem<S>::store(out.data(), at, static_cast<C>(acc));
-          if (exclusive) acc += v;
+          if (exclusive) acc = Product ? acc * v : acc + v;
         }
       }
     result.push_back(out.finish());
@@ -196,7 +205,8 @@ void registerReduceKernels(KernelRegistry& r) {
   r.add("ReduceL2", reduce<Op::L2>);
   r.add("ReduceLogSum", reduce<Op::LogSum>);
   r.add("ReduceLogSumExp", reduce<Op::LogSumExp>);
-  r.add("CumSum", cumSum);
+  r.add("CumSum", cumulative<false>);
+  r.add("CumProd", cumulative<true>);
 }
 
 }  // namespace kiln::kernels

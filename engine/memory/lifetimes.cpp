@@ -13,10 +13,9 @@ namespace {
 
 std::optional<int64_t> staticBytes(const Value& v) {
   const auto numel = v.type().shape.numel();
-  const int64_t element = dtypeSize(v.type().dtype);
-  if (!numel || element <= 0) return std::nullopt;
-  int64_t bytes = 0;
-  if (__builtin_mul_overflow(*numel, element, &bytes) || bytes > (int64_t{1} << 56)) return std::nullopt;
+  if (!numel || dtypeSize(v.type().dtype) <= 0) return std::nullopt;
+  const int64_t bytes = storageBytes(v.type().dtype, *numel);  // int4 weights take half a byte each
+  if (bytes < 0 || bytes > (int64_t{1} << 56)) return std::nullopt;
   return bytes;
 }
 

@@ -121,7 +121,9 @@ std::string timelineChartSvg(const TimelineChart& chart, double width) {
       const TimelineChartTask& t = chart.tasks[ti];
       const std::string tip = (t.nodeName.empty() ? t.type : t.nodeName + " (" + t.opType + ")") + "\n" + t.type +
                               " on " + t.unit + ", " + usText(t.startUs) + " → " + usText(t.endUs) +
-                              (t.opType.empty() ? "" : (t.memoryBound ? ", memory-bound" : ", compute-bound")) +
+                              (t.opType.empty() ? ""
+                               : t.costUnknown ? ", cost unknown (shapes not inferred)"
+                               : (t.memoryBound ? ", memory-bound" : ", compute-bound")) +
                               (t.critical ? "\non the critical path" : "") +
                               (t.shapes.empty() ? "" : "\n" + t.shapes);
       svg.rect(X(t.startUs), y + lane.row[k] * rowH + 1, X(t.endUs) - X(t.startUs), rowH - 2, unitColour(t.unit), tip,

@@ -59,7 +59,7 @@ std::string chromeTraceJson(const TimelineChart& chart, const std::string& title
     if (t.cores) args.set("cores", t.cores);
     args.set("flops", t.flops);
     args.set("bytes", t.bytes);
-    if (t.unit != "stream") args.set("bound", t.memoryBound ? "memory" : "compute");
+    if (t.unit != "stream") args.set("bound", t.costUnknown ? "unknown" : t.memoryBound ? "memory" : "compute");
     if (t.critical) args.set("critical_path", true);
     for (int pid : {kStreamsPid, kUnitsPid}) {
       if (pid == kUnitsPid && t.unit == "stream") continue;

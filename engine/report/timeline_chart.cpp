@@ -90,6 +90,7 @@ TimelineChart timelineChartFromSimulation(const Timeline& timeline, const SocPro
     t.flops = e.flops;
     t.bytes = e.bytes;
     t.memoryBound = e.memoryBound;
+    t.costUnknown = e.costUnknown;
     t.critical = e.critical;
     chart.tasks.push_back(std::move(t));
   }
@@ -127,6 +128,7 @@ TimelineChart timelineChartFromRows(const std::vector<TimelineRow>& rows, const 
     t.flops = std::max(0.0, r.flops);
     t.bytes = std::max(0.0, r.bytes);
     t.memoryBound = r.memoryBound;
+    t.costUnknown = r.costUnknown;
     t.critical = r.critical;
     chart.latencyUs = std::max(chart.latencyUs, t.endUs);
     chart.tasks.push_back(std::move(t));

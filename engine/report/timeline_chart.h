@@ -35,6 +35,7 @@ struct TimelineChartTask {
   double flops = 0, bytes = 0;
   bool memoryBound = false;
   bool critical = false;
+  bool costUnknown = false;  // simulated with its fixed cost only: its node's shapes were not inferred
   // A task measured on an NPU (an msprof profile beside the run, report/measured_timeline.h): `type` is the
   // profiler's task type (AI_CORE, AI_VECTOR_CORE, AI_CPU...), `unit` too; its node, when the import matched one.
   bool measured = false;

@@ -61,7 +61,8 @@ class IrTest : public QObject {
     QVERIFY(dtypeFromName("float16") == DType::Float16);
     QVERIFY(dtypeFromName("fp32") == DType::Float);
     QVERIFY(!dtypeFromOnnx(0));
-    QVERIFY(!dtypeFromOnnx(17));
+    QVERIFY(dtypeFromOnnx(17) == DType::Float8E4M3FN);
+    QVERIFY(!dtypeFromOnnx(27));
     QVERIFY(dtypeFromOnnx(16) == DType::BFloat16);
   }
 

@@ -39,7 +39,7 @@ bool isConv(std::string_view op) {
 }
 bool isMatMul(std::string_view op) {
   return op == "MatMul" || op == "FusedMatMul" || op == "Gemm" || op == "MatMulV2" || op == "BatchMatMul" ||
-         op == "MatMulInteger" || op == "QLinearMatMul";
+         op == "MatMulInteger" || op == "QLinearMatMul" || op == "WeightQuantMatMul";
 }
 
 // Annotation lookups without building a key string or copying the value: the simulator costs every task.
@@ -135,6 +135,17 @@ CubeShape cubeShapeOf(const Node& n) {
   return s;
 }
 
+bool costKnowable(const Node& n) {
+  auto known = [](const Value* v) {
+    return !v || (v->type().isTensor() && v->type().dtype != DType::Undefined && v->type().shape.isStatic());
+  };
+  for (const Value* v : n.inputs())
+    if (!known(v)) return false;
+  for (const Value* v : n.outputs())
+    if (!known(v)) return false;
+  return true;
+}
+
 TaskCost taskCost(const Task& t, const SocProfile& p) {
   TaskCost c;
   const double cyclesPerUs = p.clockGhz * 1e3;
@@ -161,6 +172,19 @@ TaskCost taskCost(const Task& t, const SocProfile& p) {
   }
   if (!t.node) return c;
   const Node& n = *t.node;
+  if (!costKnowable(n)) {
+    // No guess: the task holds its unit for its fixed cost only, and says its work is unknown.
+    static const std::string kUnitKey = "unit";
+    const std::string* unit = annotationOf(n, kUnitKey);
+    c.unit = t.type == TaskType::KernelEx ? SimUnit::AiCpu
+             : unit && *unit == "cube"    ? SimUnit::Cube
+                                          : SimUnit::Vector;
+    c.cores = 1;
+    c.fixedUs = c.unit == SimUnit::AiCpu ? p.aiCpuTaskUs : p.kernelTaskUs;
+    c.durationUs = c.fixedUs;
+    c.costUnknown = true;
+    return c;
+  }
   const OpCost oc = estimateCost(n);
   c.bytes = oc.bytesRead + oc.bytesWritten;
   c.flops = oc.flops;

@@ -29,7 +29,14 @@ struct TaskCost {
   double durationUs = 0;    // fixed + max(compute, memory)
   bool memoryBound = false;
   bool calibrated = false;  // the profile's measured correction for this op type applied (SocProfile::opCalibration)
+  // Its node's shapes or element types were not inferred: only the fixed cost is counted, and reports say the work
+  // is unknown instead of showing a small, wrong number. The unit stays the one placement chose.
+  bool costUnknown = false;
 };
+
+// Whether a node's cost can be computed: every output, and every input that is not an omitted optional one, has a
+// known element type and static extents.
+bool costKnowable(const Node& n);
 
 TaskCost taskCost(const Task& t, const SocProfile& p);
 

@@ -175,6 +175,8 @@ Timeline simulateTimeline(const std::vector<Task>& tasks, const SocProfile& p, b
     e.flops = c.flops;
     e.bytes = c.bytes;
     e.memoryBound = c.memoryBound;
+    e.costUnknown = c.costUnknown;
+    if (c.costUnknown) ++tl.unknownCostTasks;
   }
   // Latency, utilisation and the critical path (walked back from the task that ends last).
   int last = kNone;
@@ -219,6 +221,7 @@ std::vector<TimelineRow> timelineRows(const Timeline& timeline) {
     r.flops = e.flops;
     r.bytes = e.bytes;
     r.memoryBound = e.memoryBound;
+    r.costUnknown = e.costUnknown;
     r.critical = e.critical;
     rows.push_back(std::move(r));
   }

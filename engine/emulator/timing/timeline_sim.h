@@ -30,6 +30,7 @@ struct TimelineEntry {
   double flops = 0, bytes = 0;
   bool memoryBound = false;
   bool critical = false;  // on the critical path
+  bool costUnknown = false;  // TaskCost::costUnknown: only its fixed cost is in startUs..endUs
 };
 
 struct UnitUtilisation {
@@ -46,6 +47,7 @@ struct Timeline {
   std::vector<int> criticalPath;  // task indices, first to last
   int64_t hostLaunches = 0;
   double hostLaunchUs = 0;        // total host launch time (0 when sunk)
+  int unknownCostTasks = 0;       // tasks whose work is unknown (shapes not inferred): latency is a lower bound
 };
 
 // Throws std::runtime_error when a stream waits for an event no stream records (the list would hang).

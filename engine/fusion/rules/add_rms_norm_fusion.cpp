@@ -1,4 +1,5 @@
-// AddRmsNormFusion: the residual Add in front of a kiln:RmsNorm (as RmsNormFusion leaves it) becomes one
+// AddRmsNormFusion: the residual Add in front of a kiln:RmsNorm (as RmsNormFusion leaves it) or of ONNX's own
+// RMSNormalization (opset 23) becomes one
 // kiln:AddRmsNorm: the sum is normalised while it is still in the Unified Buffer instead of being written to HBM and
 // read back. In pre-norm models (LLaMA) the residual stream reads the sum as well: it is the fused op's second
 // output (add_norm_match.h). Runs after RmsNormFusion, whose result it builds on.
@@ -11,7 +12,7 @@ namespace {
 class AddRmsNormFusion final : public FusionRule {
  public:
   std::string name() const override { return "AddRmsNormFusion"; }
-  std::vector<std::string> anchorTypes() const override { return {"kiln:RmsNorm"}; }
+  std::vector<std::string> anchorTypes() const override { return {"kiln:RmsNorm", "RMSNormalization"}; }
   Node* apply(Node& norm, PassContext&) override { return fuseAddNorm(norm, "AddRmsNorm", name()); }
 };
 

@@ -15,6 +15,7 @@ FusionRuleList builtinFusionRules() {
       makeConvActivationFusion(),
       makeFlattenGemmFusion(),         // a classifier on a pooled [N, C, 1, 1]: a 1x1 convolution, as GE runs it
       makeReshapeGemmReshapeFusion(),  // Linear layers exported through 2-D Gemm
+      makeWeightQuantMatMulFusion(),  // before the MatMul rules, which would take the MatMul alone
       makeMatMulAddGeluFusion(),
       makeMatMulBiasAddFusion(),
       makeTransposeMatMulFusion(),

@@ -22,6 +22,7 @@ std::shared_ptr<FusionRule> makeAddRmsNormFusion();
 std::shared_ptr<FusionRule> makeAttentionFusion();
 std::shared_ptr<FusionRule> makeSoftmaxDropoutFusion();
 std::shared_ptr<FusionRule> makeBiasSoftmaxFusion();
+std::shared_ptr<FusionRule> makeWeightQuantMatMulFusion();
 // UB fusion, not in builtinFusionRules(): run by its own pass after engine placement.
 std::shared_ptr<FusionRule> makeElementwiseChainFusion();
 

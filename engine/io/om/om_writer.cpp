@@ -163,6 +163,11 @@ std::string geOpType(const std::string& qualifiedType, size_t inputRank) {
       {"kiln:FusedConv", "Conv2D"}, {"kiln:TransData", "TransData"},      {"kiln:TransDataCast", "TransData"},
       {"Gemm", "MatMulV2"},         {"kiln:LayerNorm", "LayerNorm"},      {"kiln:Attention", "FlashAttentionScore"},
       {"Constant", "Const"},        {"kiln:Gelu", "Gelu"},
+      // The opset 18-23 ops GE runs as one fused kernel, and Kiln's fused norms (CANN's op names).
+      {"Gelu", "Gelu"},             {"Mish", "Mish"},                     {"GroupNormalization", "GroupNorm"},
+      {"RMSNormalization", "RmsNorm"}, {"kiln:RmsNorm", "RmsNorm"},       {"kiln:AddRmsNorm", "AddRmsNorm"},
+      {"kiln:AddLayerNorm", "AddLayerNorm"}, {"Attention", "FlashAttentionScore"},
+      {"RotaryEmbedding", "RotaryPositionEmbedding"}, {"kiln:WeightQuantMatMul", "WeightQuantBatchMatmulV2"},
   };
   if (qualifiedType == "MatMul" || qualifiedType == "kiln:FusedMatMul")
     return inputRank > 2 ? "BatchMatMulV2" : "MatMulV2";

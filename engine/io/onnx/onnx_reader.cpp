@@ -1,5 +1,7 @@
 #include "io/onnx/onnx_reader.h"
 
+#include "ir/opdefs/op_registry.h"
+
 #include <google/protobuf/arena.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -640,6 +642,10 @@ OnnxImport importBytes(std::string_view bytes, bool mapped, const std::function<
     const std::string d = op.domain() == "ai.onnx" ? "" : op.domain();
     m.opsets[d] = op.version();
   }
+  // An opset no ONNX release has defined (or one newer than Kiln knows) would be read with another version's meaning.
+  if (auto it = m.opsets.find(""); it != m.opsets.end() && (it->second < 1 || it->second > OpRegistry::newestOnnxOpset()))
+    throw LoadError(displayName, "imports ai.onnx opset " + std::to_string(it->second) + ", which Kiln does not know: " +
+                                     "it reads opsets 1 to " + std::to_string(OpRegistry::newestOnnxOpset()));
   if (!m.opsets.count("")) {
     if (proto.ir_version() >= 3)
       result.warnings.push_back("model imports no default-domain opset; assuming opset 1");

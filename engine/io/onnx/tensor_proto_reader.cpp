@@ -21,6 +21,16 @@ std::string realPath(const std::string& p) {
   return buf;
 }
 
+// int32_data entries of the byte-sized types (float8 bit patterns, packed int4 pairs) must be bytes: a value that
+// does not fit would silently become another one.
+template <typename Src>
+void checkBytePatterns(const Src& src, const std::string& what, std::string_view type) {
+  for (int i = 0; i < src.size(); ++i)
+    if (src.Get(i) < 0 || src.Get(i) > 255)
+      fail(what + ": int32_data entry " + std::to_string(i) + " is " + std::to_string(src.Get(i)) +
+           ", not a byte: it does not hold a " + std::string(type) + " bit pattern");
+}
+
 template <typename T, typename Src>
 std::string packAs(const Src& src) {
   std::string bytes(static_cast<size_t>(src.size()) * sizeof(T), '\0');
@@ -113,10 +123,9 @@ Tensor tensorFromProto(onnx::TensorProto& proto, ExternalDataResolver* resolver,
     std::vector<std::string> strs(proto.string_data().begin(), proto.string_data().end());
     return Tensor(std::move(dims), std::move(strs));
   }
-  const int esize = dtypeSize(*dtype);
-  auto nbytes = checkedMul(*numel, esize);
-  if (!nbytes) fail(what + " is too large (byte size overflows)");
-  const size_t expected = static_cast<size_t>(*nbytes);
+  const int64_t nbytes = storageBytes(*dtype, *numel);  // int4/uint4/float4: two elements per byte
+  if (nbytes < 0) fail(what + " is too large (byte size overflows)");
+  const size_t expected = static_cast<size_t>(nbytes);
 
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
     if (!resolver) fail(what + " refers to external data, which is not available here");
@@ -209,7 +218,25 @@ Tensor tensorFromProto(onnx::TensorProto& proto, ExternalDataResolver* resolver,
       break;
     case DType::UInt8:
     case DType::Bool:
+    case DType::Float8E4M3FN:  // the eight-bit floats: one bit pattern per int32_data entry
+    case DType::Float8E4M3FNUZ:
+    case DType::Float8E5M2:
+    case DType::Float8E5M2FNUZ:
+    case DType::Float8E8M0:
       checkCount(proto.int32_data_size());
+      checkBytePatterns(proto.int32_data(), what, dtypeName(*dtype));
+      bytes = packAs<uint8_t>(proto.int32_data());
+      break;
+    case DType::UInt4:  // two (four-bit) or four (two-bit) elements per int32_data entry, the first lowest
+    case DType::Int4:
+    case DType::Float4E2M1:
+    case DType::UInt2:
+    case DType::Int2:
+      if (proto.int32_data_size() != static_cast<int64_t>(nbytes))
+        fail(what + " declares " + std::to_string(*numel) + " " + std::string(dtypeName(*dtype)) +
+             " elements, which pack into " + std::to_string(nbytes) + " int32_data entries, but it holds " +
+             std::to_string(proto.int32_data_size()));
+      checkBytePatterns(proto.int32_data(), what, dtypeName(*dtype));
       bytes = packAs<uint8_t>(proto.int32_data());
       break;
     default:
@@ -228,6 +255,7 @@ Tensor denseFromSparse(onnx::SparseTensorProto& proto, ExternalDataResolver* res
   Tensor values = tensorFromProto(*proto.mutable_values(), resolver, what + " values");
   Tensor indices = tensorFromProto(*proto.mutable_indices(), resolver, what + " indices");
   if (values.dtype() == DType::String) fail(what + ": sparse string tensors are not supported");
+  if (isPacked(values.dtype())) fail(what + ": sparse tensors of packed sub-byte types are not supported");
   const int esize = dtypeSize(values.dtype());
   auto bytes = checkedMul(*numel, esize);
   if (!bytes || static_cast<uint64_t>(*bytes) > maxDenseBytes)

@@ -35,7 +35,7 @@ ComputeUnit defaultComputeUnit(std::string_view domain, std::string_view type) {
       {"SequenceEmpty", ComputeUnit::AiCpu}, {"SequenceErase", ComputeUnit::AiCpu},
       {"SequenceInsert", ComputeUnit::AiCpu}, {"SequenceLength", ComputeUnit::AiCpu},
       {"SplitToSequence", ComputeUnit::AiCpu}, {"ConcatFromSequence", ComputeUnit::AiCpu},
-      {"SequenceMap", ComputeUnit::AiCpu}, {"CumSum", ComputeUnit::AiCpu}, {"Range", ComputeUnit::AiCpu},
+      {"SequenceMap", ComputeUnit::AiCpu}, {"CumSum", ComputeUnit::AiCpu}, {"CumProd", ComputeUnit::AiCpu}, {"Range", ComputeUnit::AiCpu},
       {"ConstantOfShape", ComputeUnit::AiCpu}, {"EyeLike", ComputeUnit::AiCpu}, {"Det", ComputeUnit::AiCpu},
   };
   // GE's own op names, as the .om reader imports them (domain "ge"): its matrix ops run on the cube, the graph's

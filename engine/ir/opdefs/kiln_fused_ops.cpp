@@ -4,6 +4,8 @@
 //                                 Relu. Cube.
 //   FusedConv(X, W [, B [, Z]])  = activation(Conv(X, W, B) + Z) with Conv's attributes, `activation` and
 //                                 `activation_params`; Z (a residual of the output's shape) is optional. Cube.
+//   WeightQuantMatMul(A, Wq, scale [, zero_point]) = A @ DequantizeLinear(Wq, scale, zero_point) with its axis and
+//                                 block_size: int4 / int8 weights dequantized inside the Cube op. Cube.
 //   Gelu(X [, B])                = GELU(X + B) with approximate "none" (erf) or "tanh"; B, optional, is a bias
 //                                 along X's last axis. Vector.
 //   AddLayerNorm(A, B [, Scale [, Bias]]) -> Y [, Sum]   = LayerNorm(A + B) over [axis, rank), and A + B itself when
@@ -12,39 +14,11 @@
 #include <stdexcept>
 
 #include "ir/graph.h"
+#include "ir/opdefs/infer_util.h"
 #include "ir/opdefs/op_registry.h"
 
 namespace kiln {
 namespace {
-
-// numpy broadcast of two dims: equal dims, or 1 against anything; unknown when it cannot be told statically.
-Dim broadcastDim(const Dim& a, const Dim& b) {
-  if (a == b) return a;
-  if (a.isStatic() && a.value == 1) return b;
-  if (b.isStatic() && b.value == 1) return a;
-  if (a.isStatic() && b.isStatic())
-    throw std::runtime_error("dims " + a.toString() + " and " + b.toString() + " do not broadcast");
-  return Dim::unknown();
-}
-
-Shape broadcastShapes(const Shape& a, const Shape& b) {
-  if (!a.rankKnown() || !b.rankKnown()) return Shape::unknownRank();
-  const size_t rank = std::max(a.rank(), b.rank());
-  std::vector<Dim> out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    const Dim one = Dim::fixed(1);
-    const Dim& da = i + a.rank() >= rank ? a[i + a.rank() - rank] : one;
-    const Dim& db = i + b.rank() >= rank ? b[i + b.rank() - rank] : one;
-    out[i] = broadcastDim(da, db);
-  }
-  return Shape(std::move(out));
-}
-
-void requireIO(const Node& n, size_t inputs) {
-  for (size_t i = 0; i < inputs; ++i)
-    if (!n.input(i)) throw std::runtime_error(n.opType() + " needs input " + std::to_string(i));
-  if (!n.output(0)) throw std::runtime_error(n.opType() + " needs an output");
-}
 
 void inferFusedMatMul(Node& n) {
   requireIO(n, 2);
@@ -98,18 +72,23 @@ void inferFusedConv(Node& n) {
     const int64_t k = i < kernel.size() ? kernel[i] : (w[i + 2].isStatic() ? w[i + 2].value : -1);
     const int64_t s = i < strides.size() ? strides[i] : 1;
     const int64_t dil = i < dilations.size() ? dilations[i] : 1;
-    const int64_t pad = pads.size() == 2 * spatial ? pads[i] + pads[i + spatial] : 0;
-    if (!d.isStatic() || k < 0 || s <= 0) {
-      dims.push_back(Dim::unknown());
-    } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-      dims.push_back(Dim::fixed((d.value + s - 1) / s));
-    } else {
-      const int64_t span = d.value + (autoPad == "VALID" ? 0 : pad) - dil * (k - 1) - 1;
-      if (span < 0) throw std::runtime_error("FusedConv kernel larger than its padded input");
-      dims.push_back(Dim::fixed(span / s + 1));
-    }
+    const bool padded = pads.size() == 2 * spatial;
+    dims.push_back(windowExtent(d, k, s, dil, padded ? pads[i] : 0, padded ? pads[i + spatial] : 0, autoPad, false));
   }
   out.shape = Shape(std::move(dims));
+  n.output(0)->setType(out);
+}
+
+// A [..., K] times the dequantized weights [K, N]: [..., N] in the scale's element type (the activation's).
+void inferWeightQuantMatMul(Node& n) {
+  requireIO(n, 3);
+  ValueType out = n.input(0)->type();
+  out.dtype = n.input(2)->type().dtype;
+  const Shape& w = n.input(1)->type().shape;
+  if (out.shape.rankKnown() && out.shape.rank() >= 1 && w.rankKnown() && w.rank() == 2)
+    out.shape.dims().back() = w[1];
+  else
+    out.shape = Shape::unknownRank();
   n.output(0)->setType(out);
 }
 
@@ -149,6 +128,8 @@ void registerKilnFusedOps(OpRegistry& r) {
   r.add(def("FusedMatMul", 2, 3, 1, ComputeUnit::Cube, {"A", "B", "Bias"}, {"Y"}, inferFusedMatMul));
   r.add(def("FusedConv", 2, 4, 1, ComputeUnit::Cube, {"X", "W", "B", "Z"}, {"Y"}, inferFusedConv));
   r.add(def("Gelu", 1, 2, 1, ComputeUnit::Vector, {"X", "B"}, {"Y"}, inferSameAsFirst));
+  r.add(def("WeightQuantMatMul", 3, 4, 1, ComputeUnit::Cube, {"A", "Wq", "scale", "zero_point"}, {"Y"},
+            inferWeightQuantMatMul));
   r.add(def("AddLayerNorm", 2, 4, 2, ComputeUnit::Vector, {"A", "B", "Scale", "Bias"}, {"Y", "Sum"}, inferAddNorm));
   r.add(def("AddRmsNorm", 2, 3, 2, ComputeUnit::Vector, {"A", "B", "Scale"}, {"Y", "Sum"}, inferAddNorm));
 }

@@ -40,6 +40,7 @@ const std::unordered_set<std::string_view>& heavyElementwise() {
 bool hasOwnCostFormula(std::string_view op) {
   static const std::unordered_set<std::string_view> own = {
       "Conv", "ConvInteger", "QLinearConv", "ConvTranspose", "MatMul", "MatMulInteger", "Gemm", "QLinearMatMul",
+      "WeightQuantMatMul",
       "LSTM", "GRU", "RNN", "MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "ArgMax",
       "ArgMin", "Softmax", "LogSoftmax", "Hardmax", "BatchNormalization", "InstanceNormalization",
       "LayerNormalization", "GroupNormalization", "LRN", "MeanVarianceNormalization"};
@@ -63,7 +64,8 @@ OpCost estimateCost(const Node& n) {
     auto w = extents(n.input(1));
     if (w && !w->empty() && (*w)[0] > 0)
       c.flops = 2.0 * numelOf(n.input(0)) * numelOf(n.input(1)) / static_cast<double>((*w)[0]);
-  } else if (op == "MatMul" || op == "MatMulInteger" || op == "Gemm" || op == "QLinearMatMul") {
+  } else if (op == "MatMul" || op == "MatMulInteger" || op == "Gemm" || op == "QLinearMatMul" ||
+             op == "WeightQuantMatMul") {  // (its int4 / int8 weights count by bits in bytesRead)
     auto a = extents(n.input(0));
     if (a && !a->empty()) {
       int64_t k = a->back();

@@ -30,7 +30,21 @@ OpRegistry& OpRegistry::global() {
   return registry;
 }
 
-OpRegistry::OpRegistry() { registerKilnOps(*this); }
+OpRegistry::OpRegistry() {
+  registerKilnOps(*this);
+  registerNewerOnnxOps(*this);
+}
+
+int64_t OpRegistry::libOnnxOpset() {
+  static const int64_t v = [] {
+    const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+    auto it = ranges.find("");
+    return it == ranges.end() ? int64_t{17} : int64_t{it->second.second};
+  }();
+  return v;
+}
+
+int64_t OpRegistry::newestOnnxOpset() { return std::max<int64_t>(libOnnxOpset(), 26); }
 
 RegistryWarmup::RegistryWarmup() {
   // A small stack, not the default 8 MiB: glibc keeps an ended thread's stack mapped for reuse, and under an
@@ -81,29 +95,70 @@ bool OpRegistry::add(OpDef def) {
   return true;
 }
 
+OpDef opDefFromSchema(const void* onnxSchema) {
+  const auto* schema = static_cast<const onnx::OpSchema*>(onnxSchema);
+  OpDef def;
+  def.domain = schema->domain() == "ai.onnx" ? std::string() : schema->domain();
+  def.type = schema->Name();
+  def.sinceVersion = schema->SinceVersion();
+  def.minInputs = schema->min_input();
+  def.maxInputs = schema->max_input();
+  def.minOutputs = schema->min_output();
+  def.maxOutputs = schema->max_output();
+  def.unit = defaultComputeUnit(def.domain, def.type);
+  for (const auto& f : schema->inputs()) def.inputNames.push_back(f.GetName());
+  for (const auto& f : schema->outputs()) def.outputNames.push_back(f.GetName());
+  def.onnxSchema = schema;
+  return def;
+}
+
+void OpRegistry::addNewerOnnx(OpDef def) {
+  def.domain.clear();
+  std::lock_guard lock(mutex_);
+  auto& versions = newerOnnx_[def.type];
+  auto at = std::find_if(versions.begin(), versions.end(),
+                         [&](const OpDef& v) { return v.sinceVersion >= def.sinceVersion; });
+  if (at != versions.end() && at->sinceVersion == def.sinceVersion) *at = std::move(def);
+  else versions.insert(at, std::move(def));
+}
+
 const OpDef* OpRegistry::find(std::string_view domain, std::string_view type, int64_t opset) const {
   const std::string d(domain == "ai.onnx" ? std::string_view() : domain);
   std::lock_guard lock(mutex_);
   if (auto it = own_.find(key(d, type)); it != own_.end()) return &it->second;
   if (opset <= 0) return nullptr;
+  // A version libonnx does not know: the newest of ours at or before the model's opset.
+  if (d.empty() && opset > libOnnxOpset()) {
+    if (auto it = newerOnnx_.find(type); it != newerOnnx_.end()) {
+      const OpDef* best = nullptr;
+      for (const OpDef& v : it->second)
+        if (v.sinceVersion <= opset) best = &v;
+      if (best) return best;
+    }
+  }
   const std::string ck = key(d, type) + ":" + std::to_string(opset);
   if (auto it = onnxCache_.find(ck); it != onnxCache_.end()) return it->second.get();
   const onnx::OpSchema* schema =
       onnx::OpSchemaRegistry::Schema(std::string(type), static_cast<int>(std::min<int64_t>(opset, INT_MAX)), d);
   std::unique_ptr<OpDef> def;
-  if (schema && !schema->Deprecated()) {
-    def = std::make_unique<OpDef>();
-    def->domain = d;
-    def->type = std::string(type);
-    def->sinceVersion = schema->SinceVersion();
-    def->minInputs = schema->min_input();
-    def->maxInputs = schema->max_input();
-    def->minOutputs = schema->min_output();
-    def->maxOutputs = schema->max_output();
-    def->unit = defaultComputeUnit(d, type);
-    for (const auto& f : schema->inputs()) def->inputNames.push_back(f.GetName());
-    for (const auto& f : schema->outputs()) def->outputNames.push_back(f.GetName());
-    def->onnxSchema = schema;
+  if (schema && !schema->Deprecated()) def = std::make_unique<OpDef>(opDefFromSchema(schema));
+  if (!def && d.empty()) {
+    // A standard op used before the opset that added it (ONNX Runtime's exporters write LayerNormalization at
+    // opsets 9 to 16; a Gelu in an opset-17 model): read as its first version, as ONNX Runtime reads it.
+    // ValidityCheck says so once per op type.
+    if (auto it = newerOnnx_.find(type); it != newerOnnx_.end() && !it->second.empty()) {
+      def = std::make_unique<OpDef>(it->second.front());
+    } else if (const onnx::OpSchema* latest =
+                   onnx::OpSchemaRegistry::Schema(std::string(type), static_cast<int>(libOnnxOpset()), d);
+               latest && latest->SinceVersion() > opset && !latest->Deprecated()) {
+      const onnx::OpSchema* first = latest;
+      while (first->SinceVersion() > 1) {
+        const onnx::OpSchema* older = onnx::OpSchemaRegistry::Schema(std::string(type), first->SinceVersion() - 1, d);
+        if (!older) break;
+        first = older;
+      }
+      if (first->SinceVersion() > opset && !first->Deprecated()) def = std::make_unique<OpDef>(opDefFromSchema(first));
+    }
   }
   auto* raw = def.get();
   onnxCache_.emplace(ck, std::move(def));
@@ -188,6 +243,10 @@ std::optional<std::string> OpRegistry::checkSignature(const Node& n, int64_t ops
         return unknownNextTo(where, it->second.second, it->second.first, ts);
       return std::nullopt;
     }
+    if (v->type().isTensor() &&
+        std::find(def->widenedTypes.begin(), def->widenedTypes.end(), dtypeToOnnx(v->type().dtype)) !=
+            def->widenedTypes.end())
+      return std::nullopt;  // a type this version added to the schema libonnx has
     const onnx::DataType dt = dataTypeOf(v->type());
     if (!formal.GetTypes().empty() && !formal.GetTypes().count(dt))
       return where + " has type " + *dt + ", not allowed for '" + formal.GetName() + "'";

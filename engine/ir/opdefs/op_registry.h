@@ -40,8 +40,12 @@ struct OpDef {
   std::function<void(Node&)> infer;
   // Optional cost override; the default estimate uses the unit and the tensor sizes.
   std::function<OpCost(const Node&)> cost;
-  // libonnx schema (onnx::OpSchema) for standard ops; null for Kiln's and plugins' ops.
+  // libonnx schema (onnx::OpSchema) for standard ops; null for Kiln's and plugins' ops. A version newer than libonnx
+  // knows whose semantics did not change (only its types widened) keeps the last schema libonnx has for inference.
   const void* onnxSchema = nullptr;
+  // ONNX element type codes the version allows beyond onnxSchema's constraints (bf16, float8, int4 ... added in
+  // opsets 19 to 23 to ops whose meaning stayed the same).
+  std::vector<int> widenedTypes;
 };
 
 class OpRegistry {
@@ -52,6 +56,12 @@ class OpRegistry {
   const OpDef* find(std::string_view domain, std::string_view type, int64_t opset) const;
   // Registers an own/plugin op. Refuses (returns false) to shadow a standard ONNX op.
   bool add(OpDef def);
+  // Registers one version of a standard ai.onnx op newer than libonnx knows (onnx_newer_ops.h); `find` returns it
+  // for models whose ai.onnx opset is at least its sinceVersion, until a later one replaces it.
+  void addNewerOnnx(OpDef def);
+  // The newest ai.onnx opset libonnx has schemas for (17 for Debian 12's 1.12), and the newest Kiln knows.
+  static int64_t libOnnxOpset();
+  static int64_t newestOnnxOpset();
   // Input/output arity and type constraints of a node against its definition; the problem or nullopt.
   std::optional<std::string> checkSignature(const Node& n, int64_t opset) const;
   // Cost estimate of a node (uses its def's override when present).
@@ -63,6 +73,7 @@ class OpRegistry {
   mutable std::mutex mutex_;
   std::map<std::string, OpDef, std::less<>> own_;  // "domain:type"
   mutable std::map<std::string, std::unique_ptr<OpDef>, std::less<>> onnxCache_;  // "domain:type:opset"
+  std::map<std::string, std::vector<OpDef>, std::less<>> newerOnnx_;  // type -> versions after libonnx's, ascending
 };
 
 // Builds the global registry on another thread from construction on, so that libonnx's schema registration (every
@@ -91,5 +102,9 @@ bool hasOwnCostFormula(std::string_view op);
 void registerKilnOps(OpRegistry& registry);
 // The fused ops of the built-in fusion rules (kiln_fused_ops.cpp); called by registerKilnOps.
 void registerKilnFusedOps(OpRegistry& registry);
+// The definition libonnx's schema (an onnx::OpSchema) gives: arity, names, unit, the schema for inference.
+OpDef opDefFromSchema(const void* onnxSchema);
+// Every ai.onnx op version of opsets 18 to 26 (onnx_newer_ops.cpp); called by OpRegistry's constructor.
+void registerNewerOnnxOps(OpRegistry& registry);
 
 }  // namespace kiln

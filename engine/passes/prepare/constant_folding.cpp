@@ -12,6 +12,21 @@ namespace kiln {
 namespace {
 
 // Ops whose value changes from run to run: folding them would freeze one sample.
+// A DequantizeLinear of constant integer weights read only as a MatMul / Gemm's second operand: a weight-only
+// quantized layer. GE keeps its int4 / int8 weights and dequantizes inside the matmul (WeightQuantBatchMatmulV2);
+// folding it would put fp32 weights in the plan. WeightQuantMatMulFusion fuses the pair.
+bool isWeightDequantization(const Node& n) {
+  if (n.opType() != "DequantizeLinear" || !n.input(0) || !n.input(0)->constant() || !n.output(0)) return false;
+  const DType t = n.input(0)->constant()->dtype();
+  if (!(t == DType::Int4 || t == DType::UInt4 || t == DType::Int8 || t == DType::UInt8)) return false;
+  const Value* w = n.output(0);
+  if (!w->hasUses() || w->isGraphOutput()) return false;
+  for (const Use& u : w->uses())
+    if (!((u.node->opType() == "MatMul" || u.node->opType() == "Gemm") && u.node->domain().empty() && u.index == 1))
+      return false;
+  return true;
+}
+
 bool isRandom(const Node& n) {
   static const std::set<std::string, std::less<>> kRandom = {"RandomNormal",      "RandomUniform", "RandomNormalLike",
                                                              "RandomUniformLike", "Multinomial",   "Bernoulli"};
@@ -55,6 +70,7 @@ class ConstantFolding final : public NodePass {
     bool live = false;
     for (const Value* out : node.outputs()) live = live || (out && (out->hasUses() || out->isGraphOutput()));
     if (!live) return false;
+    if (isWeightDequantization(node)) return false;
     std::vector<const Tensor*> inputs;
     for (const Value* in : node.inputs()) {
       const Tensor* t = in ? constantData(in) : nullptr;

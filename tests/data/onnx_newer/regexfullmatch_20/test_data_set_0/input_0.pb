@@ -1,0 +1,2 @@
+2www.google.com2www.facebook.com2
+google.orgBx

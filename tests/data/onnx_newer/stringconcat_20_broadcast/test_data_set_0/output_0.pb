@@ -1,0 +1,1 @@
+2a b!2  lead trail  ?2x,y,,z!2?By0
