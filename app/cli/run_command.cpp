@@ -310,11 +310,14 @@ int runRun(const Argv& argv) {
       if (i < verdicts.size()) {
         o.set("passed", verdicts[i].passed);
         o.set("reason", verdicts[i].reason);
+        o.set("over_share", verdicts[i].overShare);  // elements over their bound, whatever the statistic judged
+        if (gate.stat.kind != ErrorStat::Kind::Max) o.set("error_stat", verdicts[i].statValue);
       }
       outs.push(std::move(o));
     }
     j.set("outputs", std::move(outs));
     j.set("gate", gate.describe());
+    j.set("error_stat", gate.stat.text());
     j.set("compute_precision", computePrecisionName(gate.precision));
     if (!numericsFailure.empty()) j.set("numerics_failure", numericsFailure);
     Json exp = Json::array();

@@ -1,5 +1,7 @@
 #include "emulator/precision_gate.h"
 
+#include "emulator/tensor_compare.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -21,6 +23,31 @@ double scaleOf(const Tensor& t) {
   for (double v : t.toDouble())
     if (std::isfinite(v)) s = std::max(s, std::abs(v));
   return s;
+}
+
+// Each element's error in units of its own bound (atol + rtol·|want|, as scaledTolerance sets it: 1 = at the bound),
+// and the gate's statistic of them. A non-finite result where the reference is finite counts as infinitely wrong.
+double errorStatistic(const Tensor& got, const Tensor& want, const PrecisionGate& gate) {
+  const std::vector<double> g = got.toDouble(), w = want.toDouble();
+  if (g.size() != w.size() || g.empty()) return 0;
+  const Tolerance tol = scaledTolerance(want, gate.rtol);
+  std::vector<double> e(g.size());
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (std::isnan(g[i]) && std::isnan(w[i])) continue;
+    const double diff = std::fabs(g[i] - w[i]);
+    const double bound = tol.atol + tol.rtol * std::fabs(w[i]);
+    e[i] = !std::isfinite(diff) ? INFINITY : bound > 0 ? diff / bound : (diff > 0 ? INFINITY : 0);
+  }
+  if (gate.stat.kind == ErrorStat::Kind::Mean) {
+    double sum = 0;
+    for (double x : e) sum += x;
+    return sum / static_cast<double>(e.size());
+  }
+  // Median or a quantile: the smallest error that at least that share of the elements do not exceed.
+  const auto rank = static_cast<size_t>(std::ceil(gate.stat.quantile * static_cast<double>(e.size())));
+  const size_t k = std::min(e.size() - 1, rank > 0 ? rank - 1 : 0);
+  std::nth_element(e.begin(), e.begin() + static_cast<ptrdiff_t>(k), e.end());
+  return e[k];
 }
 
 }  // namespace
@@ -48,13 +75,15 @@ ComputePrecision computePrecision(const Graph& g) {
 }
 
 std::string PrecisionGate::describe() const {
-  return std::string(computePrecisionName(precision)) + " gate: cosine >= " + num(minCosine, "%.10g") +
-         ", error <= " + num(rtol, "%.3g") + " of each value and the output's scale";
+  return std::string(computePrecisionName(precision)) + " gate: cosine >= " + num(minCosine, "%.10g") + ", " +
+         (stat.kind == ErrorStat::Kind::Max ? std::string("error") : stat.text() + " of the errors") + " <= " +
+         num(rtol, "%.3g") + " of each value and the output's scale";
 }
 
 PrecisionGate precisionGate(const Options& options, ComputePrecision p) {
   PrecisionGate g;
   g.precision = p;
+  g.stat = parseErrorStat(options.getString("verify.error_stat"));
   g.minCosine = options.getNumber("verify.min_cosine");
   g.rtol = options.getNumber(p == ComputePrecision::Fp32   ? "verify.rtol_fp32"
                              : p == ComputePrecision::Fp16 ? "verify.rtol_fp16"
@@ -95,12 +124,24 @@ OutputVerdict judgeOutput(const std::string& name, const Tensor& got, const Tens
     return v;
   }
   const double scale = scaleOf(want);
+  const int64_t count = std::max<int64_t>(want.numel(), 1);
+  v.overShare = static_cast<double>(d.mismatches) / static_cast<double>(count);
   const std::string error = "max error " + num(d.maxAbs) + (scale > 0 ? " = " + percent(d.maxAbs / scale) +
                                                                             " of the output's scale " + num(scale)
                                                                       : std::string());
+  const std::string over = std::to_string(d.mismatches) + " of " + std::to_string(want.numel()) + " elements (" +
+                           percent(v.overShare) + ") over rtol " + num(gate.rtol);
+  if (gate.stat.kind != ErrorStat::Kind::Max) {
+    v.statValue = errorStatistic(got, want, gate);
+    const std::string stat = gate.stat.text() + " error " + num(v.statValue, "%.3g") + " of the bound";
+    v.passed = v.statValue <= 1.0;
+    v.reason = (v.passed ? cosine + " >= " + num(gate.minCosine, "%.10g") + ", " : std::string()) + stat +
+               (v.passed ? " <= 1" : " > 1") + "; " + error + "; " + over +
+               (d.mismatches && !v.passed ? " (" + d.firstMismatch + ")" : std::string());
+    return v;
+  }
   if (d.mismatches) {
-    v.reason = error + "; " + std::to_string(d.mismatches) + " elements over rtol " + num(gate.rtol) + " (" +
-               d.firstMismatch + ")";
+    v.reason = error + "; " + over + " (" + d.firstMismatch + ")";
     return v;
   }
   v.passed = true;

@@ -1,5 +1,7 @@
 #include "options/options.h"
 
+#include "options/error_stat.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -195,6 +197,10 @@ const std::vector<OptionSpec>& Options::schema() {
              "compiles that compute in fp16: largest error relative to each value and the output's scale"),
       number("verify.rtol_bf16", 5e-2, 0, 1,
              "compiles that compute in bf16: largest error relative to each value and the output's scale"),
+      text("verify.error_stat", "max",
+           "which statistic of the elements' errors must be within rtol: max (every element), mean, median, or "
+           "quantile:Q (e.g. quantile:0.99); the cosine bound applies whatever it is (Polygraphy's "
+           "--check-error-stat)"),
       choice("soc_version", "Ascend910A", {"Ascend910A", "Ascend910B1", "Ascend310P3", "Ascend310"},
              "the NPU profile to compile and emulate for"),
       text("soc_profile", "",
@@ -319,6 +325,13 @@ void Options::setValue(const std::string& key, const Json& value, const std::str
   if (key == "dim_values") {
     parseDimValues(value.asString());  // refused before it is stored
     dimSources_.clear();
+  }
+  if (key == "verify.error_stat") {
+    try {
+      parseErrorStat(value.asString());
+    } catch (const std::invalid_argument& e) {
+      throw OptionError(where + e.what());
+    }
   }
   if (key == "dim_policy") {
     try {

@@ -10,6 +10,7 @@
 #include "emulator/emulation.h"
 #include "emulator/model_inputs.h"
 #include "emulator/pass_verifier.h"
+#include "emulator/precision_gate.h"
 #include "history/history_db.h"
 #include "history/history_emulation.h"
 #include "io/onnx/onnx_writer.h"
@@ -84,6 +85,36 @@ void overlap(Graph& g, const std::string& moved, const std::string& onto) {
 class EmulationTest : public QObject {
   Q_OBJECT
  private slots:
+  // verify.error_stat: 1000 elements, 5 of them 10% off. The maximum (the default) fails the fp16 gate and says
+  // which share is over; the 0.99 quantile, the median and the mean pass; every element 10% off fails the mean too;
+  // a bad statistic is refused as an option.
+  void precisionGateErrorStatistics() {
+    std::vector<float> want(1000), got(1000);
+    for (size_t i = 0; i < want.size(); ++i) want[i] = got[i] = 1.0f + 0.001f * static_cast<float>(i);
+    for (size_t i = 0; i < 5; ++i) got[i * 100] *= 1.1f;
+    const Tensor w = Tensor::fromVector(DType::Float, {1000}, want), g = Tensor::fromVector(DType::Float, {1000}, got);
+    Options o;
+    PrecisionGate gate = precisionGate(o, ComputePrecision::Fp16);
+    OutputVerdict v = judgeOutput("y", g, w, gate);
+    QVERIFY(!v.passed);
+    QCOMPARE(v.overShare, 0.005);
+    QVERIFY2(v.reason.find("5 of 1000 elements (0.5%) over rtol 0.02") != std::string::npos, v.reason.c_str());
+    o.set("verify.error_stat=quantile:0.99");
+    v = judgeOutput("y", g, w, precisionGate(o, ComputePrecision::Fp16));
+    QVERIFY2(v.passed, v.reason.c_str());
+    QCOMPARE(v.overShare, 0.005);
+    QVERIFY(v.statValue < 1e-6);  // 99% of the elements are exact
+    o.set("verify.error_stat=median");
+    QVERIFY(judgeOutput("y", g, w, precisionGate(o, ComputePrecision::Fp16)).passed);
+    o.set("verify.error_stat=mean");
+    QVERIFY(judgeOutput("y", g, w, precisionGate(o, ComputePrecision::Fp16)).passed);
+    for (size_t i = 0; i < want.size(); ++i) got[i] = want[i] * 1.1f;
+    v = judgeOutput("y", Tensor::fromVector(DType::Float, {1000}, got), w, precisionGate(o, ComputePrecision::Fp16));
+    QVERIFY2(!v.passed, v.reason.c_str());
+    QVERIFY(v.statValue > 1);
+    QVERIFY_THROWS_EXCEPTION(OptionError, o.set("verify.error_stat=quantile:1.5"));
+  }
+
   void compiledRunMatchesReference() {
     auto original = branchyModel();
     auto compiled = branchyModel();
