@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <cstdio>
 #include <cmath>
 #include <stdexcept>
 
@@ -44,6 +46,29 @@ ReferenceRun runReference(const Model& original, const std::vector<Tensor>& inpu
   refOptions.functions = makeFunctionExpander(original);
   const auto start = std::chrono::steady_clock::now();
   ReferenceRun run;
+  refOptions.afterNode = [&run, chained = options.afterNode](const Node& n, const std::vector<Tensor>& out) {
+    if (chained) chained(n, out);
+    if (!run.beyondFp16.empty()) return;
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (!out[i].valid() || out[i].dtype() != DType::Float) continue;
+      const uint8_t* p = out[i].data();
+      float peak = 0;
+      for (int64_t k = 0; k < out[i].numel(); ++k) {
+        float v;
+        std::memcpy(&v, p + k * 4, 4);
+        if (std::isfinite(v)) peak = std::max(peak, std::fabs(v));
+      }
+      if (peak > 65504.0f) {
+        const Value* o = i < n.numOutputs() ? n.output(i) : nullptr;
+        char value[32];
+        std::snprintf(value, sizeof value, "%.4g", static_cast<double>(peak));
+        run.beyondFp16 = (n.name().empty() ? "an unnamed " + n.opType() + " node" : "node '" + n.name() + "' (" + n.opType() + ")") +
+                         (o ? ", output '" + o->name() + "'," : std::string()) + " reaches " + value +
+                         " in fp32, beyond fp16's largest finite value 65504";
+        return;
+      }
+    }
+  };
   run.outputs = ReferenceExecutor(refOptions).run(ref, inputs);
   run.ms = msSince(start);
   return run;
@@ -56,6 +81,7 @@ EmulationReport emulateCompiled(const Model& original, const Model& compiled, co
   const Graph& out = *compiled.graph;
   report.reference = reference.outputs;
   report.referenceMs = reference.ms;
+  report.beyondFp16 = reference.beyondFp16;
 
   // The compiler may drop inputs nobody reads or turn some into constants; the rest keep their names.
   const std::vector<Tensor> compiledInputs = inputsByName(ref, inputs, out);

@@ -24,6 +24,8 @@ struct EmulationReport {
   std::string compiledError;
   // The compiled graph holds an op its mode cannot run (control flow, ...): its numbers are missing, not wrong.
   bool compiledNotEmulatable = false;
+  // ReferenceRun::beyondFp16 of the reference run.
+  std::string beyondFp16;
   // Largest error over the outputs (max abs), and the smallest cosine.
   double maxAbsError() const;
   double maxRelError() const;
@@ -41,6 +43,9 @@ EmulationReport emulateModel(const Model& original, const Model& compiled, const
 struct ReferenceRun {
   std::vector<Tensor> outputs;
   double ms = 0;
+  // The first node (in execution order) whose fp32 output holds a finite value beyond fp16's largest (65504), with
+  // that value: where a compile computing in fp16 must overflow. Empty when none does.
+  std::string beyondFp16;
 };
 // Throws like emulateModel.
 ReferenceRun runReference(const Model& original, const std::vector<Tensor>& inputs, ExecutionOptions options = {});

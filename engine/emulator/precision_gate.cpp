@@ -151,9 +151,14 @@ OutputVerdict judgeOutput(const std::string& name, const Tensor& got, const Tens
 
 std::vector<OutputVerdict> judgeOutputs(const EmulationReport& report, const PrecisionGate& gate) {
   std::vector<OutputVerdict> out;
-  for (size_t i = 0; i < report.compiled.size() && i < report.reference.size(); ++i)
+  for (size_t i = 0; i < report.compiled.size() && i < report.reference.size(); ++i) {
     out.push_back(judgeOutput(i < report.errors.size() ? report.errors[i].name : "#" + std::to_string(i),
                               report.compiled[i], report.reference[i], gate));
+    // In fp16, say where the fp32 reference itself first left fp16's range: the overflow is the model's values,
+    // not an emulator or compiler fault, and that node is where to keep fp32 (or scale the model).
+    if (!out.back().passed && gate.precision == ComputePrecision::Fp16 && !report.beyondFp16.empty())
+      out.back().reason += "; the fp32 reference first leaves fp16's range at " + report.beyondFp16;
+  }
   return out;
 }
 

@@ -50,7 +50,8 @@ struct OutputVerdict {
 };
 
 OutputVerdict judgeOutput(const std::string& name, const Tensor& got, const Tensor& want, const PrecisionGate& gate);
-// One verdict per output the compiled run produced; empty when it produced none (compiledError set).
+// One verdict per output the compiled run produced; empty when it produced none (compiledError set). A failed fp16
+// verdict names the first node whose fp32 reference value is beyond fp16's range, when one is.
 std::vector<OutputVerdict> judgeOutputs(const EmulationReport& report, const PrecisionGate& gate);
 // "output 'y': cosine 0.40 < 0.99" for the first failed verdict; "" when all passed.
 std::string firstFailure(const std::vector<OutputVerdict>& verdicts);

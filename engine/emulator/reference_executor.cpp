@@ -108,6 +108,7 @@ class Run {
       } catch (const std::runtime_error& e) {
         throw NodeFailed(e.what(), &n);
       }
+      if (depth == 0 && options_.afterNode) options_.afterNode(n, out);
       for (size_t i = 0; i < n.numOutputs(); ++i) {
         if (!n.output(i)) continue;
         if (i >= out.size() || !out[i].valid())

@@ -66,6 +66,9 @@ struct ExecutionOptions {
   // Compiled mode: the largest arena it allocates.
   int64_t maxArenaBytes = int64_t{4} << 30;
   FunctionExpander functions;
+  // Called after each node of the top-level graph ran, with its outputs (reference mode): for diagnoses that
+  // need the intermediate values without keeping them all (the first value beyond fp16's range).
+  std::function<void(const Node&, const std::vector<Tensor>&)> afterNode;
 };
 
 class Options;

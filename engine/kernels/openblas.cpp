@@ -5,7 +5,9 @@
 
 #include <cstdlib>
 #include <initializer_list>
+#include <string>
 
+#include "util/parallel_for.h"
 #include "util/process_limits.h"
 
 namespace kiln::kernels {
@@ -28,6 +30,10 @@ struct OpenBlas {
 // in dgemm_kernel_PRESCOTT). Unless the user chose a core (OPENBLAS_CORETYPE), name the one the CPU's features
 // allow before the library initialises. Set once, while the library is loaded, before any thread asks for it.
 void chooseOpenBlasCore() {
+  // Its threads: as many as Kiln's own (KILN_THREADS caps both). More would spin on sched_yield beside the work:
+  // with KILN_THREADS=1 on two cores, a quarter of a ResNet-50 run's samples were OpenBLAS's idle threads yielding.
+  if (!std::getenv("OPENBLAS_NUM_THREADS"))
+    setenv("OPENBLAS_NUM_THREADS", std::to_string(parallelThreads()).c_str(), 0);
   if (std::getenv("OPENBLAS_CORETYPE")) return;
   __builtin_cpu_init();
   const char* core = nullptr;

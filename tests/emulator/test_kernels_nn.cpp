@@ -113,10 +113,11 @@ class KernelNnTest : public QObject {
   }
 
   void largeConvolutionsRunInBands() {
-    // 400 im2col rows × 124² positions in double exceed one column band: the bands must stitch into the same
-    // result as a direct convolution.
+    // 400 im2col rows × 156² positions in float (39 MB) exceed one 32 MB column band: the bands must stitch into the
+    // same result as a direct convolution (summed in double here; the kernel's fp32 sums of 400 products agree to
+    // a few units of 1e-6).
     std::mt19937 rng(3);
-    const int64_t C = 16, M = 3, H = 128, K = 5, OH = H - K + 1;
+    const int64_t C = 16, M = 3, H = 160, K = 5, OH = H - K + 1;
     const Tensor x = randomTensor({1, C, H, H}, rng), w = randomTensor({M, C, K, K}, rng);
     const auto xv = x.toDouble(), wv = w.toDouble();
     std::vector<float> want(size_t(M * OH * OH));
@@ -130,7 +131,7 @@ class KernelNnTest : public QObject {
                 acc += xv[size_t((c * H + i + a) * H + j + b)] * wv[size_t(((m * C + c) * K + a) * K + b)];
           want[size_t((m * OH + i) * OH + j)] = float(acc);
         }
-    QVERIFY(near(Op("Conv").one({x, w}), f32({1, M, OH, OH}, want), 1e-6));
+    QVERIFY(near(Op("Conv").one({x, w}), f32({1, M, OH, OH}, want), 2e-5));
   }
 
   void convTranspose() {
