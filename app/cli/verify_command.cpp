@@ -109,6 +109,9 @@ int runVerify(const Argv& argv) {
       p.set("max_rel", a.row.maxRel ? Json(*a.row.maxRel) : Json());
       p.set("cosine", a.row.cosine ? Json(*a.row.cosine) : Json());
       if (!a.row.detail.empty()) p.set("detail", a.row.detail);
+      p.set("ms", a.ms);  // emulating the graph after this pass (0: unchanged, the numbers carried over)
+      p.set("nodes_run", a.nodesRun);
+      p.set("nodes_reused", a.nodesReused);
       passes.push(std::move(p));
     }
     j.set("passes", std::move(passes));
@@ -118,12 +121,21 @@ int runVerify(const Argv& argv) {
   } else {
     std::cout << "model   " << path << "\ninputs  " << inputs.description << (bound.empty() ? "" : " (" + bound + ")")
               << "\ngate    " << gateText << "\n\n";
-    std::printf("%4s  %-32s %-15s %10s %10s %10s\n", "seq", "pass", "status", "max abs", "max rel", "cosine");
-    for (const PassAccuracy& a : results)
-      std::printf("%4d  %-32s %-15s %10s %10s %10s%s\n", a.row.seq, a.pass.c_str(), a.row.status.c_str(),
+    std::printf("%4s  %-32s %-15s %10s %10s %10s %9s %11s\n", "seq", "pass", "status", "max abs", "max rel", "cosine",
+                "ms", "nodes run");
+    double totalMs = 0;
+    for (const PassAccuracy& a : results) {
+      totalMs += a.ms;
+      const std::string run = a.ms > 0 ? std::to_string(a.nodesRun) + (a.nodesReused ? "/" + std::to_string(a.nodesRun + a.nodesReused) : "")
+                                       : std::string("-");
+      std::printf("%4d  %-32s %-15s %10s %10s %10s %9s %11s%s\n", a.row.seq, a.pass.c_str(), a.row.status.c_str(),
                   sci(a.row.maxAbs).c_str(), sci(a.row.maxRel).c_str(),
                   a.row.cosine ? std::to_string(*a.row.cosine).c_str() : "-",
+                  a.ms > 0 ? sci(a.ms).c_str() : "-", run.c_str(),
                   &a == &results[size_t(std::max(first, 0))] && first >= 0 ? "   <- first below the gate" : "");
+    }
+    std::printf("emulation: %s ms over the passes that changed the graph; a node unchanged since the last run, with\n"
+                "inputs unchanged, reuses its outputs (nodes run: run/total)\n", sci(totalMs).c_str());
     std::cout << "\n";
     if (!verifier.baselineError().empty())
       std::cout << "the original graph does not run: " << verifier.baselineError() << "\n";

@@ -9,6 +9,8 @@
 // RefineRunningPrecision an fp32 graph meets the fp32 gate, after it an fp16 graph the fp16 gate; a pass whose
 // outputs fall below their gate is "exceeds", and the first such pass is the one that broke the numbers.
 #include <functional>
+#include <unordered_map>
+#include <unordered_set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +24,10 @@ namespace kiln {
 struct PassAccuracy {
   PassAccuracyRow row;  // seq, status, errors, detail
   std::string pass;     // the pass name ("import" for seq 0)
+  double ms = 0;        // emulating the graph after the pass (0 when it did not change it)
+  // Nodes run again, and nodes whose outputs were taken from the previous run because neither they nor what they
+  // read changed (reference mode only: once tensors are placed in the arena, every node runs there).
+  int64_t nodesRun = 0, nodesReused = 0;
 };
 
 class PassVerifier final : public PassObserver {
@@ -42,8 +48,13 @@ class PassVerifier final : public PassObserver {
   const std::string& baselineError() const { return baselineError_; }
 
  private:
-  PassAccuracyRow verify(const Model& model, int seq);
+  PassAccuracyRow verify(const Model& model, int seq, PassAccuracy& stats);
   void add(PassAccuracy a);
+  // The reference-mode options of a run over `model` that reuses the previous run's outputs where it can and keeps
+  // this run's for the next one.
+  ExecutionOptions reusingOptions(const Model& model, PassAccuracy& stats);
+  // After a reference-mode run: its outputs become the ones the next run may reuse.
+  void keepRun(const Model& model);
 
   std::vector<Tensor> inputs_;
   std::vector<std::pair<std::string, Tensor>> namedInputs_;  // the original inputs by name (constants included)
@@ -55,6 +66,16 @@ class PassVerifier final : public PassObserver {
   std::optional<Options> options_;
   std::function<void(const PassAccuracyRow&)> sink_;
   std::vector<PassAccuracy> results_;
+  // The last reference-mode run's outputs by value id, and the model revision it ran at. Dropped once they would
+  // hold more than kMaxCacheBytes, or after a run in the arena.
+  std::unordered_map<uint64_t, Tensor> cache_, next_;
+  uint64_t cacheRevision_ = 0;
+  int64_t nextBytes_ = 0;
+  bool cacheUsable_ = false;
+  std::unordered_set<uint64_t> reusedValues_;
+  std::vector<Tensor> reused_;  // the outputs handed to the executor for the node it asks about
+  std::string arenaSignature_;  // the definition revision and every mem.out of the last run in the arena
+  std::vector<Tensor> arenaOutputs_;
 };
 
 }  // namespace kiln

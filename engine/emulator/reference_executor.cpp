@@ -99,7 +99,8 @@ class Run {
       }
       std::vector<Tensor> out;
       try {
-        out = node(n, in, scope, depth);
+        const std::vector<Tensor>* cached = depth == 0 && options_.reuse ? options_.reuse(n) : nullptr;
+        out = cached ? *cached : node(n, in, scope, depth);
       } catch (const NotEmulatable&) {
         throw;
       } catch (NodeFailed& e) {  // from inside this node's body: the path grows outwards

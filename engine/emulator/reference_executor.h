@@ -69,6 +69,9 @@ struct ExecutionOptions {
   // Called after each node of the top-level graph ran, with its outputs (reference mode): for diagnoses that
   // need the intermediate values without keeping them all (the first value beyond fp16's range).
   std::function<void(const Node&, const std::vector<Tensor>&)> afterNode;
+  // Asked before each node of the top-level graph runs: outputs it computed before, when the caller knows the node
+  // and its inputs are unchanged since (kiln verify's pass-by-pass runs), or null to run it.
+  std::function<const std::vector<Tensor>*(const Node&)> reuse;
 };
 
 class Options;

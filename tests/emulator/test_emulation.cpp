@@ -238,6 +238,28 @@ class EmulationTest : public QObject {
     QCOMPARE(sunk.size(), verifier.results().size());  // every row reached the sink as it was computed
   }
 
+  // kiln verify re-runs only what a pass changed: a pass that only annotates (ValidityCheck, stream and event
+  // passes) takes every node's outputs from the run before; the numbers are the same as a full run's; each pass
+  // that ran reports its time. The BreakPlan test above shows a change in the arena is still caught.
+  void verifyRerunsOnlyWhatChanged() {
+    auto m = blockedCnn();
+    PassVerifier verifier(randomInputs(*m->graph, 5));
+    compile(*m, fp32NoFusion(), {&verifier});
+    const auto& rows = verifier.results();
+    QVERIFY(rows.front().ms > 0 && rows.front().nodesRun > 0 && rows.front().nodesReused == 0);
+    bool reusedAll = false;
+    for (size_t i = 1; i < rows.size(); ++i) {
+      if (rows[i].pass == "ValidityCheck") {
+        QCOMPARE(rows[i].nodesRun, int64_t{0});  // annotations only
+        QVERIFY(rows[i].nodesReused > 0);
+        QCOMPARE(rows[i].row.maxAbs, rows[i - 1].row.maxAbs);
+        reusedAll = true;
+      }
+    }
+    QVERIFY(reusedAll);
+    QCOMPARE(verifier.firstExceeding(), -1);
+  }
+
   void fp16PrecisionIsMeasuredNotHidden() {
     auto m = branchyModel();
     PassVerifier verifier(randomInputs(*m->graph, 3), 1e-6);
