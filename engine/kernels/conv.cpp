@@ -251,13 +251,11 @@ template <typename S>
 Tensor convTyped(const KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* b) {
   using W = nn::ConvWork<S>;
   const nn::ConvShape s = nn::convShape(ctx, x.dims(), w.dims(), b);
-  OutBuffer probe(ctx, x.dtype(), s.outDims);  // size check before any work
-  const std::vector<W> xv = nn::loadAll<S, W>(ctx, x), wv = nn::loadAll<S, W>(ctx, w);
-  const std::vector<W> bv = b ? nn::loadAll<S, W>(ctx, *b) : std::vector<W>{};
-  checkScratch(ctx, probe.numel(), sizeof(W));
-  std::vector<W> y(static_cast<size_t>(probe.numel()));
-  nn::convolve(ctx, s, xv.data(), wv.data(), b ? bv.data() : nullptr, y.data());
-  return nn::storeAll<S>(ctx, s.outDims, y);
+  nn::Result<S, W> y(ctx, x.dtype(), s.outDims);  // size check before any work
+  const nn::Operand<S, W> xv(ctx, x), wv(ctx, w);
+  const std::optional<nn::Operand<S, W>> bv = b ? std::optional<nn::Operand<S, W>>(std::in_place, ctx, *b) : std::nullopt;
+  nn::convolve(ctx, s, xv.data(), wv.data(), bv ? bv->data() : nullptr, y.data());
+  return y.finish();
 }
 
 void requireSameType(const KernelContext& ctx, size_t count) {

@@ -11,6 +11,8 @@
 #include <map>
 #include <numbers>
 
+#include <span>
+
 #include "kernels/nn_kernels.h"
 #include "ir/graph.h"
 #include "ir/shape.h"
@@ -85,13 +87,14 @@ W activate(const Activation& a, W x) {
 
 // y[i] += t[walk] with t broadcast (numpy, one-directional) into dims, rounding each sum as an Add would store it.
 template <typename S, typename W>
-void addBroadcast(const KernelContext& ctx, std::vector<W>& y, const std::vector<int64_t>& dims, const Tensor& t,
+void addBroadcast(const KernelContext& ctx, std::span<W> y, const std::vector<int64_t>& dims, const Tensor& t,
                   const char* what) {
   if (t.dtype() != dtypeOf<S>()) ctx.fail(std::string(what) + " has another element type");
   if (broadcastShapes(ctx, {&dims, &t.dims()}) != dims) ctx.fail(std::string(what) + " would enlarge the output");
   BroadcastWalker w(dims, {&t.dims()});
+  const uint8_t* p = t.data();
   for (size_t i = 0; i < y.size(); ++i, w.next())
-    y[i] = nn::roundAs<S>(y[i] + static_cast<W>(Elem<S>::load(t.data(), w.offset(0))));
+    y[i] = nn::roundAs<S>(y[i] + static_cast<W>(Elem<S>::load(p, w.offset(0))));
 }
 
 template <typename S>
@@ -107,7 +110,7 @@ Tensor fusedMatMulTyped(const KernelContext& ctx, const Tensor& a, const Tensor&
   std::vector<W> y(static_cast<size_t>(probe.numel()));
   nn::matMul(p, static_cast<W>(node.attrFloat("alpha", 1.0f)), av.data(), bv.data(), y.data());
   for (W& e : y) e = nn::roundAs<S>(e);
-  if (bias) addBroadcast<S>(ctx, y, p.outDims, *bias, "Bias");
+  if (bias) addBroadcast<S, W>(ctx, std::span<W>(y), p.outDims, *bias, "Bias");
   for (W& e : y) e = activate<S>(act, e);
   return nn::storeAll<S>(ctx, p.outDims, y);
 }
@@ -120,17 +123,15 @@ Tensor fusedConvTyped(const KernelContext& ctx, const Tensor& x, const Tensor& w
   if (w.dtype() != x.dtype() || (b && b->dtype() != x.dtype())) ctx.fail("W and B must have X's element type");
   const Activation act = activationOf(ctx);
   const nn::ConvShape s = nn::convShape(ctx, x.dims(), w.dims(), b);
-  OutBuffer probe(ctx, x.dtype(), s.outDims);
   if (z && z->dims() != s.outDims) ctx.fail("Z must have the convolution output's shape");
-  const std::vector<W> xv = nn::loadAll<S, W>(ctx, x), wv = nn::loadAll<S, W>(ctx, w);
-  const std::vector<W> bv = b ? nn::loadAll<S, W>(ctx, *b) : std::vector<W>{};
-  checkScratch(ctx, probe.numel(), sizeof(W));
-  std::vector<W> y(static_cast<size_t>(probe.numel()));
-  nn::convolve(ctx, s, xv.data(), wv.data(), b ? bv.data() : nullptr, y.data());
+  nn::Result<S, W> y(ctx, x.dtype(), s.outDims);
+  const nn::Operand<S, W> xv(ctx, x), wv(ctx, w);
+  const std::optional<nn::Operand<S, W>> bv = b ? std::optional<nn::Operand<S, W>>(std::in_place, ctx, *b) : std::nullopt;
+  nn::convolve(ctx, s, xv.data(), wv.data(), bv ? bv->data() : nullptr, y.data());
   for (W& e : y) e = nn::roundAs<S>(e);
-  if (z) addBroadcast<S>(ctx, y, s.outDims, *z, "Z");
+  if (z) addBroadcast<S, W>(ctx, std::span<W>(y.data(), static_cast<size_t>(y.numel())), s.outDims, *z, "Z");
   for (W& e : y) e = activate<S>(act, e);
-  return nn::storeAll<S>(ctx, s.outDims, y);
+  return y.finish();
 }
 
 std::vector<Tensor> fusedMatMul(const KernelContext& ctx) {
@@ -241,7 +242,7 @@ Tensor rowSoftmax(const KernelContext& ctx, const Tensor& x, const Tensor* bias)
   if (rank == 0) ctx.fail("X must have rank 1 or more");
   const auto axis = static_cast<size_t>(normalizeAxis(ctx, ctx.node().attrInt("axis", -1), rank, "axis"));
   std::vector<W> v = nn::loadAll<S>(ctx, x);
-  if (bias) addBroadcast<S>(ctx, v, x.dims(), *bias, "Bias");
+  if (bias) addBroadcast<S, W>(ctx, std::span<W>(v), x.dims(), *bias, "Bias");
   if (x.numel() > 0) {
     int64_t n = 1;
     for (size_t dd = axis; dd < x.dims().size(); ++dd) n *= x.dims()[dd];

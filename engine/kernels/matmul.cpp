@@ -115,13 +115,11 @@ template <typename S>
 Tensor matMulFloat(const KernelContext& ctx, const Tensor& a, const Tensor& b) {
   using W = nn::Work<S>;
   const nn::MatMulPlan p = nn::matMulPlan(ctx, a.dims(), b.dims(), false, false);
-  OutBuffer probe(ctx, a.dtype(), p.outDims);  // size check before any work
-  // Copies in working precision also give BLAS aligned operands whatever the tensors' storage offsets.
-  const std::vector<W> av = nn::loadAll<S>(ctx, a), bv = nn::loadAll<S>(ctx, b);
-  checkScratch(ctx, probe.numel(), sizeof(W));
-  std::vector<W> y(static_cast<size_t>(probe.numel()));
+  nn::Result<S, W> y(ctx, a.dtype(), p.outDims);  // size check before any work
+  // fp32 operands are read in place when aligned (a copy otherwise: BLAS wants aligned operands).
+  const nn::Operand<S, W> av(ctx, a), bv(ctx, b);
   nn::matMul(p, W(1), av.data(), bv.data(), y.data());
-  return nn::storeAll<S>(ctx, p.outDims, y);
+  return y.finish();
 }
 
 template <typename S>

@@ -5,7 +5,9 @@
 // for fp32/fp16/bf16 (16-bit results round once, on store).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -30,9 +32,71 @@ template <typename S, typename W = Work<S>>
 std::vector<W> loadAll(const KernelContext& ctx, const Tensor& t) {
   checkScratch(ctx, t.numel(), sizeof(W));
   std::vector<W> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = static_cast<W>(Elem<S>::load(t.data(), i));
+  const uint8_t* p = t.data();  // (a virtual call: once, not per element)
+  if constexpr (std::is_same_v<S, W>) {
+    if (t.numel() > 0) std::memcpy(v.data(), p, static_cast<size_t>(t.numel()) * sizeof(W));
+  } else {
+    for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = static_cast<W>(Elem<S>::load(p, i));
+  }
   return v;
 }
+
+// An operand in working precision W: the tensor's own elements when it already holds W at an aligned address (an
+// fp32 weight or activation: no copy), else a converted copy (fp16 / bf16 widened, a weight at an odd offset in a
+// mapped file).
+template <typename S, typename W = Work<S>>
+class Operand {
+ public:
+  Operand(const KernelContext& ctx, const Tensor& t) {
+    if constexpr (std::is_same_v<S, W>) {
+      if (reinterpret_cast<uintptr_t>(t.data()) % alignof(W) == 0) {
+        ptr_ = reinterpret_cast<const W*>(t.data());
+        return;
+      }
+    }
+    copy_ = loadAll<S, W>(ctx, t);
+    ptr_ = copy_.data();
+  }
+  const W* data() const { return ptr_; }
+
+ private:
+  std::vector<W> copy_;
+  const W* ptr_ = nullptr;
+};
+
+// A kernel's result computed in W: straight into the output tensor when S is W (no scratch, no copy, no zeroing:
+// the kernel writes every element), else into a scratch rounded into S once at the end. Sized (and checked against
+// the output limit) before any work.
+template <typename S, typename W = Work<S>>
+class Result {
+ public:
+  Result(const KernelContext& ctx, DType type, std::vector<int64_t> dims) : ctx_(ctx), dims_(dims) {
+    if constexpr (std::is_same_v<S, W>) {
+      out_.emplace(ctx, type, std::move(dims), HeapStorage::Start::Unset);
+      ptr_ = reinterpret_cast<W*>(out_->data());
+      numel_ = out_->numel();
+    } else {
+      OutBuffer probe(ctx, type, dims);  // the size check, before the scratch
+      numel_ = probe.numel();
+      checkScratch(ctx, numel_, sizeof(W));
+      scratch_.resize(static_cast<size_t>(numel_));
+      ptr_ = scratch_.data();
+    }
+  }
+  W* data() { return ptr_; }
+  int64_t numel() const { return numel_; }
+  W* begin() { return ptr_; }
+  W* end() { return ptr_ + numel_; }
+  Tensor finish();
+
+ private:
+  const KernelContext& ctx_;
+  std::vector<int64_t> dims_;
+  std::optional<OutBuffer> out_;
+  std::vector<W> scratch_;
+  W* ptr_ = nullptr;
+  int64_t numel_ = 0;
+};
 
 // A tensor of S with `dims` holding v (one rounding per element for the 16-bit types).
 template <typename S, typename W>
@@ -41,6 +105,12 @@ Tensor storeAll(const KernelContext& ctx, std::vector<int64_t> dims, const std::
   for (int64_t i = 0; i < out.numel(); ++i)
     Elem<S>::store(out.data(), i, static_cast<ComputeOf<S>>(v[static_cast<size_t>(i)]));
   return out.finish();
+}
+
+template <typename S, typename W>
+Tensor Result<S, W>::finish() {
+  if constexpr (std::is_same_v<S, W>) return out_->finish();
+  else return storeAll<S>(ctx_, dims_, scratch_);
 }
 
 // v as an op that stores S would leave it: a fused op rounds where the unfused sequence stored an intermediate.
