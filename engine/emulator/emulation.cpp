@@ -1,6 +1,7 @@
 #include "emulator/emulation.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <chrono>
 #include <cstring>
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include <stdexcept>
 
 #include "emulator/model_inputs.h"
+#include "emulator/precision_gate.h"
 #include "emulator/function_expander.h"
 
 namespace kiln {
@@ -46,17 +48,16 @@ ReferenceRun runReference(const Model& original, const std::vector<Tensor>& inpu
   refOptions.functions = makeFunctionExpander(original);
   const auto start = std::chrono::steady_clock::now();
   ReferenceRun run;
-  refOptions.afterNode = [&run, chained = options.afterNode](const Node& n, const std::vector<Tensor>& out) {
+  if (options.watchFp16Range) refOptions.afterNode = [&run, chained = options.afterNode](const Node& n, const std::vector<Tensor>& out) {
     if (chained) chained(n, out);
     if (!run.beyondFp16.empty()) return;
     for (size_t i = 0; i < out.size(); ++i) {
-      if (!out[i].valid() || out[i].dtype() != DType::Float) continue;
-      const uint8_t* p = out[i].data();
+      if (!out[i].valid() || out[i].dtype() != DType::Float || reinterpret_cast<uintptr_t>(out[i].data()) % 4) continue;
+      const float* f = reinterpret_cast<const float*>(out[i].data());
       float peak = 0;
       for (int64_t k = 0; k < out[i].numel(); ++k) {
-        float v;
-        std::memcpy(&v, p + k * 4, 4);
-        if (std::isfinite(v)) peak = std::max(peak, std::fabs(v));
+        const float a = std::fabs(f[k]);
+        if (a > peak && a <= FLT_MAX) peak = a;  // (infinities and NaN are not values beyond the range)
       }
       if (peak > 65504.0f) {
         const Value* o = i < n.numOutputs() ? n.output(i) : nullptr;
@@ -111,6 +112,7 @@ EmulationReport emulateCompiled(const Model& original, const Model& compiled, co
 
 EmulationReport emulateModel(const Model& original, const Model& compiled, const std::vector<Tensor>& inputs,
                              ExecutionOptions options) {
+  if (computePrecision(*compiled.graph) == ComputePrecision::Fp16) options.watchFp16Range = true;
   return emulateCompiled(original, compiled, inputs, runReference(original, inputs, options), options);
 }
 

@@ -72,6 +72,9 @@ struct ExecutionOptions {
   // Asked before each node of the top-level graph runs: outputs it computed before, when the caller knows the node
   // and its inputs are unchanged since (kiln verify's pass-by-pass runs), or null to run it.
   std::function<const std::vector<Tensor>*(const Node&)> reuse;
+  // runReference: look for the first fp32 value beyond fp16's range (ReferenceRun::beyondFp16). emulateModel sets it
+  // when the compiled graph computes in fp16; it reads every intermediate once, so it is off otherwise.
+  bool watchFp16Range = false;
 };
 
 class Options;
