@@ -283,11 +283,30 @@ Tensor mapUnary(const KernelContext& ctx, const Tensor& x, Fn&& fn) {
 template <typename SA, typename SB, typename SOut, typename Fn>
 Tensor mapBinary(const KernelContext& ctx, const Tensor& a, const Tensor& b, Fn&& fn) {
   OutBuffer out(ctx, dtypeOf<SOut>(), broadcastShapes(ctx, {&a.dims(), &b.dims()}));
-  BroadcastWalker w(out.dims(), {&a.dims(), &b.dims()});
   const uint8_t* pa = a.data();
   const uint8_t* pb = b.data();
+  uint8_t* po = out.data();
+  const std::vector<int64_t>& od = out.dims();
+  if (!od.empty() && od.back() > 1) {
+    // Row by row: the walker steps once per row of the last axis, and inside a row each operand advances by a
+    // constant stride (1, or 0 where it is broadcast: a bias, a scalar) — a plain loop the compiler vectorises,
+    // not the walker's per-element bookkeeping (a BERT layer's bias Adds spent 8% of a run in it).
+    std::vector<int64_t> sa = broadcastStrides(od, a.dims()), sb = broadcastStrides(od, b.dims());
+    const int64_t inner = od.back(), ia = sa.back(), ib = sb.back();
+    sa.pop_back();
+    sb.pop_back();
+    StrideWalker w(std::vector<int64_t>(od.begin(), od.end() - 1), {sa, sb});
+    const int64_t rows = out.numel() / inner;
+    for (int64_t r = 0; r < rows; ++r, w.next()) {
+      const int64_t oa = w.offset(0), ob = w.offset(1), base = r * inner;
+      for (int64_t j = 0; j < inner; ++j)
+        Elem<SOut>::store(po, base + j, fn(Elem<SA>::load(pa, oa + j * ia), Elem<SB>::load(pb, ob + j * ib)));
+    }
+    return out.finish();
+  }
+  BroadcastWalker w(od, {&a.dims(), &b.dims()});
   for (int64_t i = 0; i < out.numel(); ++i, w.next())
-    Elem<SOut>::store(out.data(), i, fn(Elem<SA>::load(pa, w.offset(0)), Elem<SB>::load(pb, w.offset(1))));
+    Elem<SOut>::store(po, i, fn(Elem<SA>::load(pa, w.offset(0)), Elem<SB>::load(pb, w.offset(1))));
   return out.finish();
 }
 
