@@ -75,6 +75,18 @@ Heads withPast(const KernelContext& ctx, const Heads& cur, const Tensor* past, c
   return all;
 }
 
+// [B, heads, S, D] back to [B, S, heads·D] (readHeads' 3-D layout).
+std::vector<double> mergeHeads(const std::vector<double>& y, int64_t batch, int64_t heads, int64_t seq, int64_t dim) {
+  std::vector<double> merged(y.size());
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t s = 0; s < seq; ++s)
+        for (int64_t d = 0; d < dim; ++d)
+          merged[static_cast<size_t>(((b * seq + s) * heads + h) * dim + d)] =
+              y[static_cast<size_t>(((b * heads + h) * seq + s) * dim + d)];
+  return merged;
+}
+
 Tensor inTypeOf(const KernelContext& ctx, DType t, std::vector<int64_t> dims, const std::vector<double>& v) {
   Tensor out;
   dispatch<kFloats>(t, [&](auto tag) { out = nn::storeAll<typename decltype(tag)::type>(ctx, std::move(dims), v); });
@@ -171,14 +183,8 @@ std::vector<Tensor> attention(const KernelContext& ctx) {
     }
   std::vector<Tensor> out;
   if (qt.dims().size() == 3) {  // back to [B, Sq, qH·Dv]
-    std::vector<double> merged(y.size());
-    for (int64_t b = 0; b < q.batch; ++b)
-      for (int64_t h = 0; h < q.heads; ++h)
-        for (int64_t i = 0; i < q.seq; ++i)
-          for (int64_t d = 0; d < v.dim; ++d)
-            merged[static_cast<size_t>(((b * q.seq + i) * q.heads + h) * v.dim + d)] =
-                y[static_cast<size_t>(((b * q.heads + h) * q.seq + i) * v.dim + d)];
-    out.push_back(inTypeOf(ctx, qt.dtype(), {q.batch, q.seq, q.heads * v.dim}, merged));
+    out.push_back(inTypeOf(ctx, qt.dtype(), {q.batch, q.seq, q.heads * v.dim},
+                           mergeHeads(y, q.batch, q.heads, q.seq, v.dim)));
   } else {
     out.push_back(inTypeOf(ctx, qt.dtype(), {q.batch, q.heads, q.seq, v.dim}, y));
   }
@@ -230,14 +236,7 @@ std::vector<Tensor> rotaryEmbedding(const KernelContext& ctx) {
       }
     }
   if (fourD) return {inTypeOf(ctx, xt.dtype(), xt.dims(), y)};
-  std::vector<double> merged(y.size());
-  for (int64_t b = 0; b < x.batch; ++b)
-    for (int64_t h = 0; h < x.heads; ++h)
-      for (int64_t s = 0; s < x.seq; ++s)
-        for (int64_t d = 0; d < x.dim; ++d)
-          merged[static_cast<size_t>(((b * x.seq + s) * x.heads + h) * x.dim + d)] =
-              y[static_cast<size_t>(((b * x.heads + h) * x.seq + s) * x.dim + d)];
-  return {inTypeOf(ctx, xt.dtype(), xt.dims(), merged)};
+  return {inTypeOf(ctx, xt.dtype(), xt.dims(), mergeHeads(y, x.batch, x.heads, x.seq, x.dim))};
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -31,6 +32,17 @@ DType elementTypeAttr(const Node& n, const char* name, DType fallback) {
   const auto t = dtypeFromOnnx(static_cast<int>(code));
   if (!t || *t == DType::Undefined) fail(std::string(name) + " " + std::to_string(code) + " is not an element type");
   return *t;
+}
+
+// Input 0's type in ND, for an op whose output keeps its rank: nullopt, with the output already set to it, when
+// the rank is unknown (nothing more can be said).
+std::optional<ValueType> ndTypeOfKnownRank(Node& n, size_t inputs) {
+  requireIO(n, inputs);
+  ValueType t = n.input(0)->type();
+  t.format = Format::ND;
+  if (t.shape.rankKnown()) return t;
+  n.output(0)->setType(t);
+  return std::nullopt;
 }
 
 // The `axes` attribute made non-negative, or every axis when it is absent (Resize-18, CenterCropPad-18).
@@ -164,13 +176,9 @@ void split(Node& n) {
 }
 
 void pad(Node& n) {
-  requireIO(n, 1);
-  ValueType t = n.input(0)->type();
-  t.format = Format::ND;
-  if (!t.shape.rankKnown()) {
-    n.output(0)->setType(t);
-    return;
-  }
+  auto ranked = ndTypeOfKnownRank(n, 1);
+  if (!ranked) return;
+  ValueType t = std::move(*ranked);
   const size_t rank = t.shape.rank();
   std::vector<int64_t> axes;
   if (n.input(3)) {
@@ -209,13 +217,9 @@ void pad(Node& n) {
 }
 
 void resize(Node& n) {
-  requireIO(n, 1);
-  ValueType t = n.input(0)->type();
-  t.format = Format::ND;
-  if (!t.shape.rankKnown()) {
-    n.output(0)->setType(t);
-    return;
-  }
+  auto ranked = ndTypeOfKnownRank(n, 1);
+  if (!ranked) return;
+  ValueType t = std::move(*ranked);
   const std::vector<int64_t> axes = axesAttrOrAll(n, t.shape.rank());
   const std::string policy = n.attrString("keep_aspect_ratio_policy", "stretch");
   if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
@@ -441,13 +445,9 @@ void col2Im(Node& n) {
 }
 
 void centerCropPad(Node& n) {
-  requireIO(n, 2);
-  ValueType t = n.input(0)->type();
-  t.format = Format::ND;
-  if (!t.shape.rankKnown()) {
-    n.output(0)->setType(t);
-    return;
-  }
+  auto ranked = ndTypeOfKnownRank(n, 2);
+  if (!ranked) return;
+  ValueType t = std::move(*ranked);
   const std::vector<int64_t> axes = axesAttrOrAll(n, t.shape.rank());
   const auto shape = constantInts(n, 1);
   if (shape && shape->size() != axes.size())
@@ -461,13 +461,9 @@ void centerCropPad(Node& n) {
 
 // DFT-20: input [..., signal..., 1 or 2]; dft_length (input 1) and axis (input 2, default -2) are inputs now.
 void dft(Node& n) {
-  requireIO(n, 1);
-  ValueType t = n.input(0)->type();
-  t.format = Format::ND;
-  if (!t.shape.rankKnown()) {
-    n.output(0)->setType(t);
-    return;
-  }
+  auto ranked = ndTypeOfKnownRank(n, 1);
+  if (!ranked) return;
+  ValueType t = std::move(*ranked);
   const size_t rank = t.shape.rank();
   if (rank < 2) fail("DFT input needs a rank of at least 2");
   const Dim& last = t.shape[rank - 1];
