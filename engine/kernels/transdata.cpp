@@ -13,6 +13,7 @@
 
 #include "kernels/kernel_util.h"
 #include "kernels/transdata.h"
+#include "kernels/transdata_blocked.h"
 #include "ir/graph.h"
 #include "ir/shape.h"
 #include "util/parallel_for.h"
@@ -84,9 +85,11 @@ Tensor transDataTensor(const Tensor& x, Format src, Format dst, const std::vecto
   auto out = std::make_shared<HeapStorage>(static_cast<size_t>(*bytes),
                                            padded ? HeapStorage::Start::Zeroed : HeapStorage::Start::Unset);
   uint8_t* target = out->data();
+  const int64_t c0 = blockC0(elem);
+  if (copyBlockedLayout(x.data(), target, src, dst, logical, elem, c0))
+    return Tensor(x.dtype(), *outPhys, std::move(out));
   // Every layout's offset is a sum of one term per logical axis (offset(0) = 0), so each axis gets a table of its
   // terms and the copy walks rows of the last axis adding table entries: no per-element index arithmetic.
-  const int64_t c0 = blockC0(elem);
   const size_t rank = logical.size();
   auto axisTerms = [&](Format f, const std::vector<int64_t>& phys) {
     std::vector<std::vector<int64_t>> terms(rank);

@@ -272,30 +272,47 @@ class OptimizeFormatsTest : public QObject {
       }
       for (char* d : dirty) std::free(d);
     }
-    for (const Case& c : {Case{{512, 250, 3, 3}, Format::FRACTAL_Z}, Case{{512, 256, 3, 3}, Format::FRACTAL_Z},
-                          Case{{8, 100, 28, 28}, Format::NC1HWC0}, Case{{8, 96, 28, 28}, Format::NC1HWC0}}) {
-      const int64_t N = c.dims[0], C = c.dims[1], H = c.dims[2], W = c.dims[3];
-      const Tensor x = convertTensor(randomFloats(c.dims, 11), DType::Float16);
-      const Tensor y = transDataTensor(x, Format::ND, c.format);
-      QVERIFY(y.valid());
-      const auto* in = reinterpret_cast<const uint16_t*>(x.data());
-      const auto* out = reinterpret_cast<const uint16_t*>(y.data());
-      std::vector<char> written(static_cast<size_t>(y.numel()), 0);
-      const int64_t C1 = (C + 15) / 16, N1 = (N + 15) / 16;
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t ch = 0; ch < C; ++ch)
-          for (int64_t h = 0; h < H; ++h)
-            for (int64_t w = 0; w < W; ++w) {
-              const int64_t at = ((n * C + ch) * H + h) * W + w;
-              const int64_t phys = c.format == Format::FRACTAL_Z
-                                       ? (((ch / 16 * H + h) * W + w) * N1 + n / 16) * 256 + n % 16 * 16 + ch % 16
-                                       : (((n * C1 + ch / 16) * H + h) * W + w) * 16 + ch % 16;
-              if (out[phys] != in[at]) QFAIL(qPrintable(QString("element %1 misplaced").arg(at)));
-              written[static_cast<size_t>(phys)] = 1;
-            }
-      for (size_t i = 0; i < written.size(); ++i)
-        if (!written[i] && out[i] != 0) QFAIL(qPrintable(QString("padding at %1 is not zero").arg(i)));
-    }
+    // fp16 and fp32 (both C0 = 16), and the way back to the plain layout.
+    for (const DType type : {DType::Float16, DType::Float})
+      for (const Case& c : {Case{{512, 250, 3, 3}, Format::FRACTAL_Z}, Case{{512, 256, 3, 3}, Format::FRACTAL_Z},
+                            Case{{20, 36, 1, 1}, Format::FRACTAL_Z}, Case{{8, 100, 28, 28}, Format::NC1HWC0},
+                            Case{{8, 96, 28, 28}, Format::NC1HWC0}, Case{{3, 37, 70, 100}, Format::FRACTAL_NZ}}) {
+        const int64_t N = c.dims[0], C = c.dims[1], H = c.dims[2], W = c.dims[3];
+        const Tensor x = convertTensor(randomFloats(c.dims, 11), type);
+        const Tensor y = transDataTensor(x, Format::ND, c.format);
+        QVERIFY(y.valid());
+        const int64_t c0 = 16;
+        const int64_t C1 = (C + c0 - 1) / c0, N1 = (N + 15) / 16, H1 = (H + 15) / 16, W1 = (W + 15) / 16;
+        std::vector<char> written(static_cast<size_t>(y.numel()), 0);
+        const auto check = [&](auto* in, auto* out) {
+          for (int64_t n = 0; n < N; ++n)
+            for (int64_t ch = 0; ch < C; ++ch)
+              for (int64_t h = 0; h < H; ++h)
+                for (int64_t w = 0; w < W; ++w) {
+                  const int64_t at = ((n * C + ch) * H + h) * W + w;
+                  int64_t phys = 0;
+                  if (c.format == Format::FRACTAL_Z)
+                    phys = (((ch / c0 * H + h) * W + w) * N1 + n / 16) * 16 * c0 + n % 16 * c0 + ch % c0;
+                  else if (c.format == Format::NC1HWC0)
+                    phys = (((n * C1 + ch / c0) * H + h) * W + w) * c0 + ch % c0;
+                  else  // FRACTAL_NZ over the last two axes, the first two as batch
+                    phys = (((n * C + ch) * W1 + w / 16) * H1 * 16 + h) * 16 + w % 16;
+                  if (out[phys] != in[at]) return QString("element %1 misplaced").arg(at);
+                  written[static_cast<size_t>(phys)] = 1;
+                }
+          for (size_t i = 0; i < written.size(); ++i)
+            if (!written[i] && out[i] != 0) return QString("padding at %1 is not zero").arg(i);
+          return QString();
+        };
+        const QString problem =
+            type == DType::Float16
+                ? check(reinterpret_cast<const uint16_t*>(x.data()), reinterpret_cast<const uint16_t*>(y.data()))
+                : check(reinterpret_cast<const uint32_t*>(x.data()), reinterpret_cast<const uint32_t*>(y.data()));
+        if (!problem.isEmpty())
+          QFAIL(qPrintable(QString::fromStdString(std::string(dtypeName(type)) + " " +
+                                                  std::string(formatName(c.format)) + ": ") + problem));
+        QVERIFY(transDataTensor(y, c.format, Format::ND, c.dims) == x);
+      }
   }
 
   void transDataInferenceKeepsSymbolicBatch() {

@@ -37,8 +37,9 @@ def ensure_ort(work):
     shutil.copy(os.path.join(HERE, "ort_run_time.js"), work)
 
 
-def ort_time(work, model, runs, threads):
-    p = subprocess.run(["node", "ort_run_time.js", model, str(runs), str(threads)], cwd=work, stdout=subprocess.PIPE,
+def ort_time(work, model, runs, threads, binding):
+    p = subprocess.run(["node", "ort_run_time.js", model, str(runs), str(threads), json.dumps(binding)], cwd=work,
+                       stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         raise RuntimeError(p.stderr.strip() or "failed")
@@ -59,7 +60,8 @@ def kiln_time(kiln, model, threads):
         raise RuntimeError((p.stderr or "no output").strip().splitlines()[-1])
     if "reference_ms" not in j:
         raise RuntimeError(j.get("error", "no reference run"))
-    return {"reference_ms": j["reference_ms"], "compiled_ms": j.get("compiled_ms"), "arena_bytes": j.get("arena_bytes"),
+    binding = {s["symbol"]: s["value"] for s in (j.get("shape_binding") or {}).get("symbols", [])}
+    return {"binding": binding, "reference_ms": j["reference_ms"], "compiled_ms": j.get("compiled_ms"), "arena_bytes": j.get("arena_bytes"),
             "peak_rss_mib": peak_kib / 1024 if peak_kib > before else None}
 
 
@@ -96,10 +98,12 @@ def main():
         for t in threads:
             row = {"model": name, "threads": t or "all"}
             best = {}
+            binding = {}  # Kiln runs first: ORT then gets the extents Kiln bound to the model's symbolic dims
             for _ in range(a.runs):
-                for side in ("ort", "kiln"):
+                for side in ("kiln", "ort"):
                     try:
-                        r = ort_time(work, path, 1, t) if side == "ort" else kiln_time(kiln, path, t)
+                        r = ort_time(work, path, 1, t, binding) if side == "ort" else kiln_time(kiln, path, t)
+                        binding = r.pop("binding", binding)
                     except RuntimeError as e:
                         row[side + "_error"] = str(e)[:160]
                         continue

@@ -1,0 +1,132 @@
+#include "kernels/transdata_blocked.h"
+
+#include <algorithm>
+#include <cstddef>
+
+#include "util/parallel_for.h"
+
+namespace kiln {
+namespace {
+
+bool isPlain(Format f) { return f == Format::ND || f == Format::NCHW; }
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Pieces of a parallel loop worth at least this many elements each (smaller loops run on the caller alone).
+constexpr size_t kPieceElements = size_t{1} << 16;
+size_t piecesOf(int64_t elementsPerItem) {
+  return std::max<size_t>(1, kPieceElements / static_cast<size_t>(std::max<int64_t>(1, elementsPerItem)));
+}
+
+// Elements of a plane handled per tile: the tile's C0 lanes (at most 16 × 64 × 8 bytes) stay in L1 while the C0
+// plain rows are read or written in order.
+constexpr int64_t kPlaneTile = 64;
+
+// NCHW [N, C, HW] <-> NC1HWC0 [N, C1, HW, C0]: block (n, k) gathers the planes of channels k·C0 … k·C0 + C0 - 1.
+template <typename T>
+void nc1hwc0(const T* x, T* y, int64_t n, int64_t c, int64_t hw, int64_t c0, bool toBlocked) {
+  const int64_t c1 = ceilDiv(c, c0);
+  parallelFor(static_cast<size_t>(n * c1), piecesOf(hw * c0), 1, [&](size_t first, size_t last) {
+    for (auto b = static_cast<int64_t>(first); b < static_cast<int64_t>(last); ++b) {
+      const int64_t ni = b / c1, k = b % c1, lanes = std::min(c0, c - k * c0);
+      const int64_t plane0 = (ni * c + k * c0) * hw, block = b * hw * c0;
+      for (int64_t t0 = 0; t0 < hw; t0 += kPlaneTile) {
+        const int64_t t1 = std::min(hw, t0 + kPlaneTile);
+        for (int64_t lane = 0; lane < lanes; ++lane) {
+          const int64_t plane = plane0 + lane * hw;
+          if (toBlocked)
+            for (int64_t i = t0; i < t1; ++i) y[block + i * c0 + lane] = x[plane + i];
+          else
+            for (int64_t i = t0; i < t1; ++i) y[plane + i] = x[block + i * c0 + lane];
+        }
+      }
+    }
+  });
+}
+
+// NCHW weights [N, C, HW] <-> FRACTAL_Z [C1·HW, N1·16, C0]: element (n, c, i) sits at ((c / C0 · HW + i) · N1·16 + n)
+// · C0 + c % C0. Walking (c1, n) then lane then i touches HW runs of C0 lanes per (c1, n), and consecutive n are
+// consecutive runs: both sides stay in order for the 1×1 and 3×3 kernels convolutions have.
+template <typename T>
+void fractalZ(const T* x, T* y, int64_t n, int64_t c, int64_t hw, int64_t c0, bool toBlocked) {
+  const int64_t c1 = ceilDiv(c, c0), nPad = ceilDiv(n, 16) * 16;
+  parallelFor(static_cast<size_t>(c1 * n), piecesOf(hw * c0), 1, [&](size_t first, size_t last) {
+    for (auto b = static_cast<int64_t>(first); b < static_cast<int64_t>(last); ++b) {
+      const int64_t k = b / n, ni = b % n, lanes = std::min(c0, c - k * c0);
+      for (int64_t lane = 0; lane < lanes; ++lane) {
+        const int64_t plain = (ni * c + k * c0 + lane) * hw;
+        const int64_t blocked = (k * hw * nPad + ni) * c0 + lane, step = nPad * c0;
+        if (toBlocked)
+          for (int64_t i = 0; i < hw; ++i) y[blocked + i * step] = x[plain + i];
+        else
+          for (int64_t i = 0; i < hw; ++i) y[plain + i] = x[blocked + i * step];
+      }
+    }
+  });
+}
+
+// [..., H, W] <-> FRACTAL_NZ [..., W1, H1·16, 16]: each row h of a matrix is W1 runs of (up to) 16 contiguous elements.
+template <typename T>
+void fractalNz(const T* x, T* y, int64_t batch, int64_t h, int64_t w, bool toBlocked) {
+  const int64_t w1 = ceilDiv(w, 16), hPad = ceilDiv(h, 16) * 16;
+  parallelFor(static_cast<size_t>(batch * h), piecesOf(w), 1, [&](size_t first, size_t last) {
+    for (auto r = static_cast<int64_t>(first); r < static_cast<int64_t>(last); ++r) {
+      const int64_t bi = r / h, hi = r % h;
+      for (int64_t k = 0; k < w1; ++k) {
+        const int64_t plain = r * w + k * 16, blocked = (bi * w1 * hPad + k * hPad + hi) * 16;
+        const int64_t run = std::min<int64_t>(16, w - k * 16);
+        if (toBlocked)
+          std::copy_n(x + plain, run, y + blocked);
+        else
+          std::copy_n(x + blocked, run, y + plain);
+      }
+    }
+  });
+}
+
+template <typename T>
+bool copyTyped(const T* x, T* y, Format blockedFormat, bool toBlocked, const std::vector<int64_t>& l, int64_t c0) {
+  switch (blockedFormat) {
+    case Format::NC1HWC0:
+      if (l.size() != 4) return false;
+      nc1hwc0(x, y, l[0], l[1], l[2] * l[3], c0, toBlocked);
+      return true;
+    case Format::FRACTAL_Z:
+      if (l.size() != 4) return false;
+      fractalZ(x, y, l[0], l[1], l[2] * l[3], c0, toBlocked);
+      return true;
+    case Format::FRACTAL_NZ: {
+      if (l.size() < 2) return false;
+      int64_t batch = 1;
+      for (size_t a = 0; a + 2 < l.size(); ++a) batch *= l[a];
+      fractalNz(x, y, batch, l[l.size() - 2], l.back(), toBlocked);
+      return true;
+    }
+    default: return false;
+  }
+}
+
+}  // namespace
+
+bool copyBlockedLayout(const uint8_t* x, uint8_t* y, Format src, Format dst, const std::vector<int64_t>& logical,
+                       int elem, int64_t c0) {
+  const bool toBlocked = isPlain(src);
+  if (toBlocked == isPlain(dst)) return false;  // plain to plain or blocked to blocked: the generic copy
+  const Format blocked = toBlocked ? dst : src;
+  // (The tensors' storage is allocated for their element type, so the casts below see aligned elements.)
+  switch (elem) {
+    case 1: return copyTyped(x, y, blocked, toBlocked, logical, c0);
+    case 2:
+      return copyTyped(reinterpret_cast<const uint16_t*>(x), reinterpret_cast<uint16_t*>(y), blocked, toBlocked,
+                       logical, c0);
+    case 4:
+      return copyTyped(reinterpret_cast<const uint32_t*>(x), reinterpret_cast<uint32_t*>(y), blocked, toBlocked,
+                       logical, c0);
+    case 8:
+      return copyTyped(reinterpret_cast<const uint64_t*>(x), reinterpret_cast<uint64_t*>(y), blocked, toBlocked,
+                       logical, c0);
+    default: return false;
+  }
+}
+
+}  // namespace kiln
