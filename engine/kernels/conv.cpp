@@ -190,6 +190,7 @@ constexpr int64_t kColumnBandBytes = int64_t(32) << 20;
 
 template <typename W>
 void convolveImpl(const KernelContext& ctx, const ConvShape& s, const W* x, const W* w, const W* bias, W* y) {
+  if (convolveDepthwise2d(s, x, w, bias, y)) return;
   const Window& win = s.window;
   const int64_t kSize = *checkedProduct(win.kernel), inSize = *checkedProduct(win.in);
   const int64_t outSize = *checkedProduct(win.out);

@@ -85,14 +85,44 @@ W activate(const Activation& a, W x) {
   return x;
 }
 
+// activate over n elements, the kind chosen once: the clamps (Relu, Relu6, Clip, LeakyRelu) become loops the
+// compiler vectorises instead of a switch per element (a fifth of MobileNetV2's compiled run).
+template <typename S, typename W>
+void activateAll(const Activation& a, W* y, int64_t n) {
+  const auto each = [&](auto f) {
+    for (int64_t i = 0; i < n; ++i) y[i] = f(y[i]);
+  };
+  switch (a.kind) {
+    case Activation::None: return;
+    case Activation::Relu: return each([](W x) { return x > W(0) ? x : W(0); });
+    case Activation::Relu6: return each([](W x) { return std::min(std::max(x, W(0)), W(6)); });
+    case Activation::Clip: {
+      const W lo = static_cast<W>(a.params[0]), hi = static_cast<W>(a.params[1]);
+      return each([=](W x) { return std::min(std::max(x, lo), hi); });
+    }
+    case Activation::LeakyRelu: {
+      const W alpha = static_cast<W>(a.params[0]);
+      return each([=](W x) { return x >= W(0) ? x : alpha * x; });
+    }
+    default: return each([&](W x) { return activate<S>(a, x); });
+  }
+}
+
 // y[i] += t[walk] with t broadcast (numpy, one-directional) into dims, rounding each sum as an Add would store it.
 template <typename S, typename W>
 void addBroadcast(const KernelContext& ctx, std::span<W> y, const std::vector<int64_t>& dims, const Tensor& t,
                   const char* what) {
   if (t.dtype() != dtypeOf<S>()) ctx.fail(std::string(what) + " has another element type");
   if (broadcastShapes(ctx, {&dims, &t.dims()}) != dims) ctx.fail(std::string(what) + " would enlarge the output");
-  BroadcastWalker w(dims, {&t.dims()});
   const uint8_t* p = t.data();
+  const int64_t row = dims.empty() ? 1 : dims.back();
+  if (t.numel() == row && !t.dims().empty() && t.dims().back() == row && row > 0) {  // a bias along the last axis
+    for (size_t i = 0; i < y.size(); i += static_cast<size_t>(row))
+      for (int64_t j = 0; j < row; ++j)
+        y[i + size_t(j)] = nn::roundAs<S>(y[i + size_t(j)] + static_cast<W>(Elem<S>::load(p, j)));
+    return;
+  }
+  BroadcastWalker w(dims, {&t.dims()});
   for (size_t i = 0; i < y.size(); ++i, w.next())
     y[i] = nn::roundAs<S>(y[i] + static_cast<W>(Elem<S>::load(p, w.offset(0))));
 }
@@ -104,15 +134,13 @@ Tensor fusedMatMulTyped(const KernelContext& ctx, const Tensor& a, const Tensor&
   const Activation act = activationOf(ctx);
   const nn::MatMulPlan p =
       nn::matMulPlan(ctx, a.dims(), b.dims(), node.attrInt("trans_a", 0) != 0, node.attrInt("trans_b", 0) != 0);
-  OutBuffer probe(ctx, a.dtype(), p.outDims);
-  const std::vector<W> av = nn::loadAll<S>(ctx, a), bv = nn::loadAll<S>(ctx, b);
-  checkScratch(ctx, probe.numel(), sizeof(W));
-  std::vector<W> y(static_cast<size_t>(probe.numel()));
+  nn::Result<S, W> y(ctx, a.dtype(), p.outDims);  // size check before any work
+  const nn::Operand<S, W> av(ctx, a), bv(ctx, b);    // fp32 read in place (as MatMul)
   nn::matMul(p, static_cast<W>(node.attrFloat("alpha", 1.0f)), av.data(), bv.data(), y.data());
   for (W& e : y) e = nn::roundAs<S>(e);
-  if (bias) addBroadcast<S, W>(ctx, std::span<W>(y), p.outDims, *bias, "Bias");
-  for (W& e : y) e = activate<S>(act, e);
-  return nn::storeAll<S>(ctx, p.outDims, y);
+  if (bias) addBroadcast<S, W>(ctx, std::span<W>(y.data(), static_cast<size_t>(y.numel())), p.outDims, *bias, "Bias");
+  activateAll<S>(act, y.data(), y.numel());
+  return y.finish();
 }
 
 template <typename S>
@@ -130,7 +158,7 @@ Tensor fusedConvTyped(const KernelContext& ctx, const Tensor& x, const Tensor& w
   nn::convolve(ctx, s, xv.data(), wv.data(), bv ? bv->data() : nullptr, y.data());
   for (W& e : y) e = nn::roundAs<S>(e);
   if (z) addBroadcast<S, W>(ctx, std::span<W>(y.data(), static_cast<size_t>(y.numel())), s.outDims, *z, "Z");
-  for (W& e : y) e = activate<S>(act, e);
+  activateAll<S>(act, y.data(), y.numel());
   return y.finish();
 }
 

@@ -156,6 +156,10 @@ void convolve(const KernelContext& ctx, const ConvShape& s, const float* x, cons
               float* y);
 void convolve(const KernelContext& ctx, const ConvShape& s, const double* x, const double* w, const double* bias,
               double* y);
+// The same for a 2-D depthwise convolution (one input channel per group, any channel multiplier), computed directly
+// (conv_depthwise.cpp); false, writing nothing, for any other convolution.
+bool convolveDepthwise2d(const ConvShape& s, const float* x, const float* w, const float* bias, float* y);
+bool convolveDepthwise2d(const ConvShape& s, const double* x, const double* w, const double* bias, double* y);
 
 // numpy matmul of A and B (1-D operands promoted and the added axis dropped), op = transpose of the last two axes.
 struct MatMulPlan {

@@ -45,22 +45,25 @@ void nc1hwc0(const T* x, T* y, int64_t n, int64_t c, int64_t hw, int64_t c0, boo
 }
 
 // NCHW weights [N, C, HW] <-> FRACTAL_Z [C1·HW, N1·16, C0]: element (n, c, i) sits at ((c / C0 · HW + i) · N1·16 + n)
-// · C0 + c % C0. Walking (c1, n) then lane then i touches HW runs of C0 lanes per (c1, n), and consecutive n are
-// consecutive runs: both sides stay in order for the 1×1 and 3×3 kernels convolutions have.
+// · C0 + c % C0. Per (c1, n), each tap i is one run of C0 lanes on the blocked side (read from C0 rows HW apart on
+// the plain side), and consecutive n are consecutive runs: for the 1×1 kernels most weights have, a straight copy.
 template <typename T>
 void fractalZ(const T* x, T* y, int64_t n, int64_t c, int64_t hw, int64_t c0, bool toBlocked) {
   const int64_t c1 = ceilDiv(c, c0), nPad = ceilDiv(n, 16) * 16;
   parallelFor(static_cast<size_t>(c1 * n), piecesOf(hw * c0), 1, [&](size_t first, size_t last) {
-    for (auto b = static_cast<int64_t>(first); b < static_cast<int64_t>(last); ++b) {
-      const int64_t k = b / n, ni = b % n, lanes = std::min(c0, c - k * c0);
-      for (int64_t lane = 0; lane < lanes; ++lane) {
-        const int64_t plain = (ni * c + k * c0 + lane) * hw;
-        const int64_t blocked = (k * hw * nPad + ni) * c0 + lane, step = nPad * c0;
-        if (toBlocked)
-          for (int64_t i = 0; i < hw; ++i) y[blocked + i * step] = x[plain + i];
-        else
-          for (int64_t i = 0; i < hw; ++i) y[plain + i] = x[blocked + i * step];
-      }
+    int64_t k = static_cast<int64_t>(first) / n, ni = static_cast<int64_t>(first) % n;
+    for (size_t b = first; b < last; ++b) {
+      const int64_t lanes = std::min(c0, c - k * c0);
+      const T* from = x;
+      T* to = y;
+      const int64_t plain = (ni * c + k * c0) * hw, blocked = (k * hw * nPad + ni) * c0, step = nPad * c0;
+      for (int64_t i = 0; i < hw; ++i)
+        for (int64_t lane = 0; lane < lanes; ++lane)
+          if (toBlocked)
+            to[blocked + i * step + lane] = from[plain + lane * hw + i];
+          else
+            to[plain + lane * hw + i] = from[blocked + i * step + lane];
+      if (++ni == n) ni = 0, ++k;
     }
   });
 }
