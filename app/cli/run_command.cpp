@@ -298,6 +298,7 @@ int runRun(const Argv& argv) {
     j.set("precision_mode", precision);
     j.set("reference_ms", report.referenceMs);
     j.set("compiled_ms", report.compiledMs);
+    j.set("compiled_prepare_ms", report.arena.prepareMs);
     j.set("arena_bytes", report.arena.arenaBytes);
     j.set("placed_tensors", report.arena.placedTensors);
     j.set("aside_tensors", report.arena.asideTensors);
@@ -367,6 +368,10 @@ int runRun(const Argv& argv) {
                 << " arena"
                 << (report.arena.asideTensors
                         ? ", " + std::to_string(report.arena.asideTensors) + " unsized kept aside"
+                        : "")
+                << (report.arena.prepareMs > 0.05
+                        ? "; weights re-laid out for the kernels before it in " +
+                              formatDuration(report.arena.prepareMs / 1000.0)
                         : "")
                 << ")\n";
     if (!report.compiledError.empty()) std::cout << "compiled    could not run: " << report.compiledError << "\n";

@@ -2,6 +2,7 @@
 
 #include "emulator/stored_layout.h"
 
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <unordered_map>
@@ -95,6 +96,20 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
   const ReferenceExecutor bodies(options);  // function bodies and the like run as one step
   KernelLimits limits = options.kernel;
   if (limits.opset == 0) limits.opset = options.opset;
+  // Blocked weights in the logical form their kernels compute on, converted once before the nodes run (a weight
+  // read by several nodes, or by every step of a loop, is not converted again) and dropped after its last reader.
+  const auto prepareStart = std::chrono::steady_clock::now();
+  LogicalByValue prepared;
+  std::unordered_map<const Value*, int> readersLeft;
+  for (const Node* n : g.nodes()) {
+    if (n->hasSubgraphs() || definingBody(*n) || readsPhysicalLayout(*n)) continue;
+    for (const Value* v : n->inputs())
+      if (v && v->constant() && isBlockedFormat(v->type().format) && !placed.count(v)) {
+        if (!prepared.count(v)) prepared.emplace(v, logicalTensor(*v->constant(), v->type(), limits.maxOutputBytes));
+        ++readersLeft[v];
+      }
+  }
+  result.prepareMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - prepareStart).count();
   std::vector<Tensor> views;  // keeps this step's arena views alive
   for (const Node* n : g.nodes()) {
     views.clear();
@@ -134,7 +149,7 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
       for (const Tensor* t : in) args.push_back(t ? *t : Tensor());
       out = bodies.run(*body, args);
     } else {
-      const KernelOperands operands(*n, in, limits.maxOutputBytes);
+      const KernelOperands operands(*n, in, limits.maxOutputBytes, &prepared);
       out = evaluateNode(*n, operands.inputs(), limits);
       if (out.empty()) {
         // No kernel: its function body, built for the logical operands, runs as this one step.
@@ -145,6 +160,8 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
         out = bodies.run(*function, args);
       }
       operands.storeOutputs(out);
+      for (const Value* v : n->inputs())
+        if (auto r = readersLeft.find(v); v && r != readersLeft.end() && --r->second == 0) prepared.erase(v);
     }
     ++result.kernelsRun;
     for (size_t i = 0; i < n->numOutputs(); ++i) {

@@ -100,7 +100,7 @@ EmulationReport emulateCompiled(const Model& original, const Model& compiled, co
     report.compiledError = e.what();
     return report;
   }
-  report.compiledMs = msSince(start);
+  report.compiledMs = msSince(start) - report.arena.prepareMs;
   report.compiled = report.arena.outputs;
   if (report.compiled.size() != report.reference.size())
     throw std::runtime_error("the compiled model has " + std::to_string(report.compiled.size()) +

@@ -18,6 +18,7 @@ struct OutputError {
 struct EmulationReport {
   std::vector<Tensor> reference, compiled;  // one per graph output
   std::vector<OutputError> errors;          // compiled against reference, per output
+  // compiledMs: the compiled run's nodes; its weights' re-layout before them is arena.prepareMs, apart.
   double referenceMs = 0, compiledMs = 0;
   ArenaRunResult arena;
   // Why the compiled mode could not run (empty when it did): the reference results stand on their own.

@@ -10,11 +10,6 @@ namespace kiln {
 
 namespace {
 
-// The layout kernels convert physical data themselves.
-bool readsPhysicalLayout(const Node& n) {
-  return n.domain() == "kiln" && (n.opType() == "TransData" || n.opType() == "TransDataCast");
-}
-
 std::string describe(const ValueType& t) { return t.toString(); }
 
 // The NCHW / ND extents TransData works in for a blocked t: the origin placed in NCHW for the 4-D layouts (a norm's
@@ -40,6 +35,10 @@ OriginPermutation originPermutation(const ValueType& t) {
 }
 
 }  // namespace
+
+bool readsPhysicalLayout(const Node& n) {  // the layout kernels convert physical data themselves
+  return n.domain() == "kiln" && (n.opType() == "TransData" || n.opType() == "TransDataCast");
+}
 
 Tensor logicalTensor(const Tensor& stored, const ValueType& t, int64_t maxOutputBytes) {
   if (!isBlockedFormat(t.format) || !stored.valid()) return stored;
@@ -82,13 +81,19 @@ Tensor storedTensor(const Tensor& logical, const ValueType& t, int64_t maxOutput
   return stored;
 }
 
-KernelOperands::KernelOperands(const Node& n, const std::vector<const Tensor*>& stored, int64_t maxOutputBytes)
+KernelOperands::KernelOperands(const Node& n, const std::vector<const Tensor*>& stored, int64_t maxOutputBytes,
+                               const LogicalByValue* prepared)
     : node_(n), maxOutputBytes_(maxOutputBytes), convert_(!readsPhysicalLayout(n)), inputs_(stored) {
   if (!convert_) return;
   converted_.reserve(stored.size());  // no reallocation: inputs_ points into it
   for (size_t i = 0; i < stored.size() && i < n.numInputs(); ++i) {
     const Value* v = n.input(i);
     if (!stored[i] || !v || !isBlockedFormat(v->type().format)) continue;
+    if (prepared)
+      if (auto it = prepared->find(v); it != prepared->end()) {
+        inputs_[i] = &it->second;
+        continue;
+      }
     converted_.push_back(logicalTensor(*stored[i], v->type(), maxOutputBytes_));
     inputs_[i] = &converted_.back();
   }

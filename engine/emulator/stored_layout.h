@@ -6,6 +6,7 @@
 // of a compiled run depend on every layout decision the compiler made (a badly re-laid-out weight, a wrong origin
 // or padding read as data all give wrong numbers), not on the kernels knowing the layouts.
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/tensor.h"
@@ -14,6 +15,7 @@
 namespace kiln {
 
 class Node;
+class Value;
 
 // `stored` (a tensor of type t) as its logical tensor: the origin's extents, row-major. A tensor that is not blocked
 // comes back as it is. Throws std::runtime_error when t is blocked without a usable origin or the data does not have
@@ -22,11 +24,19 @@ Tensor logicalTensor(const Tensor& stored, const ValueType& t, int64_t maxOutput
 // The inverse: a logical tensor stored as t (zero padding in the blocks). Throws when it does not fit t.
 Tensor storedTensor(const Tensor& logical, const ValueType& t, int64_t maxOutputBytes);
 
+// Whether n's kernel reads its operands as laid out (TransData and TransDataCast) rather than in logical form.
+bool readsPhysicalLayout(const Node& n);
+
+// Logical forms converted ahead of the nodes that read them (the compiled run's blocked weights, once per run).
+using LogicalByValue = std::unordered_map<const Value*, Tensor>;
+
 // One node's operands as its kernel reads them, and its results as its outputs store them.
 class KernelOperands {
  public:
-  // `stored[i]` holds input i as laid out (nullptr for an absent optional input); the converted tensors live here.
-  KernelOperands(const Node& n, const std::vector<const Tensor*>& stored, int64_t maxOutputBytes);
+  // `stored[i]` holds input i as laid out (nullptr for an absent optional input); the converted tensors live here,
+  // except those `prepared` already holds (by the node's input value).
+  KernelOperands(const Node& n, const std::vector<const Tensor*>& stored, int64_t maxOutputBytes,
+                 const LogicalByValue* prepared = nullptr);
   const std::vector<const Tensor*>& inputs() const { return inputs_; }
   // Stores the kernel's results in the layouts of the node's output values (in place).
   void storeOutputs(std::vector<Tensor>& results) const;

@@ -273,16 +273,18 @@ inline void copyElement(uint8_t* dst, const uint8_t* src, size_t size) {
 // out[i] = fn(x[i]) with x read as SIn and the result written as SOut.
 template <typename SIn, typename SOut, typename Fn>
 Tensor mapUnary(const KernelContext& ctx, const Tensor& x, Fn&& fn) {
-  OutBuffer out(ctx, dtypeOf<SOut>(), x.dims());
+  OutBuffer out(ctx, dtypeOf<SOut>(), x.dims(), HeapStorage::Start::Unset);  // every element is written
   const uint8_t* p = x.data();
-  for (int64_t i = 0; i < out.numel(); ++i) Elem<SOut>::store(out.data(), i, fn(Elem<SIn>::load(p, i)));
+  uint8_t* po = out.data();  // (virtual calls: once, not per element)
+  const int64_t n = out.numel();
+  for (int64_t i = 0; i < n; ++i) Elem<SOut>::store(po, i, fn(Elem<SIn>::load(p, i)));
   return out.finish();
 }
 
 // out[i] = fn(a[ia], b[ib]) over the numpy broadcast of a and b.
 template <typename SA, typename SB, typename SOut, typename Fn>
 Tensor mapBinary(const KernelContext& ctx, const Tensor& a, const Tensor& b, Fn&& fn) {
-  OutBuffer out(ctx, dtypeOf<SOut>(), broadcastShapes(ctx, {&a.dims(), &b.dims()}));
+  OutBuffer out(ctx, dtypeOf<SOut>(), broadcastShapes(ctx, {&a.dims(), &b.dims()}), HeapStorage::Start::Unset);
   const uint8_t* pa = a.data();
   const uint8_t* pb = b.data();
   uint8_t* po = out.data();
