@@ -43,6 +43,14 @@ Options optionsFromArgs(const Args& args);  // compile_command.cpp
 
 namespace {
 
+// Bytes of the graph's weights (its constant tensors, as loaded).
+int64_t constantBytes(const Graph& g) {
+  int64_t bytes = 0;
+  for (const Value* v : g.values())
+    if (v->constant()) bytes += static_cast<int64_t>(v->constant()->byteSize());
+  return bytes;
+}
+
 std::string sci(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", v);
@@ -299,6 +307,17 @@ int runRun(const Argv& argv) {
     j.set("reference_ms", report.referenceMs);
     j.set("compiled_ms", report.compiledMs);
     j.set("compiled_prepare_ms", report.arena.prepareMs);
+    {  // what each run added to the process's resident memory at its peak; null: not measured
+      Json m = Json::object();
+      m.set("weights_bytes", constantBytes(og));
+      // The compiled graph's constants: the weights a model computes at run time (ConstantOfShape, Expand...)
+      // folded, re-laid out, cast: what its compiled run reads.
+      m.set("compiled_weights_bytes", constantBytes(*compiled.model->graph));
+      m.set("arena_bytes", report.arena.arenaBytes);
+      m.set("reference_peak_bytes", report.referencePeakBytes ? Json(*report.referencePeakBytes) : Json());
+      m.set("compiled_peak_bytes", report.compiledPeakBytes ? Json(*report.compiledPeakBytes) : Json());
+      j.set("memory", m);
+    }
     j.set("arena_bytes", report.arena.arenaBytes);
     j.set("placed_tensors", report.arena.placedTensors);
     j.set("aside_tensors", report.arena.asideTensors);
@@ -375,6 +394,14 @@ int runRun(const Argv& argv) {
                         : "")
                 << ")\n";
     if (!report.compiledError.empty()) std::cout << "compiled    could not run: " << report.compiledError << "\n";
+    if (report.referencePeakBytes || report.compiledPeakBytes) {
+      const auto peak = [](const std::optional<int64_t>& b) {
+        return b ? formatBytes(double(*b)) : std::string("not measured");
+      };
+      std::cout << "memory      runs added at their peak: reference " << peak(report.referencePeakBytes)
+                << ", compiled " << peak(report.compiledPeakBytes) << " (weights "
+                << formatBytes(double(constantBytes(og))) << ")\n";
+    }
     if (!verdicts.empty()) std::cout << "gate        " << gate.describe() << "\n";
     for (size_t i = 0; i < report.errors.size(); ++i) {
       const OutputError& e = report.errors[i];

@@ -11,6 +11,7 @@
 #include "emulator/model_inputs.h"
 #include "emulator/precision_gate.h"
 #include "emulator/function_expander.h"
+#include "util/resident_memory.h"
 
 namespace kiln {
 
@@ -70,8 +71,10 @@ ReferenceRun runReference(const Model& original, const std::vector<Tensor>& inpu
       }
     }
   };
+  const ResidentPeak memory;
   run.outputs = ReferenceExecutor(refOptions).run(ref, inputs);
   run.ms = msSince(start);
+  run.peakBytes = memory.addedBytes();
   return run;
 }
 
@@ -82,6 +85,7 @@ EmulationReport emulateCompiled(const Model& original, const Model& compiled, co
   const Graph& out = *compiled.graph;
   report.reference = reference.outputs;
   report.referenceMs = reference.ms;
+  report.referencePeakBytes = reference.peakBytes;
   report.beyondFp16 = reference.beyondFp16;
 
   // The compiler may drop inputs nobody reads or turn some into constants; the rest keep their names.
@@ -90,6 +94,7 @@ EmulationReport emulateCompiled(const Model& original, const Model& compiled, co
   compiledOptions.opset = compiled.opsetFor("");
   compiledOptions.functions = makeFunctionExpander(compiled);
   const auto start = std::chrono::steady_clock::now();
+  const ResidentPeak memory;
   try {
     report.arena = runInArena(out, compiledInputs, compiledOptions);
   } catch (const NotEmulatable& e) {
@@ -101,6 +106,7 @@ EmulationReport emulateCompiled(const Model& original, const Model& compiled, co
     return report;
   }
   report.compiledMs = msSince(start) - report.arena.prepareMs;
+  report.compiledPeakBytes = memory.addedBytes();
   report.compiled = report.arena.outputs;
   if (report.compiled.size() != report.reference.size())
     throw std::runtime_error("the compiled model has " + std::to_string(report.compiled.size()) +

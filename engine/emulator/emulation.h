@@ -1,6 +1,7 @@
 #pragma once
 // One emulated run of a model, both ways: the original graph in reference mode and the compiled graph in the arena
 // (compiled mode), on the same inputs, with the error of every compiled output against the reference.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,8 @@ struct EmulationReport {
   // compiledMs: the compiled run's nodes; its weights' re-layout before them is arena.prepareMs, apart.
   double referenceMs = 0, compiledMs = 0;
   ArenaRunResult arena;
+  // Resident memory the compiled run (its weights' re-layout included) added at its peak; nullopt: not measured.
+  std::optional<int64_t> compiledPeakBytes, referencePeakBytes;
   // Why the compiled mode could not run (empty when it did): the reference results stand on their own.
   std::string compiledError;
   // The compiled graph holds an op its mode cannot run (control flow, ...): its numbers are missing, not wrong.
@@ -44,6 +47,8 @@ EmulationReport emulateModel(const Model& original, const Model& compiled, const
 struct ReferenceRun {
   std::vector<Tensor> outputs;
   double ms = 0;
+  // Resident memory the run added at its peak (util/resident_memory.h); nullopt where it cannot be measured.
+  std::optional<int64_t> peakBytes;
   // The first node (in execution order) whose fp32 output holds a finite value beyond fp16's largest (65504), with
   // that value: where a compile computing in fp16 must overflow. Empty when none does.
   std::string beyondFp16;

@@ -193,6 +193,30 @@ class ShapesCliTest : public QObject {
     }
   }
 
+  void runReportsWeightPreparationAndMemoryApart() {
+    // A MobileNetV2 compiled at fp32: its convolution weights are FRACTAL_Z, re-laid out once before the compiled
+    // nodes run; the time is reported beside the run's, and the memory each run added at its peak.
+    const QString model = tmp_.filePath("mobilenet_mem.onnx");
+    QCOMPARE(runKiln({"sample", "mobilenetv2", "--layers", "3", "-o", model}).code, 0);
+    const KilnRun r = runKiln({"run", model, "--set", "precision_mode=force_fp32", "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    const QJsonObject j = jsonOf(r);
+    QVERIFY(j["compiled_prepare_ms"].toDouble() > 0);
+    QVERIFY(j["compiled_ms"].toDouble() > 0);
+    QVERIFY(j["min_cosine"].toDouble() > 0.9999);  // the prepared weights are the same numbers
+    const QJsonObject m = j["memory"].toObject();
+    QVERIFY(m["weights_bytes"].toInteger() > 100000);
+    QCOMPARE(m["arena_bytes"].toInteger(), j["arena_bytes"].toInteger());
+    for (const char* key : {"reference_peak_bytes", "compiled_peak_bytes"}) {
+      QVERIFY2(m.contains(key), key);
+      // Measured (a number) on Linux with a writable /proc/self/clear_refs, else null: never a made-up zero.
+      QVERIFY2(m[key].isNull() || m[key].toInteger() > 0, key);
+    }
+    const KilnRun text = runKiln({"run", model, "--set", "precision_mode=force_fp32"});
+    QVERIFY(text.out.contains("weights re-laid out for the kernels before it in"));
+    QVERIFY(text.out.contains("memory      runs added at their peak"));
+  }
+
   void aGateOutOfReachFailsRunAndVerifyNamesThePass() {
     const QString model = tmp_.filePath("mobilenet_gate.onnx");
     QCOMPARE(runKiln({"sample", "mobilenetv2", "--layers", "2", "-o", model}).code, 0);

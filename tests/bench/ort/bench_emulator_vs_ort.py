@@ -3,10 +3,12 @@
 
 For each model, taken in turn so that the machine's noise falls on all alike: ONNX Runtime CPU (npm onnxruntime-node,
 all graph optimisations, ort_run_time.js) and Kiln's reference and compiled modes (`kiln run --set
-precision_mode=force_fp32 --random 1 --json`: reference_ms, compiled_ms; ORT runs on zeros), each at one thread
-(KILN_THREADS=1, ORT intraOpNumThreads 1) and at all threads. Each figure is the best of --runs (Kiln: whole `kiln
-run` processes, but the times are the runs' own, not the process's). Also `kiln verify` of the resnet50 sample
-(wall time) and the peak memory of a `kiln run` (max RSS) beside the model's weights and the arena.
+precision_mode=force_fp32 --random 1 --json`: reference_ms, compiled_ms, compiled_prepare_ms apart; ORT runs on
+zeros of the same extents Kiln bound to symbolic dims), each at one thread (KILN_THREADS=1, ORT intraOpNumThreads 1)
+and at all threads. Each time is the best of --runs (Kiln: whole `kiln run` processes, but the times are the runs'
+own, not the process's). Memory: the most a run added to Kiln's resident memory at its peak (the `memory` object of
+`kiln run --json`) against the goal's budget of the weights plus twice the arena, and the whole process's peak; each
+the worst of the runs. Also `kiln verify` of the resnet50 sample (wall time).
 
 Models: the shared CNNs and transformers (skipped when ../shared is absent), the generated samples and a
 ViT-B/16-sized export (make_vit.py). Prints a table and writes BUILD/bench_emulator_vs_ort.json; ratios are
@@ -28,6 +30,10 @@ SHARED_MODELS = ["cnn/light_resnet50.onnx", "cnn/light_densenet121.onnx", "cnn/l
                  "cnn/ppocr_mobilenetv3_cls.onnx", "detection/ultraface_rfb_320.onnx",
                  "transformer/bert_toy_optimized.onnx", "transformer/tiny-random-gpt2-fp32_past.onnx"]
 SAMPLES = ["resnet50", "mobilenetv2", "bert-base"]
+PEAK_WRAPPER = ("import resource, subprocess, sys\n"
+                "r = subprocess.run(sys.argv[1:])\n"
+                "sys.stderr.write('KILN_MAXRSS_KIB %d\\n' % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+                "sys.exit(r.returncode)\n")
 
 
 def ensure_ort(work):
@@ -50,19 +56,28 @@ def kiln_time(kiln, model, threads):
     env = dict(os.environ)
     if threads > 0:
         env["KILN_THREADS"] = str(threads)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    p = subprocess.run([kiln, "run", model, "--set", "precision_mode=force_fp32", "--random", "1", "--json"],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    # Kiln's own peak resident set: a wrapper whose only child is kiln reports it (this script's RUSAGE_CHILDREN
+    # would mix in ONNX Runtime's node processes).
+    p = subprocess.run([sys.executable, "-c", PEAK_WRAPPER, kiln, "run", model, "--set", "precision_mode=force_fp32",
+                        "--random", "1", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    out, err = p.stdout, p.stderr
+    peak = [int(line.split()[1]) for line in err.splitlines() if line.startswith("KILN_MAXRSS_KIB ")]
+    err = "\n".join(line for line in err.splitlines() if not line.startswith("KILN_MAXRSS_KIB "))
     try:
-        j = json.loads(p.stdout)
+        j = json.loads(out)
     except ValueError:
-        raise RuntimeError((p.stderr or "no output").strip().splitlines()[-1])
+        raise RuntimeError((err or "no output").strip().splitlines()[-1])
     if "reference_ms" not in j:
         raise RuntimeError(j.get("error", "no reference run"))
     binding = {s["symbol"]: s["value"] for s in (j.get("shape_binding") or {}).get("symbols", [])}
-    return {"binding": binding, "reference_ms": j["reference_ms"], "compiled_ms": j.get("compiled_ms"), "arena_bytes": j.get("arena_bytes"),
-            "peak_rss_mib": peak_kib / 1024 if peak_kib > before else None}
+    mem = j.get("memory") or {}
+    mib = lambda b: b / 2**20 if isinstance(b, (int, float)) else None
+    return {"binding": binding, "reference_ms": j["reference_ms"], "compiled_ms": j.get("compiled_ms"),
+            "compiled_prepare_ms": j.get("compiled_prepare_ms"), "arena_bytes": j.get("arena_bytes"),
+            # The weights: the model's, or the compiled graph's where it folded weights computed at run time.
+            "weights_mib": mib(max(mem.get("weights_bytes") or 0, mem.get("compiled_weights_bytes") or 0)), "reference_peak_mib": mib(mem.get("reference_peak_bytes")),
+            "compiled_peak_mib": mib(mem.get("compiled_peak_bytes")),
+            "process_peak_mib": peak[0] / 1024 if peak else None}
 
 
 def main():
@@ -109,22 +124,34 @@ def main():
                         continue
                     for k, v in r.items():
                         if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "arena_bytes":
-                            best[side + ":" + k] = min(best.get(side + ":" + k, v), v)
+                            keep = max if k.endswith("_mib") else min  # times: the best run; memory: the worst
+                            best[side + ":" + k] = keep(best.get(side + ":" + k, v), v)
                         elif k == "arena_bytes":
                             row[k] = v
                         elif k == "version":
                             row["ort_version"] = v
             ort_ms = best.get("ort:best_ms")
             ref, comp = best.get("kiln:reference_ms"), best.get("kiln:compiled_ms")
+            # Memory: the most either run added to the process at its peak (`kiln run` measures it: VmHWM reset at
+            # the run's start) against the goal's budget, the weights plus twice the arena; and the whole process's.
+            weights = best.get("kiln:weights_mib")
+            budget = weights + 2 * row["arena_bytes"] / 2**20 if weights is not None and row.get("arena_bytes") else None
+            peaks = [best.get("kiln:reference_peak_mib"), best.get("kiln:compiled_peak_mib")]
+            run_peak = max(peaks) if None not in peaks else None
             row.update({"ort_ms": ort_ms, "reference_ms": ref, "compiled_ms": comp,
-                        "peak_rss_mib": best.get("kiln:peak_rss_mib"),
+                        "compiled_prepare_ms": best.get("kiln:compiled_prepare_ms"),
+                        "weights_mib": weights, "reference_peak_mib": peaks[0], "compiled_peak_mib": peaks[1],
+                        "run_peak_over_budget": run_peak / budget if run_peak is not None and budget else None,
+                        "process_peak_mib": best.get("kiln:process_peak_mib"),
                         "reference_over_ort": ref / ort_ms if ref and ort_ms else None,
                         "compiled_over_reference": comp / ref if comp and ref else None})
             rows.append(row)
             fmt = lambda v, f="%.1f": (f % v) if isinstance(v, (int, float)) else "missing"
-            print("%-32s %4s  ORT %9s ms  ref %9s ms  comp %9s ms  ref/ORT %6s  comp/ref %5s%s" % (
-                name[:32], row["threads"], fmt(ort_ms), fmt(ref), fmt(comp), fmt(row["reference_over_ort"], "%.2f"),
-                fmt(row["compiled_over_reference"], "%.2f"),
+            print("%-30s %3s  ORT %7s ms  ref %7s ms  comp %7s ms (+%s prep)  ref/ORT %5s  comp/ref %4s  "
+                  "peak/budget %4s  process %s MiB%s" % (
+                name[:30], row["threads"], fmt(ort_ms), fmt(ref), fmt(comp), fmt(row["compiled_prepare_ms"], "%.0f"),
+                fmt(row["reference_over_ort"], "%.2f"), fmt(row["compiled_over_reference"], "%.2f"),
+                fmt(row["run_peak_over_budget"], "%.2f"), fmt(row["process_peak_mib"], "%.0f"),
                 "  (" + "; ".join(row[k] for k in ("ort_error", "kiln_error") if k in row) + ")"
                 if "ort_error" in row or "kiln_error" in row else ""), flush=True)
     # kiln verify of the resnet50 sample, wall time.
