@@ -239,6 +239,20 @@ __attribute__((target("avx,f16c"))) void floatsToHalvesF16c(const float* in, uin
   for (; i < n; ++i) out[i] = floatToHalf(floatAt(in, i));
 }
 
+// Eight lanes at a time (exact: every half is a float). NaN lanes are redone by halfToFloat, which keeps a signalling
+// NaN signalling where the instruction would quiet it.
+__attribute__((target("avx,f16c"))) void halvesToFloatsF16c(const uint16_t* in, float* out, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i)));
+    _mm256_storeu_ps(out + i, v);
+    if (const int nan = _mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)))
+      for (size_t j = 0; j < 8; ++j)
+        if (nan >> j & 1) out[i + j] = halfToFloat(in[i + j]);
+  }
+  for (; i < n; ++i) out[i] = halfToFloat(in[i]);
+}
+
 // F16C from CPUID (leaf 1, ECX): clang's __builtin_cpu_supports knows "avx" (which checks the OS saves the AVX
 // state too) but not "f16c".
 bool hasF16c() {
@@ -272,6 +286,13 @@ void floatsToHalves(const float* in, uint16_t* out, size_t n) {
   if (hasF16c()) return floatsToHalvesF16c(in, out, n);
 #endif
   for (size_t i = 0; i < n; ++i) out[i] = floatToHalf(floatAt(in, i));
+}
+
+void halvesToFloats(const uint16_t* in, float* out, size_t n) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (hasF16c()) return halvesToFloatsF16c(in, out, n);
+#endif
+  for (size_t i = 0; i < n; ++i) out[i] = halfToFloat(in[i]);
 }
 
 void scaleFloats(const float* in, float* out, size_t n, double scale) {

@@ -114,6 +114,9 @@ uint16_t floatToHalf(float f);
 // floatToHalf over an array, bit for bit the same (NaNs included); with the CPU's F16C instructions when it has
 // them (checked at run time): converting a model's weights runs at memory speed.
 void floatsToHalves(const float* in, uint16_t* out, size_t n);
+// halfToFloat over an array, bit for bit the same (NaNs included), with F16C when the CPU has it: the fp16 operands
+// of a compiled run's kernels are widened at memory speed.
+void halvesToFloats(const uint16_t* in, float* out, size_t n);
 // out[i] = float(double(in[i]) * scale): each product rounded once, as a scalar loop rounds it; four at a time with
 // AVX when the CPU has it (checked at run time). `in` may sit at any byte offset (a weight in a mapped file).
 void scaleFloats(const float* in, float* out, size_t n, double scale);

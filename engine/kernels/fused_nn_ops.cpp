@@ -115,6 +115,24 @@ void addBroadcast(const KernelContext& ctx, std::span<W> y, const std::vector<in
   if (t.dtype() != dtypeOf<S>()) ctx.fail(std::string(what) + " has another element type");
   if (broadcastShapes(ctx, {&dims, &t.dims()}) != dims) ctx.fail(std::string(what) + " would enlarge the output");
   const uint8_t* p = t.data();
+  if (t.dims() == dims) {  // a residual of the output's own shape (FusedConv's Z): in chunks, rounded in bulk
+    constexpr size_t kChunk = 1024;
+    W wide[kChunk];
+    for (size_t i = 0; i < y.size(); i += kChunk) {
+      const size_t m = std::min(kChunk, y.size() - i);
+      if constexpr (std::is_same_v<S, Half> && std::is_same_v<W, float>) {
+        if (reinterpret_cast<uintptr_t>(p) % alignof(uint16_t) == 0)
+          halvesToFloats(reinterpret_cast<const uint16_t*>(p) + i, wide, m);
+        else
+          for (size_t j = 0; j < m; ++j) wide[j] = Elem<S>::load(p, static_cast<int64_t>(i + j));
+      } else {
+        for (size_t j = 0; j < m; ++j) wide[j] = static_cast<W>(Elem<S>::load(p, static_cast<int64_t>(i + j)));
+      }
+      for (size_t j = 0; j < m; ++j) y[i + j] += wide[j];
+      nn::roundAllAs<S>(y.data() + i, static_cast<int64_t>(m));
+    }
+    return;
+  }
   const int64_t row = dims.empty() ? 1 : dims.back();
   if (t.numel() == row && !t.dims().empty() && t.dims().back() == row && row > 0) {  // a bias along the last axis
     for (size_t i = 0; i < y.size(); i += static_cast<size_t>(row))
@@ -137,7 +155,7 @@ Tensor fusedMatMulTyped(const KernelContext& ctx, const Tensor& a, const Tensor&
   nn::Result<S, W> y(ctx, a.dtype(), p.outDims);  // size check before any work
   const nn::Operand<S, W> av(ctx, a), bv(ctx, b);    // fp32 read in place (as MatMul)
   nn::matMul(p, static_cast<W>(node.attrFloat("alpha", 1.0f)), av.data(), bv.data(), y.data());
-  for (W& e : y) e = nn::roundAs<S>(e);
+  nn::roundAllAs<S>(y.data(), y.numel());
   if (bias) addBroadcast<S, W>(ctx, std::span<W>(y.data(), static_cast<size_t>(y.numel())), p.outDims, *bias, "Bias");
   activateAll<S>(act, y.data(), y.numel());
   return y.finish();
@@ -156,7 +174,7 @@ Tensor fusedConvTyped(const KernelContext& ctx, const Tensor& x, const Tensor& w
   const nn::Operand<S, W> xv(ctx, x), wv(ctx, w);
   const std::optional<nn::Operand<S, W>> bv = b ? std::optional<nn::Operand<S, W>>(std::in_place, ctx, *b) : std::nullopt;
   nn::convolve(ctx, s, xv.data(), wv.data(), bv ? bv->data() : nullptr, y.data());
-  for (W& e : y) e = nn::roundAs<S>(e);
+  nn::roundAllAs<S>(y.data(), y.numel());
   if (z) addBroadcast<S, W>(ctx, std::span<W>(y.data(), static_cast<size_t>(y.numel())), s.outDims, *z, "Z");
   activateAll<S>(act, y.data(), y.numel());
   return y.finish();

@@ -35,6 +35,11 @@ std::vector<W> loadAll(const KernelContext& ctx, const Tensor& t) {
   const uint8_t* p = t.data();  // (a virtual call: once, not per element)
   if constexpr (std::is_same_v<S, W>) {
     if (t.numel() > 0) std::memcpy(v.data(), p, static_cast<size_t>(t.numel()) * sizeof(W));
+  } else if constexpr (std::is_same_v<S, Half> && std::is_same_v<W, float>) {
+    if (reinterpret_cast<uintptr_t>(p) % alignof(uint16_t) == 0)  // a compiled run's fp16 operand: bulk, F16C
+      halvesToFloats(reinterpret_cast<const uint16_t*>(p), v.data(), v.size());
+    else
+      for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = static_cast<W>(Elem<S>::load(p, i));
   } else {
     for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = static_cast<W>(Elem<S>::load(p, i));
   }
@@ -101,9 +106,13 @@ class Result {
 // A tensor of S with `dims` holding v (one rounding per element for the 16-bit types).
 template <typename S, typename W>
 Tensor storeAll(const KernelContext& ctx, std::vector<int64_t> dims, const std::vector<W>& v) {
-  OutBuffer out(ctx, dtypeOf<S>(), std::move(dims));
-  for (int64_t i = 0; i < out.numel(); ++i)
-    Elem<S>::store(out.data(), i, static_cast<ComputeOf<S>>(v[static_cast<size_t>(i)]));
+  OutBuffer out(ctx, dtypeOf<S>(), std::move(dims), HeapStorage::Start::Unset);  // every element is written
+  uint8_t* p = out.data();
+  if constexpr (std::is_same_v<S, Half> && std::is_same_v<W, float>) {  // rounded as Elem<Half>::store rounds
+    floatsToHalves(v.data(), reinterpret_cast<uint16_t*>(p), static_cast<size_t>(out.numel()));
+  } else {
+    for (int64_t i = 0; i < out.numel(); ++i) Elem<S>::store(p, i, static_cast<ComputeOf<S>>(v[static_cast<size_t>(i)]));
+  }
   return out.finish();
 }
 
@@ -125,6 +134,23 @@ W roundAs(W v) {
   } else {
     return v;
   }
+}
+
+// roundAs over n values. fp16 goes in bulk (F16C where the CPU has it; the same bits as one at a time): a compiled
+// fp16 run rounds every convolution output so, and one software conversion each way per element took a third of it.
+template <typename S, typename W>
+void roundAllAs(W* v, int64_t n) {
+  if constexpr (std::is_same_v<S, Half> && std::is_same_v<W, float>) {
+    constexpr int64_t kChunk = 1024;
+    uint16_t halves[kChunk];
+    for (int64_t i = 0; i < n; i += kChunk) {
+      const auto m = static_cast<size_t>(std::min(kChunk, n - i));
+      floatsToHalves(v + i, halves, m);
+      halvesToFloats(halves, v + i, m);
+    }
+  } else if constexpr (std::is_same_v<S, BFloat> || (std::is_same_v<S, float> && std::is_same_v<W, double>)) {
+    for (int64_t i = 0; i < n; ++i) v[i] = roundAs<S>(v[i]);
+  }  // otherwise W is S: nothing to round
 }
 
 // Row-major C[m,n] = alpha * op(A) @ op(B) + beta * C with dense rows (op(A) is m×k, op(B) k×n).
