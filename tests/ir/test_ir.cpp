@@ -124,6 +124,15 @@ class IrTest : public QObject {
       std::memcpy(&f, &bits[i], 4);
       if (bulk[i] != floatToHalf(f)) QFAIL(qPrintable(QString("bits %1: bulk %2, scalar %3").arg(bits[i], 8, 16).arg(bulk[i], 4, 16).arg(floatToHalf(f), 4, 16)));
     }
+    // And the way back: every one of the 65536 halves (signalling NaNs included) as halfToFloat widens it.
+    std::vector<uint16_t> halves(65536 + 5);
+    for (size_t i = 0; i < halves.size(); ++i) halves[i] = static_cast<uint16_t>(i);
+    std::vector<float> wide(halves.size());
+    halvesToFloats(halves.data(), wide.data(), halves.size());
+    for (size_t i = 0; i < halves.size(); ++i) {
+      const float f = halfToFloat(halves[i]);
+      if (std::memcmp(&wide[i], &f, 4) != 0) QFAIL(qPrintable(QString("half %1 widened differently").arg(halves[i], 4, 16)));
+    }
   }
 
   void bulkScalingRoundsLikeTheScalarLoop() {
