@@ -1,6 +1,8 @@
 #include "emulator/stored_layout.h"
 
+#include <set>
 #include <stdexcept>
+#include <string>
 
 #include "kernels/kernel_util.h"
 #include "kernels/transdata.h"
@@ -81,9 +83,51 @@ Tensor storedTensor(const Tensor& logical, const ValueType& t, int64_t maxOutput
   return stored;
 }
 
+namespace {
+
+// Element-wise ops that map zero to zero: on operands that all share one blocked layout and extents, they compute
+// the same logical values straight on the stored blocks (as the NPU's vector unit does), and the padding lanes stay
+// zero. Converting to NCHW and back around each of them was half of a compiled DenseNet run.
+bool zeroPreservingElementwise(const Node& n) {
+  static const std::set<std::string> ops = {"Add", "Sub",      "Mul",  "Relu",    "LeakyRelu", "Neg",   "Abs",
+                                            "Max", "Min",      "Tanh", "Sqrt",    "Elu",       "Selu",  "HardSwish",
+                                            "Sign", "Softsign", "Erf", "Sin",     "Identity",  "Round", "Floor",
+                                            "Ceil", "Atan",     "Asin", "Sinh",   "Tan",       "Asinh", "Atanh"};
+  return (n.domain().empty() || n.domain() == "ai.onnx") && ops.count(n.opType()) > 0;
+}
+
+// An NC1HWC0 operand whose blocks broadcast against the output's as its NCHW origin does against the output's: the
+// same channels (so lane c of block c1 is channel c1·C0 + c on both sides), other axes equal or 1. A per-channel
+// scale stored as [1, C1, 1, 1, C0] then multiplies every position of [N, C1, H, W, C0] in place.
+bool broadcastsBlockwise(const ValueType& in, const ValueType& out) {
+  if (in.format != Format::NC1HWC0 || in.dtype != out.dtype || !originPermutation(in).toNchw.empty()) return false;
+  const std::vector<int64_t> a = transDataOrigin(in), b = transDataOrigin(out);
+  const auto pa = in.shape.staticExtents(), pb = out.shape.staticExtents();
+  if (a.size() != 4 || b.size() != 4 || a[1] < 0 || a[1] != b[1] || !pa || !pb || pa->size() != pb->size())
+    return false;
+  for (size_t i = 0; i < pa->size(); ++i)
+    if ((*pa)[i] != (*pb)[i] && (*pa)[i] != 1) return false;
+  return true;
+}
+
+bool computesOnStoredBlocks(const Node& n) {
+  if (!zeroPreservingElementwise(n) || n.numOutputs() != 1 || !n.output(0)) return false;
+  const ValueType& out = n.output(0)->type();
+  if (!isBlockedFormat(out.format) || !originPermutation(out).toNchw.empty()) return false;
+  for (const Value* v : n.inputs())  // every operand: the output's own type, or a blockwise broadcast of it
+    if (!v || !(v->type() == out || (out.format == Format::NC1HWC0 && broadcastsBlockwise(v->type(), out))))
+      return false;
+  return n.numInputs() > 0;
+}
+
+}  // namespace
+
 KernelOperands::KernelOperands(const Node& n, const std::vector<const Tensor*>& stored, int64_t maxOutputBytes,
                                const LogicalByValue* prepared)
-    : node_(n), maxOutputBytes_(maxOutputBytes), convert_(!readsPhysicalLayout(n)), inputs_(stored) {
+    : node_(n),
+      maxOutputBytes_(maxOutputBytes),
+      convert_(!readsPhysicalLayout(n) && !computesOnStoredBlocks(n)),
+      inputs_(stored) {
   if (!convert_) return;
   converted_.reserve(stored.size());  // no reallocation: inputs_ points into it
   for (size_t i = 0; i < stored.size() && i < n.numInputs(); ++i) {
