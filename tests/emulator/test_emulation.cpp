@@ -151,6 +151,43 @@ class EmulationTest : public QObject {
     QVERIFY2(d.within(), d.firstMismatch.c_str());
   }
 
+  void elementwiseOpsComputeOnTheStoredBlocks() {
+    // Mul and Add by per-channel constants after a Relu in NC1HWC0 (24 channels: the second block half padding),
+    // then a Sigmoid, which does not map 0 to 0 and so converts. The zero-preserving ones run on the blocks, the
+    // constants broadcasting as [1, C1, 1, 1, C0]; at fp32 and fp16 the numbers match the reference.
+    for (const char* precision : {"force_fp32", "force_fp16"}) {
+      const auto build = [] {
+        auto m = std::make_unique<Model>();
+        m->opsets[""] = 17;
+        samples::GraphBuilder b(m.get(), SampleOptions{});
+        Value* x = b.input("image", DType::Float, {Dim::fixed(2), Dim::fixed(3), Dim::fixed(9), Dim::fixed(9)});
+        Value* y = b.relu(b.conv(x, "stem", 3, 24, 3, 1, 1, 1, true));
+        y = b.mul(y, b.weight("scale", {1, 24, 1, 1}, samples::Init::fanIn(1)));
+        y = b.add(y, b.weight("shift", {1, 24, 1, 1}, samples::Init::fanIn(1)));
+        b.output(b.op("Sigmoid", {b.relu(y)}), "out");
+        return m;
+      };
+      auto original = build();
+      auto compiled = build();
+      Options o;
+      o.set(std::string("precision_mode=") + precision);
+      o.set("oo_level=O1");  // the element-wise ops stay separate nodes
+      compile(*compiled, o);
+      int blockwise = 0;
+      for (const Node* n : compiled->graph->nodes())
+        if ((n->opType() == "Mul" || n->opType() == "Add") && n->numInputs() == 2 && n->input(1) &&
+            n->input(0)->type().format == Format::NC1HWC0 && n->input(1)->type().format == Format::NC1HWC0 &&
+            n->input(0)->type().shape != n->input(1)->type().shape)
+          ++blockwise;
+      QVERIFY2(blockwise > 0, precision);  // the broadcast case is what this test is about
+      const EmulationReport r = emulateModel(*original, *compiled, randomInputs(*original->graph, 3));
+      QVERIFY2(r.compiledError.empty(), r.compiledError.c_str());
+      const double tol = std::string(precision) == "force_fp32" ? 1e-5 : 1e-2;
+      const TensorDifference d = compareTensors(r.compiled[0], r.reference[0], Tolerance{tol, tol});
+      QVERIFY2(d.within(), (std::string(precision) + ": " + d.firstMismatch).c_str());
+    }
+  }
+
   void sharedModelsRunAsUsersRunThem() {
     // Real exports: a CNN compiled to NC1HWC0/FRACTAL_Z, a bidirectional LSTM checked against the io.npz tract
     // recorded (found beside the model, its symbolic dims taken from the data), an ONNX Runtime-optimized GPT-2
