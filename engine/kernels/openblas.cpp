@@ -67,6 +67,8 @@ CBLAS_TRANSPOSE op(bool t) { return t ? CblasTrans : CblasNoTrans; }
 
 }  // namespace
 
+void loadBlas() { openBlas(); }
+
 bool blasSgemm(bool transA, bool transB, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
                int ldb, float beta, float* c, int ldc) {
   const OpenBlas& lib = openBlas();

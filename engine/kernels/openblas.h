@@ -5,6 +5,10 @@
 // ran or not. Loaded here, only work that multiplies matrices pays for it.
 namespace kiln::kernels {
 
+// Loads OpenBLAS now (where it would be used): the emulator calls it before it starts timing a run, so that the
+// run's time is its work, not the library's loading and relocation (~10 ms; ONNX Runtime's are paid at start-up).
+void loadBlas();
+
 // Row-major C = alpha·op(A)·op(B) + beta·C through OpenBLAS. False, and nothing done, when the library cannot be
 // loaded, or under an address-space limit (see openblas.cpp): the caller runs its own loop.
 bool blasSgemm(bool transA, bool transB, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
