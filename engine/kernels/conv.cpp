@@ -167,6 +167,35 @@ void im2col(const Window& w, const std::vector<std::vector<int64_t>>& taps, cons
   }
 }
 
+// im2col for 2-D windows: per (channel, tap) row and output line, the columns that read padding are zeroed and the
+// rest copied as one span (a memcpy at stride 1), instead of a table lookup and a padding test per element.
+template <typename W>
+void im2col2d(const Window& w, const W* x, int64_t channels, int64_t line0, int64_t line1, W* col) {
+  const int64_t inH = w.in[0], inW = w.in[1], kH = w.kernel[0], kW = w.kernel[1], outW = w.out[1];
+  const int64_t sH = w.stride[0], sW = w.stride[1];
+  W* dst = col;
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t kh = 0; kh < kH; ++kh)
+      for (int64_t kw = 0; kw < kW; ++kw) {
+        const int64_t offset = kw * w.dilation[1] - w.padBegin[1];
+        const auto [lo, hi] = insideColumns(offset, sW, inW, outW);
+        for (int64_t oh = line0; oh < line1; ++oh, dst += outW) {
+          const int64_t ih = oh * sH - w.padBegin[0] + kh * w.dilation[0];
+          if (ih < 0 || ih >= inH) {
+            std::fill_n(dst, outW, W(0));
+            continue;
+          }
+          const W* row = x + (c * inH + ih) * inW;
+          std::fill_n(dst, lo, W(0));
+          if (sW == 1)
+            std::copy_n(row + lo + offset, hi - lo, dst + lo);
+          else
+            for (int64_t o = lo; o < hi; ++o) dst[o] = row[o * sW + offset];
+          std::fill_n(dst + hi, outW - hi, W(0));
+        }
+      }
+}
+
 bool isPointwise(const Window& w) {
   for (size_t d = 0; d < w.rank(); ++d)
     if (w.kernel[d] != 1 || w.stride[d] != 1 || w.padBegin[d] != 0 || w.in[d] != w.out[d]) return false;
@@ -220,7 +249,10 @@ void convolveImpl(const KernelContext& ctx, const ConvShape& s, const W* x, cons
       }
       for (int64_t line0 = 0; line0 < lines; line0 += band) {
         const int64_t line1 = std::min(lines, line0 + band), width = (line1 - line0) * lastOut;
-        im2col(win, taps, xg, cg, line0, line1, col.data());
+        if (win.rank() == 2)
+          im2col2d(win, xg, cg, line0, line1, col.data());
+        else
+          im2col(win, taps, xg, cg, line0, line1, col.data());
         if (band >= lines) {
           gemm(false, false, mg, outSize, rows, W(1), wg, col.data(), W(0), yg);
           continue;

@@ -9,6 +9,7 @@
 #include <limits>
 #include <optional>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kernels/kernel_util.h"
@@ -182,6 +183,9 @@ void convolve(const KernelContext& ctx, const ConvShape& s, const float* x, cons
               float* y);
 void convolve(const KernelContext& ctx, const ConvShape& s, const double* x, const double* w, const double* bias,
               double* y);
+// Output columns [lo, hi) of a row of outWidth whose input column o·stride + offset lies in [0, width): the span a
+// kernel tap reads without padding.
+std::pair<int64_t, int64_t> insideColumns(int64_t offset, int64_t stride, int64_t width, int64_t outWidth);
 // The same for a 2-D depthwise convolution (one input channel per group, any channel multiplier), computed directly
 // (conv_depthwise.cpp); false, writing nothing, for any other convolution.
 bool convolveDepthwise2d(const ConvShape& s, const float* x, const float* w, const float* bias, float* y);
