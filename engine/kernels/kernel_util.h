@@ -319,15 +319,36 @@ Tensor mapBinary(const KernelContext& ctx, const Tensor& a, const Tensor& b, Fn&
   const uint8_t* pb = b.data();
   uint8_t* po = out.data();
   const std::vector<int64_t>& od = out.dims();
-  if (!od.empty() && od.back() > 1) {
+  // The axes as the loop walks them: extent-1 axes dropped, and trailing axes merged while both operands step
+  // through them as one (contiguous, or both broadcast): a per-channel scale over [N, C, 7, 7] walks rows of 49.
+  std::vector<int64_t> dims, sa, sb;
+  {
+    const std::vector<int64_t> fa = broadcastStrides(od, a.dims()), fb = broadcastStrides(od, b.dims());
+    for (size_t k = 0; k < od.size(); ++k)
+      if (od[k] != 1) {
+        dims.push_back(od[k]);
+        sa.push_back(fa[k]);
+        sb.push_back(fb[k]);
+      }
+    while (dims.size() > 1) {
+      const size_t k = dims.size() - 2;
+      if (sa[k] != sa[k + 1] * dims[k + 1] || sb[k] != sb[k + 1] * dims[k + 1]) break;
+      dims[k] *= dims[k + 1];
+      sa[k] = sa[k + 1];
+      sb[k] = sb[k + 1];
+      dims.pop_back();
+      sa.pop_back();
+      sb.pop_back();
+    }
+  }
+  if (!dims.empty() && dims.back() > 1) {
     // Row by row: the walker steps once per row of the last axis, and inside a row each operand advances by a
     // constant stride (1, or 0 where it is broadcast: a bias, a scalar) — a plain loop the compiler vectorises,
     // not the walker's per-element bookkeeping (a BERT layer's bias Adds spent 8% of a run in it).
-    std::vector<int64_t> sa = broadcastStrides(od, a.dims()), sb = broadcastStrides(od, b.dims());
-    const int64_t inner = od.back(), ia = sa.back(), ib = sb.back();
+    const int64_t inner = dims.back(), ia = sa.back(), ib = sb.back();
     sa.pop_back();
     sb.pop_back();
-    StrideWalker w(std::vector<int64_t>(od.begin(), od.end() - 1), {sa, sb});
+    StrideWalker w(std::vector<int64_t>(dims.begin(), dims.end() - 1), {sa, sb});
     const int64_t rows = out.numel() / inner;
     for (int64_t r = 0; r < rows; ++r, w.next()) {
       const int64_t oa = w.offset(0), ob = w.offset(1), base = r * inner;
