@@ -62,10 +62,11 @@ std::vector<Tensor> softmaxKernel(const KernelContext& ctx) {
   if (x.numel() == 0) return {x};  // also keeps the row products below clear of overflow
   dispatch<kFloats>(x.dtype(), [&](auto tag) {
     using S = typename decltype(tag)::type;
-    OutBuffer probe(ctx, x.dtype(), x.dims());
-    std::vector<nn::Work<S>> v = nn::loadAll<S>(ctx, x);
-    nn::softmaxRows(v.data(), rows->outer, rows->n, rows->inner, K);
-    out.push_back(nn::storeAll<S>(ctx, x.dims(), v));
+    nn::Result<S> y(ctx, x.dtype(), x.dims());  // fp32: normalised in the output itself, no copies either way
+    const nn::Operand<S> in(ctx, x);
+    std::copy_n(in.data(), y.numel(), y.data());
+    nn::softmaxRows(y.data(), rows->outer, rows->n, rows->inner, K);
+    out.push_back(y.finish());
   });
   return out;
 }
