@@ -110,7 +110,28 @@ bool broadcastsBlockwise(const ValueType& in, const ValueType& out) {
   return true;
 }
 
+// Concat along the channels of NC1HWC0 operands whose channel counts are whole blocks: the blocks of each input
+// follow one another along C1, so joining the stored tensors along their axis 1 is the stored result (DenseNet and
+// Inception join feature maps at every layer).
+bool concatOfWholeBlocks(const Node& n) {
+  if (n.opType() != "Concat" || !(n.domain().empty() || n.domain() == "ai.onnx") || n.attrInt("axis", 0) != 1 ||
+      n.numOutputs() != 1 || !n.output(0) || n.numInputs() == 0)
+    return false;
+  const ValueType& out = n.output(0)->type();
+  if (out.format != Format::NC1HWC0 || !originPermutation(out).toNchw.empty()) return false;
+  const int64_t c0 = blockC0(dtypeSize(out.dtype));
+  for (const Value* v : n.inputs()) {
+    if (!v || v->type().format != Format::NC1HWC0 || v->type().dtype != out.dtype ||
+        !originPermutation(v->type()).toNchw.empty())
+      return false;
+    const std::vector<int64_t> origin = transDataOrigin(v->type());
+    if (origin.size() != 4 || origin[1] <= 0 || origin[1] % c0 != 0 || v->type().shape.rank() != 5) return false;
+  }
+  return true;
+}
+
 bool computesOnStoredBlocks(const Node& n) {
+  if (concatOfWholeBlocks(n)) return true;
   if (!zeroPreservingElementwise(n) || n.numOutputs() != 1 || !n.output(0)) return false;
   const ValueType& out = n.output(0)->type();
   if (!isBlockedFormat(out.format) || !originPermutation(out).toNchw.empty()) return false;

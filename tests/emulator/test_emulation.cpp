@@ -188,6 +188,41 @@ class EmulationTest : public QObject {
     }
   }
 
+  void channelConcatOfWholeBlocksJoinsTheStoredBlocks() {
+    // 16 and 32 channels joined along C (whole C0 blocks: the compiled run joins the stored blocks), then 48 and 8
+    // (half a block: the compiler joins those in NCHW between TransData nodes). The numbers match the reference.
+    for (const char* precision : {"force_fp32", "force_fp16"}) {
+      const auto build = [] {
+        auto m = std::make_unique<Model>();
+        m->opsets[""] = 17;
+        samples::GraphBuilder b(m.get(), SampleOptions{});
+        Value* x = b.input("image", DType::Float, {Dim::fixed(1), Dim::fixed(3), Dim::fixed(8), Dim::fixed(8)});
+        Value* a = b.relu(b.conv(x, "a", 3, 16, 3, 1, 1, 1, true));
+        Value* c = b.relu(b.conv(x, "c", 3, 32, 1, 1, 0, 1, true));
+        Value* joined = b.concat({a, c}, 1);
+        Value* d = b.relu(b.conv(x, "d", 3, 8, 1, 1, 0, 1, true));
+        Value* uneven = b.concat({joined, d}, 1);
+        b.output(b.conv(uneven, "head", 56, 4, 3, 1, 1, 1, true), "out");
+        return m;
+      };
+      auto original = build();
+      auto compiled = build();
+      Options o;
+      o.set(std::string("precision_mode=") + precision);
+      o.set("oo_level=O1");
+      compile(*compiled, o);
+      int blockedConcats = 0;
+      for (const Node* n : compiled->graph->nodes())
+        if (n->opType() == "Concat" && n->output(0)->type().format == Format::NC1HWC0) ++blockedConcats;
+      QVERIFY2(blockedConcats > 0, precision);
+      const EmulationReport r = emulateModel(*original, *compiled, randomInputs(*original->graph, 4));
+      QVERIFY2(r.compiledError.empty(), r.compiledError.c_str());
+      const double tol = std::string(precision) == "force_fp32" ? 1e-5 : 1e-2;
+      const TensorDifference diff = compareTensors(r.compiled[0], r.reference[0], Tolerance{tol, tol});
+      QVERIFY2(diff.within(), (std::string(precision) + ": " + diff.firstMismatch).c_str());
+    }
+  }
+
   void sharedModelsRunAsUsersRunThem() {
     // Real exports: a CNN compiled to NC1HWC0/FRACTAL_Z, a bidirectional LSTM checked against the io.npz tract
     // recorded (found beside the model, its symbolic dims taken from the data), an ONNX Runtime-optimized GPT-2
