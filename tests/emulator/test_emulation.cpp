@@ -4,6 +4,8 @@
 // runs them (exit codes, JSON keys, history rows).
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
+#include <functional>
 #include <set>
 
 #include "emulator/arena_executor.h"
@@ -78,6 +80,37 @@ void overlap(Graph& g, const std::string& moved, const std::string& onto) {
     if (n->name() == onto) target = n->annotation("mem.out");
   for (Node* n : g.nodes())
     if (n->name() == moved) n->setAnnotation("mem.out", target);
+}
+
+// A model `body` builds, run as it is and compiled at `precision` (oo_level O1: element-wise ops stay nodes). The
+// compiled graph must hold a node `wanted` accepts (the case a test is about), and its run must match the reference
+// (fp32 within 1e-5, fp16 within 1e-2). Empty when so, else what went wrong.
+std::string compiledOnBlocksMatchesReference(const std::function<void(samples::GraphBuilder&)>& body,
+                                             const std::string& precision,
+                                             const std::function<bool(const Node&)>& wanted, uint32_t seed) {
+  const auto build = [&] {
+    auto m = std::make_unique<Model>();
+    m->opsets[""] = 17;
+    samples::GraphBuilder b(m.get(), SampleOptions{});
+    body(b);
+    return m;
+  };
+  auto original = build();
+  auto compiled = build();
+  Options o;
+  o.set("precision_mode=" + precision);
+  o.set("oo_level=O1");
+  PassManager pm;
+  addStandardPasses(pm, o, {});
+  if (pm.run(*compiled, o).status != RunStatus::Ok) return precision + ": the compile failed";
+  const auto& nodes = compiled->graph->nodes();
+  if (std::none_of(nodes.begin(), nodes.end(), [&](const Node* n) { return wanted(*n); }))
+    return precision + ": the compiled graph has no node of the kind under test";
+  const EmulationReport r = emulateModel(*original, *compiled, randomInputs(*original->graph, seed));
+  if (!r.compiledError.empty()) return precision + ": " + r.compiledError;
+  const double tol = precision == "force_fp32" ? 1e-5 : 1e-2;
+  const TensorDifference d = compareTensors(r.compiled[0], r.reference[0], Tolerance{tol, tol});
+  return d.within() ? std::string() : precision + ": " + d.firstMismatch;
 }
 
 }  // namespace
@@ -155,71 +188,42 @@ class EmulationTest : public QObject {
     // Mul and Add by per-channel constants after a Relu in NC1HWC0 (24 channels: the second block half padding),
     // then a Sigmoid, which does not map 0 to 0 and so converts. The zero-preserving ones run on the blocks, the
     // constants broadcasting as [1, C1, 1, 1, C0]; at fp32 and fp16 the numbers match the reference.
+    const auto body = [](samples::GraphBuilder& b) {
+      Value* x = b.input("image", DType::Float, {Dim::fixed(2), Dim::fixed(3), Dim::fixed(9), Dim::fixed(9)});
+      Value* y = b.relu(b.conv(x, "stem", 3, 24, 3, 1, 1, 1, true));
+      y = b.mul(y, b.weight("scale", {1, 24, 1, 1}, samples::Init::fanIn(1)));
+      y = b.add(y, b.weight("shift", {1, 24, 1, 1}, samples::Init::fanIn(1)));
+      b.output(b.op("Sigmoid", {b.relu(y)}), "out");
+    };
+    const auto broadcastOnBlocks = [](const Node& n) {  // the case this test is about
+      return (n.opType() == "Mul" || n.opType() == "Add") && n.numInputs() == 2 && n.input(1) &&
+             n.input(0)->type().format == Format::NC1HWC0 && n.input(1)->type().format == Format::NC1HWC0 &&
+             n.input(0)->type().shape != n.input(1)->type().shape;
+    };
     for (const char* precision : {"force_fp32", "force_fp16"}) {
-      const auto build = [] {
-        auto m = std::make_unique<Model>();
-        m->opsets[""] = 17;
-        samples::GraphBuilder b(m.get(), SampleOptions{});
-        Value* x = b.input("image", DType::Float, {Dim::fixed(2), Dim::fixed(3), Dim::fixed(9), Dim::fixed(9)});
-        Value* y = b.relu(b.conv(x, "stem", 3, 24, 3, 1, 1, 1, true));
-        y = b.mul(y, b.weight("scale", {1, 24, 1, 1}, samples::Init::fanIn(1)));
-        y = b.add(y, b.weight("shift", {1, 24, 1, 1}, samples::Init::fanIn(1)));
-        b.output(b.op("Sigmoid", {b.relu(y)}), "out");
-        return m;
-      };
-      auto original = build();
-      auto compiled = build();
-      Options o;
-      o.set(std::string("precision_mode=") + precision);
-      o.set("oo_level=O1");  // the element-wise ops stay separate nodes
-      compile(*compiled, o);
-      int blockwise = 0;
-      for (const Node* n : compiled->graph->nodes())
-        if ((n->opType() == "Mul" || n->opType() == "Add") && n->numInputs() == 2 && n->input(1) &&
-            n->input(0)->type().format == Format::NC1HWC0 && n->input(1)->type().format == Format::NC1HWC0 &&
-            n->input(0)->type().shape != n->input(1)->type().shape)
-          ++blockwise;
-      QVERIFY2(blockwise > 0, precision);  // the broadcast case is what this test is about
-      const EmulationReport r = emulateModel(*original, *compiled, randomInputs(*original->graph, 3));
-      QVERIFY2(r.compiledError.empty(), r.compiledError.c_str());
-      const double tol = std::string(precision) == "force_fp32" ? 1e-5 : 1e-2;
-      const TensorDifference d = compareTensors(r.compiled[0], r.reference[0], Tolerance{tol, tol});
-      QVERIFY2(d.within(), (std::string(precision) + ": " + d.firstMismatch).c_str());
+      const std::string problem = compiledOnBlocksMatchesReference(body, precision, broadcastOnBlocks, 3);
+      QVERIFY2(problem.empty(), problem.c_str());
     }
   }
 
   void channelConcatOfWholeBlocksJoinsTheStoredBlocks() {
     // 16 and 32 channels joined along C (whole C0 blocks: the compiled run joins the stored blocks), then 48 and 8
     // (half a block: the compiler joins those in NCHW between TransData nodes). The numbers match the reference.
+    const auto body = [](samples::GraphBuilder& b) {
+      Value* x = b.input("image", DType::Float, {Dim::fixed(1), Dim::fixed(3), Dim::fixed(8), Dim::fixed(8)});
+      Value* a = b.relu(b.conv(x, "a", 3, 16, 3, 1, 1, 1, true));
+      Value* c = b.relu(b.conv(x, "c", 3, 32, 1, 1, 0, 1, true));
+      Value* joined = b.concat({a, c}, 1);
+      Value* d = b.relu(b.conv(x, "d", 3, 8, 1, 1, 0, 1, true));
+      Value* uneven = b.concat({joined, d}, 1);
+      b.output(b.conv(uneven, "head", 56, 4, 3, 1, 1, 1, true), "out");
+    };
+    const auto concatOnBlocks = [](const Node& n) {
+      return n.opType() == "Concat" && n.output(0)->type().format == Format::NC1HWC0;
+    };
     for (const char* precision : {"force_fp32", "force_fp16"}) {
-      const auto build = [] {
-        auto m = std::make_unique<Model>();
-        m->opsets[""] = 17;
-        samples::GraphBuilder b(m.get(), SampleOptions{});
-        Value* x = b.input("image", DType::Float, {Dim::fixed(1), Dim::fixed(3), Dim::fixed(8), Dim::fixed(8)});
-        Value* a = b.relu(b.conv(x, "a", 3, 16, 3, 1, 1, 1, true));
-        Value* c = b.relu(b.conv(x, "c", 3, 32, 1, 1, 0, 1, true));
-        Value* joined = b.concat({a, c}, 1);
-        Value* d = b.relu(b.conv(x, "d", 3, 8, 1, 1, 0, 1, true));
-        Value* uneven = b.concat({joined, d}, 1);
-        b.output(b.conv(uneven, "head", 56, 4, 3, 1, 1, 1, true), "out");
-        return m;
-      };
-      auto original = build();
-      auto compiled = build();
-      Options o;
-      o.set(std::string("precision_mode=") + precision);
-      o.set("oo_level=O1");
-      compile(*compiled, o);
-      int blockedConcats = 0;
-      for (const Node* n : compiled->graph->nodes())
-        if (n->opType() == "Concat" && n->output(0)->type().format == Format::NC1HWC0) ++blockedConcats;
-      QVERIFY2(blockedConcats > 0, precision);
-      const EmulationReport r = emulateModel(*original, *compiled, randomInputs(*original->graph, 4));
-      QVERIFY2(r.compiledError.empty(), r.compiledError.c_str());
-      const double tol = std::string(precision) == "force_fp32" ? 1e-5 : 1e-2;
-      const TensorDifference diff = compareTensors(r.compiled[0], r.reference[0], Tolerance{tol, tol});
-      QVERIFY2(diff.within(), (std::string(precision) + ": " + diff.firstMismatch).c_str());
+      const std::string problem = compiledOnBlocksMatchesReference(body, precision, concatOnBlocks, 4);
+      QVERIFY2(problem.empty(), problem.c_str());
     }
   }
 
