@@ -42,16 +42,19 @@ std::vector<Tensor> batchNormTyped(const KernelContext& ctx, const Tensor& x) {
   const double eps = ctx.node().attrFloat("epsilon", 1e-5f);
   const bool training = ctx.node().attrInt("training_mode", 0) != 0;
   if constexpr (std::is_same_v<S, float> || std::is_same_v<S, double>) {
-    if (!training) {  // inference: straight from x to y, each element in double as below, no widened copies
+    if (!training) {
+      // Inference: one affine map per channel, y = x·k + (B − mean·k) with k and the shift found in double and the
+      // map applied in the tensor's own type, straight from x to y (as ONNX Runtime folds it into the convolution).
       const nn::Operand<S, S> xin(ctx, x);
       nn::Result<S, S> y(ctx, x.dtype(), x.dims());
       for (int64_t n = 0; n < l.batch; ++n)
         for (int64_t c = 0; c < l.channels; ++c) {
           const auto cs = static_cast<size_t>(c);
-          const double k = scale[cs] / std::sqrt(var[cs] + eps), m = mean[cs], b = bias[cs];
+          const double kd = scale[cs] / std::sqrt(var[cs] + eps);
+          const S k = static_cast<S>(kd), shift = static_cast<S>(bias[cs] - mean[cs] * kd);
           const S* p = xin.data() + (n * l.channels + c) * l.inner;
           S* q = y.data() + (n * l.channels + c) * l.inner;
-          for (int64_t i = 0; i < l.inner; ++i) q[i] = static_cast<S>((static_cast<double>(p[i]) - m) * k + b);
+          for (int64_t i = 0; i < l.inner; ++i) q[i] = p[i] * k + shift;
         }
       return {y.finish()};
     }
