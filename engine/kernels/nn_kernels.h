@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/kernel_util.h"
+#include "kernels/vector_math.h"
 
 namespace kiln::kernels::nn {
 
@@ -221,6 +222,11 @@ void wrappingMatMul(const MatMulPlan& p, LoadA loadA, LoadB loadB, Store store) 
 
 enum class SoftmaxKind { Softmax, LogSoftmax, Hardmax };
 
+inline void expInPlace(float* x, size_t n) { expFloats(x, x, n); }
+inline void expInPlace(double* x, size_t n) {
+  for (size_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
+}
+
 // Normalises in place each of outer × inner rows of n elements lying `inner` apart (one softmax axis of extent n
 // with `inner` elements after it; inner = 1 for a flattened trailing block).
 template <typename W>
@@ -247,6 +253,11 @@ void softmaxRows(W* data, int64_t outer, int64_t n, int64_t inner, SoftmaxKind k
         for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(std::exp(at(i) - mx));
         const double logSum = std::log(sum);
         for (int64_t i = 0; i < n; ++i) at(i) = static_cast<W>(static_cast<double>(at(i) - mx) - logSum);
+      } else if (inner == 1) {  // a contiguous row: the exponentials in one vector loop
+        for (int64_t i = 0; i < n; ++i) row[i] -= mx;
+        expInPlace(row, static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(row[i]);
+        for (int64_t i = 0; i < n; ++i) row[i] = static_cast<W>(static_cast<double>(row[i]) / sum);
       } else {
         for (int64_t i = 0; i < n; ++i) {
           at(i) = std::exp(at(i) - mx);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "util/parallel_for.h"
 #include "util/process_limits.h"
@@ -45,6 +46,18 @@ void chooseOpenBlasCore() {
   if (core) setenv("OPENBLAS_CORETYPE", core, 0);
 }
 
+// A few small products through each path a float run takes (the small-matrix kernels for each transposition, the
+// packed kernel and its copy routines): the library's code is paged in and its buffers set up here, at loading,
+// rather than inside the first run's first GEMMs (ONNX Runtime pays the same at session creation).
+void warmUp(const OpenBlas& b) {
+  std::vector<float> a(96 * 96, 1.0f), x(96 * 96, 1.0f), c(96 * 96);
+  for (const bool ta : {false, true})
+    for (const bool tb : {false, true}) b.sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+                                                tb ? CblasTrans : CblasNoTrans, 8, 8, 8, 1.0f, a.data(), 8, x.data(), 8,
+                                                0.0f, c.data(), 8);
+  b.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 96, 96, 96, 1.0f, a.data(), 96, x.data(), 96, 0.0f, c.data(), 96);
+}
+
 const OpenBlas& openBlas() {
   static const OpenBlas lib = [] {
     OpenBlas b;
@@ -58,6 +71,7 @@ const OpenBlas& openBlas() {
       if (b.sgemm && b.dgemm) break;
       b = OpenBlas{};
     }
+    if (b.sgemm) warmUp(b);
     return b;
   }();
   return lib;

@@ -6,10 +6,12 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <random>
 
 #include "support/kernel_op.h"
 #include "kernels/kernel.h"
+#include "kernels/vector_math.h"
 #include "ir/graph.h"
 
 using namespace kiln;
@@ -92,6 +94,75 @@ class KernelNnTest : public QObject {
     QVERIFY(near(Op("Conv").s("auto_pad", "SAME_UPPER").one({x, w}), f32({1, 1, 4}, {3, 5, 7, 4})));
     QVERIFY(near(Op("Conv").s("auto_pad", "SAME_LOWER").one({x, w}), f32({1, 1, 4}, {1, 3, 5, 7})));
     QVERIFY(near(Op("Conv").s("auto_pad", "VALID").ints("pads", {5, 5}).one({x, w}), f32({1, 1, 3}, {3, 5, 7})));
+  }
+
+  void depthwiseConvolutionMatchesTheDirectSum() {
+    // The depthwise path (zero-padded plane; 3/5/7-wide kernels at column stride 1 or 2 unrolled, the rest general;
+    // padding out of proportion computed tap by tap) against the convolution's definition summed in double.
+    std::mt19937 rng(11);
+    struct Case {
+      int64_t k, stride, dilation, multiplier;
+      std::vector<int64_t> pads;
+    };
+    const std::vector<Case> cases = {{3, 1, 1, 1, {1, 1, 1, 1}}, {3, 2, 1, 1, {0, 1, 1, 0}}, {5, 1, 1, 2, {2, 2, 2, 2}},
+                                     {5, 2, 1, 1, {2, 2, 2, 2}}, {7, 1, 1, 1, {3, 3, 3, 3}}, {7, 2, 1, 1, {0, 0, 0, 0}},
+                                     {4, 1, 1, 1, {1, 2, 2, 1}}, {3, 3, 1, 1, {1, 1, 1, 1}}, {3, 1, 2, 1, {2, 2, 2, 2}},
+                                     {3, 1, 1, 1, {80, 1, 80, 1}}};
+    const int64_t C = 3, H = 11, W = 13;
+    for (const Case& c : cases) {
+      const int64_t M = C * c.multiplier;
+      const Tensor x = randomTensor({1, C, H, W}, rng), w = randomTensor({M, 1, c.k, c.k}, rng),
+                   b = randomTensor({M}, rng);
+      const Tensor y = Op("Conv").i("group", C).ints("strides", {c.stride, c.stride})
+                           .ints("dilations", {c.dilation, c.dilation}).ints("pads", c.pads).one({x, w, b});
+      const int64_t eff = (c.k - 1) * c.dilation + 1;
+      const int64_t OH = (H + c.pads[0] + c.pads[2] - eff) / c.stride + 1;
+      const int64_t OW = (W + c.pads[1] + c.pads[3] - eff) / c.stride + 1;
+      const auto xv = x.toDouble(), wv = w.toDouble(), bv = b.toDouble();
+      std::vector<float> want;
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            double acc = bv[size_t(m)];
+            for (int64_t kh = 0; kh < c.k; ++kh)
+              for (int64_t kw = 0; kw < c.k; ++kw) {
+                const int64_t ih = oh * c.stride - c.pads[0] + kh * c.dilation;
+                const int64_t iw = ow * c.stride - c.pads[1] + kw * c.dilation;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                acc += wv[size_t((m * c.k + kh) * c.k + kw)] * xv[size_t(((m / c.multiplier) * H + ih) * W + iw)];
+              }
+            want.push_back(static_cast<float>(acc));
+          }
+      if (!near(y, f32({1, M, OH, OW}, want)))
+        QFAIL(qPrintable(QString("kernel %1 stride %2 dilation %3 multiplier %4 pads %5,%6,%7,%8")
+                             .arg(c.k).arg(c.stride).arg(c.dilation).arg(c.multiplier)
+                             .arg(c.pads[0]).arg(c.pads[1]).arg(c.pads[2]).arg(c.pads[3])));
+    }
+  }
+
+  void expFloatsIsWithinAnUlpOfLibm() {
+    // Softmax's exponentials (kernels/vector_math): every 257th float pattern in e^x's float range and beyond,
+    // the overflow and underflow edges, infinities and NaN.
+    std::vector<float> xs = {0.0f, -0.0f, 88.7228317f, 88.7228394f, -87.3365479f, -103.972076f, -103.972092f,
+                             std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                             std::numeric_limits<float>::quiet_NaN()};
+    for (uint64_t bits = 0; bits < (uint64_t{1} << 32); bits += 257) {
+      float f;
+      const auto b32 = static_cast<uint32_t>(bits);
+      std::memcpy(&f, &b32, sizeof f);
+      if (std::fabs(f) < 200.0f) xs.push_back(f);
+    }
+    std::vector<float> got(xs.size());
+    kernels::expFloats(xs.data(), got.data(), xs.size());
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const float want = std::exp(xs[i]);
+      if (std::isnan(want) && std::isnan(got[i])) continue;
+      int32_t a, b;
+      std::memcpy(&a, &want, sizeof a);
+      std::memcpy(&b, &got[i], sizeof b);
+      if (std::abs(int64_t{a} - b) > 1) QFAIL(qPrintable(QString("e^%1: got %2, libm %3").arg(double(xs[i]), 0, 'g', 9)
+                                                                .arg(double(got[i]), 0, 'g', 9).arg(double(want), 0, 'g', 9)));
+    }
   }
 
   void identicalFiltersGiveIdenticalChannels() {

@@ -1,0 +1,15 @@
+#pragma once
+// Elementary functions over arrays of floats, in loops the compiler vectorises: glibc's expf is one call per element
+// (and a slow path that sets errno for every underflow, which masked attention scores hit all the time), which made
+// the exponentials of a Softmax most of a small transformer's run.
+#include <cstddef>
+
+namespace kiln::kernels {
+
+// out[i] = e^in[i] for i < n (in and out may be the same array). Computed in double (a degree-11 polynomial after
+// reducing by a multiple of ln 2, relative error below 1e-15) and rounded once to float: the correctly rounded value
+// but for inputs within ~1e-15 of a rounding tie, so it agrees with glibc's expf except in rare last-bit cases.
+// Overflow gives +inf, underflow 0 (or the subnormal), NaN stays NaN.
+void expFloats(const float* in, float* out, size_t n);
+
+}  // namespace kiln::kernels
