@@ -2,6 +2,7 @@
 // around one GEMM per image and group, so the arithmetic is OpenBLAS's. Also the sliding-window geometry the pools
 // share (nn_kernels.h).
 #include <algorithm>
+#include <memory>
 
 #include "kernels/nn_kernels.h"
 #include "ir/graph.h"
@@ -230,12 +231,13 @@ void convolveImpl(const KernelContext& ctx, const ConvShape& s, const W* x, cons
   const int64_t lines = lastOut ? outSize / lastOut : 0;
   const int64_t lineBytes = std::max<int64_t>(1, mul(ctx, mul(ctx, rows, lastOut), int64_t(sizeof(W))));
   const int64_t band = std::clamp<int64_t>(kColumnBandBytes / lineBytes, 1, std::max<int64_t>(lines, 1));
-  std::vector<W> col, part;
+  // Not zeroed: im2col writes every element of a band (padding as zeros) and the GEMM every element of `part`.
+  std::unique_ptr<W[]> col, part;
   std::vector<std::vector<int64_t>> taps;
   if (!pointwise && rows > 0 && outSize > 0) {
     checkScratch(ctx, mul(ctx, rows, band * lastOut), sizeof(W));
-    col.resize(static_cast<size_t>(rows * band * lastOut));
-    if (band < lines) part.resize(static_cast<size_t>(mg * band * lastOut));
+    col.reset(new W[static_cast<size_t>(rows * band * lastOut)]);
+    if (band < lines) part.reset(new W[static_cast<size_t>(mg * band * lastOut)]);
     taps = tapCoordinates(win);
   }
   for (int64_t n = 0; n < s.batch; ++n)
@@ -243,23 +245,23 @@ void convolveImpl(const KernelContext& ctx, const ConvShape& s, const W* x, cons
       const W* xg = x + (n * s.inChannels + g * cg) * inSize;
       W* yg = y + (n * s.outChannels + g * mg) * outSize;
       const W* wg = w + g * mg * rows;
-      if (pointwise || col.empty()) {
+      if (pointwise || !col) {
         gemm(false, false, mg, outSize, rows, W(1), wg, xg, W(0), yg);
         continue;
       }
       for (int64_t line0 = 0; line0 < lines; line0 += band) {
         const int64_t line1 = std::min(lines, line0 + band), width = (line1 - line0) * lastOut;
         if (win.rank() == 2)
-          im2col2d(win, xg, cg, line0, line1, col.data());
+          im2col2d(win, xg, cg, line0, line1, col.get());
         else
-          im2col(win, taps, xg, cg, line0, line1, col.data());
+          im2col(win, taps, xg, cg, line0, line1, col.get());
         if (band >= lines) {
-          gemm(false, false, mg, outSize, rows, W(1), wg, col.data(), W(0), yg);
+          gemm(false, false, mg, outSize, rows, W(1), wg, col.get(), W(0), yg);
           continue;
         }
-        gemm(false, false, mg, width, rows, W(1), wg, col.data(), W(0), part.data());
+        gemm(false, false, mg, width, rows, W(1), wg, col.get(), W(0), part.get());
         for (int64_t m = 0; m < mg; ++m)
-          std::copy_n(part.data() + m * width, width, yg + m * outSize + line0 * lastOut);
+          std::copy_n(part.get() + m * width, width, yg + m * outSize + line0 * lastOut);
       }
     }
   addBias(bias, s.batch, s.outChannels, outSize, y);

@@ -69,6 +69,63 @@ std::vector<AxisTaps> axisTaps(const nn::Window& w, size_t d, bool includePad) {
   return t;
 }
 
+// pool2d (below) for fp32 tensors: each plane is copied once into a plane padded with the value padding stands for (-inf for
+// MaxPool, 0 for AveragePool), then every output row takes its taps kernel row by kernel row, column by column, as a
+// pass over the row that vectorises (the running maxima in float, exact; the sums in double, in the order pool2d
+// sums them). False, nothing done, when the padding is out of proportion to the image (the copy would be far larger).
+// One difference from pool2d: a NaN among a window's inputs wins there only as the window's first inside tap, here never.
+template <Pool K>
+bool pool2dFloat(const Tensor& x, OutBuffer& y, const Planes& planes, const nn::Window& w, bool includePad) {
+  int64_t reach[2];
+  for (size_t d = 0; d < 2; ++d)
+    reach[d] = std::max(w.padBegin[d] + w.in[d] + w.padEnd[d], (w.out[d] - 1) * w.stride[d] +
+                                                                  (w.kernel[d] - 1) * w.dilation[d] + 1);
+  const int64_t padH = reach[0], padW = reach[1], inH = w.in[0], inW = w.in[1], outH = w.out[0], outW = w.out[1];
+  if (padH > 4 * inH + 64 || padW > 4 * inW + 64 || padH * padW > 4 * inH * inW + 4096) return false;
+  if (reinterpret_cast<uintptr_t>(x.data()) % alignof(float) != 0) return false;
+  using Acc = std::conditional_t<K == Pool::Max, float, double>;
+  const float fill = K == Pool::Max ? -std::numeric_limits<float>::infinity() : 0.0f;
+  const std::vector<AxisTaps> rows = axisTaps(w, 0, includePad), cols = axisTaps(w, 1, includePad);
+  std::vector<double> colCount(static_cast<size_t>(outW));
+  for (int64_t o = 0; o < outW; ++o) colCount[static_cast<size_t>(o)] = static_cast<double>(cols[static_cast<size_t>(o)].counted);
+  const auto* px = reinterpret_cast<const float*>(x.data());
+  auto* py = reinterpret_cast<float*>(y.data());
+  std::vector<float> padded(static_cast<size_t>(padH * padW));
+  std::vector<Acc> acc(static_cast<size_t>(outW));
+  const int64_t top = w.padBegin[0], left = w.padBegin[1], sW = w.stride[1];
+  for (int64_t plane = 0; plane < planes.count; ++plane) {
+    std::fill(padded.begin(), padded.end(), fill);
+    for (int64_t ih = 0; ih < inH; ++ih)
+      std::copy_n(px + plane * inH * inW + ih * inW, inW, padded.data() + (top + ih) * padW + left);
+    for (int64_t oh = 0; oh < outH; ++oh) {
+      std::fill(acc.begin(), acc.end(), K == Pool::Max ? Acc(fill) : Acc(0));
+      Acc* a = acc.data();
+      for (int64_t kh = 0; kh < w.kernel[0]; ++kh) {
+        const float* line = padded.data() + (oh * w.stride[0] + kh * w.dilation[0]) * padW;
+        for (int64_t kw = 0; kw < w.kernel[1]; ++kw) {
+          const float* in = line + kw * w.dilation[1];
+          if constexpr (K == Pool::Max) {
+            for (int64_t o = 0; o < outW; ++o) a[o] = in[o * sW] > a[o] ? in[o * sW] : a[o];
+          } else {
+            for (int64_t o = 0; o < outW; ++o) a[o] += static_cast<double>(in[o * sW]);
+          }
+        }
+      }
+      float* out = py + (plane * outH + oh) * outW;
+      if constexpr (K == Pool::Max) {
+        std::copy_n(a, outW, out);
+      } else {
+        const double rowCount = static_cast<double>(rows[static_cast<size_t>(oh)].counted);
+        for (int64_t o = 0; o < outW; ++o) {
+          const double counted = rowCount * colCount[static_cast<size_t>(o)];
+          out[o] = counted > 0 ? static_cast<float>(a[o] / counted) : 0.0f;
+        }
+      }
+    }
+  }
+  return true;
+}
+
 // 2-D MaxPool / AveragePool of floats without Indices (every CNN's pools): the windows, comparisons and sums of
 // poolTyped below in the same order, with the inside taps of each output row and column found once rather than
 // per output per tap (ResNet-50's one MaxPool took a seventh of its reference run that way).
@@ -78,6 +135,8 @@ Tensor pool2d(const KernelContext& ctx, const Tensor& x, const Planes& planes, c
   const std::vector<int64_t> outDims{x.dims()[0], x.dims()[1], w.out[0], w.out[1]};
   OutBuffer y(ctx, x.dtype(), outDims, HeapStorage::Start::Unset);  // every element is written
   const bool includePad = ctx.node().attrInt("count_include_pad", 0) != 0;
+  if constexpr (std::is_same_v<S, float>)
+    if (pool2dFloat<K>(x, y, planes, w, includePad)) return y.finish();
   const std::vector<AxisTaps> rows = axisTaps(w, 0, includePad), cols = axisTaps(w, 1, includePad);
   const int64_t inW = w.in[1], inSize = w.in[0] * w.in[1], dilH = w.dilation[0], dilW = w.dilation[1];
   const uint8_t* px = x.data();
