@@ -104,6 +104,15 @@ void activateAll(const Activation& a, W* y, int64_t n) {
       const W alpha = static_cast<W>(a.params[0]);
       return each([=](W x) { return x >= W(0) ? x : alpha * x; });
     }
+    case Activation::HardSigmoid: {  // (MobileNetV3's) the same double arithmetic as activate, in one loop
+      const double alpha = a.params[0], beta = a.params[1];
+      return each([=](W x) { return static_cast<W>(std::max(0.0, std::min(1.0, alpha * static_cast<double>(x) + beta))); });
+    }
+    case Activation::HardSwish:
+      return each([](W x) {
+        const double d = static_cast<double>(x);
+        return static_cast<W>(d * std::max(0.0, std::min(1.0, d / 6 + 0.5)));
+      });
     default: return each([&](W x) { return activate<S>(a, x); });
   }
 }

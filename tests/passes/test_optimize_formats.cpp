@@ -276,7 +276,8 @@ class OptimizeFormatsTest : public QObject {
     for (const DType type : {DType::Float16, DType::Float})
       for (const Case& c : {Case{{512, 250, 3, 3}, Format::FRACTAL_Z}, Case{{512, 256, 3, 3}, Format::FRACTAL_Z},
                             Case{{20, 36, 1, 1}, Format::FRACTAL_Z}, Case{{8, 100, 28, 28}, Format::NC1HWC0},
-                            Case{{8, 96, 28, 28}, Format::NC1HWC0}, Case{{3, 37, 70, 100}, Format::FRACTAL_NZ}}) {
+                            Case{{8, 96, 28, 28}, Format::NC1HWC0}, Case{{2, 32, 5, 7}, Format::NC1HWC0},
+                            Case{{3, 37, 70, 100}, Format::FRACTAL_NZ}}) {
         const int64_t N = c.dims[0], C = c.dims[1], H = c.dims[2], W = c.dims[3];
         const Tensor x = convertTensor(randomFloats(c.dims, 11), type);
         const Tensor y = transDataTensor(x, Format::ND, c.format);
