@@ -28,37 +28,59 @@ size_t piecesOf(int64_t elementsPerItem) {
 constexpr int64_t kPlaneTile = 64;
 
 #if defined(__AVX512F__)
-// The masked form with a zero source: GCC 12's unmasked one reads an uninitialised register (-Wmaybe-uninitialized).
-inline __m512i gather16(__m512i index, const void* base) {
-  return _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), __mmask16(0xFFFF), index, base, 4);
+// GCC 12's unpack intrinsics start from _mm512_undefined_epi32(), which it then reports as used uninitialised.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// A 16 × 16 block of 32-bit elements transposed in registers: dst row r, column c = src row c, column r. Rows of 4
+// interleave into columns of 4 within each 128-bit lane (unpack 32, then 64), then the lanes are exchanged twice.
+void transpose16x16(const uint32_t* src, int64_t srcStride, uint32_t* dst, int64_t dstStride) {
+  __m512i r[16], u[16];
+  for (int j = 0; j < 16; ++j) r[j] = _mm512_loadu_si512(src + j * srcStride);
+  for (int g = 0; g < 4; ++g) {  // rows 4g … 4g+3: u[4g + c] holds, in lane L, column 4L + c of those rows
+    const __m512i t0 = _mm512_unpacklo_epi32(r[4 * g], r[4 * g + 1]), t1 = _mm512_unpackhi_epi32(r[4 * g], r[4 * g + 1]);
+    const __m512i t2 = _mm512_unpacklo_epi32(r[4 * g + 2], r[4 * g + 3]);
+    const __m512i t3 = _mm512_unpackhi_epi32(r[4 * g + 2], r[4 * g + 3]);
+    u[4 * g] = _mm512_unpacklo_epi64(t0, t2);
+    u[4 * g + 1] = _mm512_unpackhi_epi64(t0, t2);
+    u[4 * g + 2] = _mm512_unpacklo_epi64(t1, t3);
+    u[4 * g + 3] = _mm512_unpackhi_epi64(t1, t3);
+  }
+  for (int c = 0; c < 4; ++c) {  // lanes [a0, a2, b0, b2] (0x88) and [a1, a3, b1, b3] (0xDD), twice
+    const __m512i v0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x88), v1 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xDD);
+    const __m512i w0 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x88);
+    const __m512i w1 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xDD);
+    _mm512_storeu_si512(dst + c * dstStride, _mm512_shuffle_i32x4(v0, w0, 0x88));
+    _mm512_storeu_si512(dst + (c + 8) * dstStride, _mm512_shuffle_i32x4(v0, w0, 0xDD));
+    _mm512_storeu_si512(dst + (c + 4) * dstStride, _mm512_shuffle_i32x4(v1, w1, 0x88));
+    _mm512_storeu_si512(dst + (c + 12) * dstStride, _mm512_shuffle_i32x4(v1, w1, 0xDD));
+  }
 }
+#pragma GCC diagnostic pop
 #endif
 
 // A whole block of 16 channels of 32-bit elements with AVX-512 (a build for a CPU that has it, KILN_NATIVE_ARCH):
-// each run of 16 lanes on the blocked side is one gather from (or, the other way, each 16 positions of a plane one
-// gather from) the other side, instead of 16 scalar moves. False when it does not apply.
+// 16 positions × 16 lanes at a time, transposed in registers, instead of 256 scalar moves. False when it does not
+// apply.
 template <typename T>
 bool wholeBlockAvx512([[maybe_unused]] const T* x, [[maybe_unused]] T* y, [[maybe_unused]] int64_t plane0,
                       [[maybe_unused]] int64_t block, [[maybe_unused]] int64_t hw, [[maybe_unused]] bool toBlocked) {
 #if defined(__AVX512F__)
   if constexpr (sizeof(T) == 4) {
-    if (hw > (int64_t{1} << 26)) return false;  // 15 · hw as a 32-bit index
-    const int h = static_cast<int>(hw);
-    if (toBlocked) {
-      const __m512i rows = _mm512_mullo_epi32(_mm512_set1_epi32(h), _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
-                                                                                       10, 11, 12, 13, 14, 15));
-      for (int64_t i = 0; i < hw; ++i)
-        _mm512_storeu_si512(y + block + i * 16, gather16(rows, x + plane0 + i));
-    } else {
-      const __m512i runs = _mm512_setr_epi32(0, 16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240);
-      for (int64_t lane = 0; lane < 16; ++lane) {
-        T* to = y + plane0 + lane * hw;
-        int64_t i = 0;
-        for (; i + 16 <= hw; i += 16)
-          _mm512_storeu_si512(to + i, gather16(runs, x + block + i * 16 + lane));
-        for (; i < hw; ++i) to[i] = x[block + i * 16 + lane];
-      }
-    }
+    const auto* from = reinterpret_cast<const uint32_t*>(x);
+    auto* to = reinterpret_cast<uint32_t*>(y);
+    int64_t i = 0;
+    for (; i + 16 <= hw; i += 16)
+      if (toBlocked)
+        transpose16x16(from + plane0 + i, hw, to + block + i * 16, 16);
+      else
+        transpose16x16(from + block + i * 16, 16, to + plane0 + i, hw);
+    for (; i < hw; ++i)
+      for (int64_t lane = 0; lane < 16; ++lane)
+        if (toBlocked)
+          to[block + i * 16 + lane] = from[plane0 + lane * hw + i];
+        else
+          to[plane0 + lane * hw + i] = from[block + i * 16 + lane];
     return true;
   }
 #endif
