@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <set>
 
@@ -282,14 +283,48 @@ BroadcastWalker::BroadcastWalker(const std::vector<int64_t>& outDims,
                                  const std::vector<const std::vector<int64_t>*>& inDims)
     : StrideWalker(outDims, allBroadcastStrides(outDims, inDims)) {}
 
+namespace {
+// One row of a strided copy: n elements of T, `stride` elements apart in the source (memcpy per element: a weight
+// in a mapped file may sit at any address).
+template <typename T>
+void copyRow(uint8_t* dst, const uint8_t* src, int64_t n, int64_t stride) {
+  if (stride == 1) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(T));
+    return;
+  }
+  for (int64_t j = 0; j < n; ++j) std::memcpy(dst + j * sizeof(T), src + j * stride * int64_t(sizeof(T)), sizeof(T));
+}
+}  // namespace
+
 void stridedCopy(OutBuffer& out, const Tensor& in, const std::vector<int64_t>& dims,
                  const std::vector<int64_t>& strides, int64_t base) {
   const int64_t size = dtypeSize(in.dtype());
-  StrideWalker w(dims, {strides}, {base});
   const uint8_t* src = in.data();
   uint8_t* dst = out.data();
-  for (int64_t i = 0; i < out.numel(); ++i, w.next())
-    copyElement(dst + i * size, src + w.offset(0) * size, static_cast<size_t>(size));
+  const int64_t inner = dims.empty() ? 1 : dims.back();
+  if (out.numel() == 0 || inner == 0) return;
+  if (dims.empty() || !(size == 1 || size == 2 || size == 4 || size == 8)) {
+    StrideWalker w(dims, {strides}, {base});
+    for (int64_t i = 0; i < out.numel(); ++i, w.next())
+      copyElement(dst + i * size, src + w.offset(0) * size, static_cast<size_t>(size));
+    return;
+  }
+  // Row by row along the last axis (the walker steps once per row): a Transpose's or Slice's rows are plain loops,
+  // or one memcpy where the row is contiguous in the source.
+  const int64_t stride = strides.back(), rows = out.numel() / inner;
+  StrideWalker w(std::vector<int64_t>(dims.begin(), dims.end() - 1), {std::vector<int64_t>(strides.begin(), strides.end() - 1)},
+                 {base});
+  for (int64_t r = 0; r < rows; ++r) {
+    uint8_t* d = dst + r * inner * size;
+    const uint8_t* s = src + w.offset(0) * size;
+    switch (size) {
+      case 1: copyRow<uint8_t>(d, s, inner, stride); break;
+      case 2: copyRow<uint16_t>(d, s, inner, stride); break;
+      case 4: copyRow<uint32_t>(d, s, inner, stride); break;
+      default: copyRow<uint64_t>(d, s, inner, stride); break;
+    }
+    if (r + 1 < rows) w.next();
+  }
 }
 
 int64_t normalizeAxis(const KernelContext& ctx, int64_t axis, int64_t rank, const char* what) {

@@ -227,6 +227,35 @@ inline void expInPlace(double* x, size_t n) {
   for (size_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
 }
 
+// The largest element of a contiguous row, in 16 lanes the compiler vectorises; a NaN is passed over, as by
+// std::max(mx, x) in turn (the maximum is exact whichever lane meets an element).
+template <typename W>
+W rowMax(const W* row, int64_t n) {
+  constexpr int kLanes = 16;
+  W lane[kLanes];
+  std::fill_n(lane, kLanes, -std::numeric_limits<W>::infinity());
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int k = 0; k < kLanes; ++k) lane[k] = row[i + k] > lane[k] ? row[i + k] : lane[k];
+  W mx = -std::numeric_limits<W>::infinity();
+  for (; i < n; ++i) mx = row[i] > mx ? row[i] : mx;
+  for (int k = 0; k < kLanes; ++k) mx = lane[k] > mx ? lane[k] : mx;
+  return mx;
+}
+
+// The sum of a contiguous row in double, over 8 lanes (vectorised) added pairwise at the end: an order other than
+// element by element, which moves the double sum by ulps of double, far below the float results it divides.
+template <typename W>
+double rowSum(const W* row, int64_t n) {
+  constexpr int kLanes = 8;
+  double lane[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int k = 0; k < kLanes; ++k) lane[k] += static_cast<double>(row[i + k]);
+  for (; i < n; ++i) lane[0] += static_cast<double>(row[i]);
+  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+
 // Normalises in place each of outer × inner rows of n elements lying `inner` apart (one softmax axis of extent n
 // with `inner` elements after it; inner = 1 for a flattened trailing block).
 template <typename W>
@@ -247,7 +276,10 @@ void softmaxRows(W* data, int64_t outer, int64_t n, int64_t inner, SoftmaxKind k
       // is taken once, in W (float's exp is within an ulp; double's cost an attention layer's Softmax 5 times
       // as much), and kept in place for the division.
       W mx = -std::numeric_limits<W>::infinity();
-      for (int64_t i = 0; i < n; ++i) mx = std::max(mx, at(i));
+      if (inner == 1)
+        mx = rowMax(row, n);
+      else
+        for (int64_t i = 0; i < n; ++i) mx = std::max(mx, at(i));
       double sum = 0;
       if (kind == SoftmaxKind::LogSoftmax) {
         for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(std::exp(at(i) - mx));
@@ -256,7 +288,7 @@ void softmaxRows(W* data, int64_t outer, int64_t n, int64_t inner, SoftmaxKind k
       } else if (inner == 1) {  // a contiguous row: the exponentials in one vector loop
         for (int64_t i = 0; i < n; ++i) row[i] -= mx;
         expInPlace(row, static_cast<size_t>(n));
-        for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(row[i]);
+        sum = rowSum(row, n);
         for (int64_t i = 0; i < n; ++i) row[i] = static_cast<W>(static_cast<double>(row[i]) / sum);
       } else {
         for (int64_t i = 0; i < n; ++i) {

@@ -84,10 +84,7 @@ void reduceTyped(const KernelContext& ctx, const Tensor& x, const Plan& p, std::
     OutBuffer out(ctx, x.dtype(), p.outDims);
     checkScratch(ctx, out.numel(), sizeof(Acc));
     std::vector<Acc> acc(static_cast<size_t>(out.numel()), init);
-    StrideWalker w(x.dims(), {p.strides});
-    for (int64_t i = 0; i < x.numel(); ++i, w.next()) {
-      Acc& a = acc[static_cast<size_t>(w.offset(0))];
-      const C v = Elem<S>::load(x.data(), i);
+    const auto step = [](Acc& a, C v) {
       if constexpr (K == Op::Max) {
         if (v > a || isNan(v)) a = static_cast<Acc>(v);  // a NaN sticks: no later comparison replaces it
       } else if constexpr (K == Op::Min) {
@@ -115,6 +112,26 @@ void reduceTyped(const KernelContext& ctx, const Tensor& x, const Plan& p, std::
         else
           a += u;
       }
+    };
+    // Reduced axes all after the kept ones (LayerNorm's mean over the last axis, a pooled feature map): each output
+    // takes one contiguous run of the input, in the order the walk below would give it the same elements.
+    const std::vector<int64_t>& dims = x.dims();
+    size_t kept = dims.size();
+    int64_t run = 1;
+    while (kept > 0 && p.strides[kept - 1] == 0) run *= dims[--kept];
+    bool rows = true;
+    for (int64_t d = static_cast<int64_t>(kept) - 1, expect = 1; d >= 0; expect *= dims[static_cast<size_t>(d)], --d)
+      rows = rows && (dims[static_cast<size_t>(d)] == 1 || p.strides[static_cast<size_t>(d)] == expect);
+    if (rows && run > 0 && x.numel() == out.numel() * run) {
+      const uint8_t* px = x.data();
+      for (int64_t r = 0; r < out.numel(); ++r) {
+        Acc a = init;
+        for (int64_t j = 0; j < run; ++j) step(a, Elem<S>::load(px, r * run + j));
+        acc[static_cast<size_t>(r)] = a;
+      }
+    } else {
+      StrideWalker w(x.dims(), {p.strides});
+      for (int64_t i = 0; i < x.numel(); ++i, w.next()) step(acc[static_cast<size_t>(w.offset(0))], Elem<S>::load(x.data(), i));
     }
     for (int64_t i = 0; i < out.numel(); ++i) {
       Acc a = acc[static_cast<size_t>(i)];
