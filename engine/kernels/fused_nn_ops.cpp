@@ -259,17 +259,19 @@ Tensor attentionTyped(const KernelContext& ctx, const Tensor& q, const Tensor& k
       split(kv, bi, h, skv, d, kh);
       split(vv, bi, h, skv, dv, vh);
       nn::gemm(false, true, sq, skv, d, W(1), qh.data(), kh.data(), W(0), s.data());
-      for (int64_t i = 0; i < sq; ++i)
-        for (int64_t j = 0; j < skv; ++j) {
-          W& e = s[static_cast<size_t>(i * skv + j)];
-          e = nn::roundAs<S>(nn::roundAs<S>(e) * scale);
-          if (!mask) continue;
-          const int64_t at = bi * maskStrides[0] + h * maskStrides[1] + i * maskStrides[2] + j * maskStrides[3];
-          if (boolMask)
-            e = mask->data()[at] != 0 ? fill : e;
-          else
-            e = nn::roundAs<S>(e + static_cast<W>(Elem<S>::load(mask->data(), at)));
-        }
+      // Scaled, then masked, row by row (the mask's offset found once per row, not per score).
+      for (int64_t i = 0; i < sq; ++i) {
+        W* row = s.data() + i * skv;
+        for (int64_t j = 0; j < skv; ++j) row[j] = nn::roundAs<S>(nn::roundAs<S>(row[j]) * scale);
+        if (!mask) continue;
+        const int64_t base = bi * maskStrides[0] + h * maskStrides[1] + i * maskStrides[2], step = maskStrides[3];
+        const uint8_t* m = mask->data();
+        if (boolMask)
+          for (int64_t j = 0; j < skv; ++j) row[j] = m[base + j * step] != 0 ? fill : row[j];
+        else
+          for (int64_t j = 0; j < skv; ++j)
+            row[j] = nn::roundAs<S>(row[j] + static_cast<W>(Elem<S>::load(m, base + j * step)));
+      }
       nn::softmaxRows(s.data(), sq, skv, 1, nn::SoftmaxKind::Softmax);
       for (W& e : s) e = nn::roundAs<S>(e);
       nn::gemm(false, false, sq, dv, skv, W(1), s.data(), vh.data(), W(0), o.data());

@@ -363,8 +363,21 @@ Tensor mapBinary(const KernelContext& ctx, const Tensor& a, const Tensor& b, Fn&
         }
         continue;
       }
-      for (int64_t j = 0; j < inner; ++j)
-        Elem<SOut>::store(po, base + j, fn(Elem<SA>::load(pa, oa + j * ia), Elem<SB>::load(pb, ob + j * ib)));
+      // The common strides as constants (both operands contiguous, or one broadcast), so the loop vectorises.
+      const auto row = [&](auto sa1, auto sb1) {
+        for (int64_t j = 0; j < inner; ++j)
+          Elem<SOut>::store(po, base + j, fn(Elem<SA>::load(pa, oa + j * sa1), Elem<SB>::load(pb, ob + j * sb1)));
+      };
+      using One = std::integral_constant<int64_t, 1>;
+      using Zero = std::integral_constant<int64_t, 0>;
+      if (ia == 1 && ib == 1)
+        row(One{}, One{});
+      else if (ia == 1 && ib == 0)
+        row(One{}, Zero{});
+      else if (ia == 0 && ib == 1)
+        row(Zero{}, One{});
+      else
+        row(ia, ib);
     }
     return out.finish();
   }
