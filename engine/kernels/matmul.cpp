@@ -3,6 +3,7 @@
 // int64 MatMul are plain loops that wrap like the device's integer multiply-add.
 #include <algorithm>
 #include <climits>
+#include <vector>
 
 #include "kernels/nn_kernels.h"
 #include "kernels/openblas.h"
@@ -22,16 +23,32 @@ bool useBlas(int64_t m, int64_t n, int64_t k) {
   return m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && double(m) * double(n) * double(k) > kSmallProduct;
 }
 
+// Each output sums its k products in order. With B not transposed, a row of C accumulates a row of B per p (the
+// same order per element, a loop over j that vectorises); with B transposed, each element is a dot product.
 template <typename W>
 void gemmLoop(bool transA, bool transB, int64_t m, int64_t n, int64_t k, W alpha, const W* a, const W* b, W beta,
               W* c) {
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      W acc = 0;
-      for (int64_t p = 0; p < k; ++p) acc += a[transA ? p * m + i : i * k + p] * b[transB ? j * k + p : p * n + j];
-      W& out = c[i * n + j];
-      out = alpha * acc + (beta == W(0) ? W(0) : beta * out);
+  std::vector<W> acc(static_cast<size_t>(n));
+  for (int64_t i = 0; i < m; ++i) {
+    if (transB) {
+      for (int64_t j = 0; j < n; ++j) {
+        W dot = 0;
+        for (int64_t p = 0; p < k; ++p) dot += a[transA ? p * m + i : i * k + p] * b[j * k + p];
+        acc[static_cast<size_t>(j)] = dot;
+      }
+    } else {
+      std::fill(acc.begin(), acc.end(), W(0));
+      for (int64_t p = 0; p < k; ++p) {
+        const W av = a[transA ? p * m + i : i * k + p];
+        const W* row = b + p * n;
+        for (int64_t j = 0; j < n; ++j) acc[static_cast<size_t>(j)] += av * row[j];
+      }
     }
+    for (int64_t j = 0; j < n; ++j) {
+      W& out = c[i * n + j];
+      out = alpha * acc[static_cast<size_t>(j)] + (beta == W(0) ? W(0) : beta * out);
+    }
+  }
 }
 
 template <typename W>
