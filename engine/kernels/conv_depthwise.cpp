@@ -22,6 +22,19 @@ std::pair<int64_t, int64_t> insideColumns(int64_t offset, int64_t stride, int64_
   return {lo, hi};
 }
 
+PaddedPlane paddedPlane(const Window& win) {
+  int64_t reach[2];
+  for (size_t d = 0; d < 2; ++d)
+    reach[d] = std::max(win.padBegin[d] + win.in[d] + win.padEnd[d],
+                        (win.out[d] - 1) * win.stride[d] + (win.kernel[d] - 1) * win.dilation[d] + 1);
+  PaddedPlane p;
+  p.height = reach[0];
+  p.width = reach[1];
+  p.worthIt = p.height <= 4 * win.in[0] + 64 && p.width <= 4 * win.in[1] + 64 &&
+              p.height * p.width <= 4 * win.in[0] * win.in[1] + 4096;
+  return p;
+}
+
 namespace {
 
 // One output element straight from the unpadded input, every tap checked: for windows whose padding is out of
@@ -91,37 +104,16 @@ RowFn<W> rowFor(const Window& win) {
   return outputRowAny<W>;
 }
 
-// The zero-padded plane's extents: the padded input, or as far as the last output's taps reach if that is further.
-struct PaddedPlane {
-  int64_t height = 0, width = 0;
-  bool worthIt = false;  // the copy is not far larger than the input (padding in proportion to the image)
-};
-
-PaddedPlane paddedPlane(const Window& win) {
-  PaddedPlane p;
-  int64_t reach[2];
-  for (size_t d = 0; d < 2; ++d)
-    reach[d] = std::max(win.padBegin[d] + win.in[d] + win.padEnd[d],
-                        (win.out[d] - 1) * win.stride[d] + (win.kernel[d] - 1) * win.dilation[d] + 1);
-  p.height = reach[0];
-  p.width = reach[1];
-  const int64_t inSize = win.in[0] * win.in[1];
-  p.worthIt = p.height <= 4 * win.in[0] + 64 && p.width <= 4 * win.in[1] + 64 && p.height * p.width <= 4 * inSize + 4096;
-  return p;
-}
-
 template <typename W>
 void depthwisePlane(const Window& win, const PaddedPlane& pad, RowFn<W> outputRow, const W* x, const W* w, W bias,
                     std::vector<W>& padded, W* y) {
-  const int64_t inH = win.in[0], inW = win.in[1], kH = win.kernel[0], outH = win.out[0], outW = win.out[1];
+  const int64_t kH = win.kernel[0], outH = win.out[0], outW = win.out[1];
   if (!pad.worthIt) {
     for (int64_t oh = 0; oh < outH; ++oh)
       for (int64_t ow = 0; ow < outW; ++ow) y[oh * outW + ow] = borderOutput(win, x, w, bias, oh, ow);
     return;
   }
-  const int64_t top = win.padBegin[0], left = win.padBegin[1];
-  padded.assign(static_cast<size_t>(pad.height * pad.width), W(0));
-  for (int64_t ih = 0; ih < inH; ++ih) std::copy_n(x + ih * inW, inW, padded.data() + (top + ih) * pad.width + left);
+  copyIntoPadded(win, pad, x, W(0), padded);
   std::vector<const W*> rows(static_cast<size_t>(kH));
   for (int64_t oh = 0; oh < outH; ++oh) {
     for (int64_t kh = 0; kh < kH; ++kh)

@@ -187,7 +187,24 @@ void convolve(const KernelContext& ctx, const ConvShape& s, const double* x, con
 // Output columns [lo, hi) of a row of outWidth whose input column o·stride + offset lies in [0, width): the span a
 // kernel tap reads without padding.
 std::pair<int64_t, int64_t> insideColumns(int64_t offset, int64_t stride, int64_t width, int64_t outWidth);
-// The same for a 2-D depthwise convolution (one input channel per group, any channel multiplier), computed directly
+// A 2-D window's input plane copied into a larger one with the padding written out (zeros for a convolution, -inf
+// for MaxPool), so every tap of every output lies in memory: the extents as far as the padding, or the last
+// output's taps, reach; `worthIt` false when the padding is out of proportion to the image (the copy would be far
+// larger than the input) and the caller should test taps instead (conv_depthwise.cpp).
+struct PaddedPlane {
+  int64_t height = 0, width = 0;
+  bool worthIt = false;
+};
+PaddedPlane paddedPlane(const Window& w);
+// Fills `out` (p.height × p.width) with `fill` and copies the input plane x (w.in[0] × w.in[1]) into it at the
+// window's top-left padding.
+template <typename T>
+void copyIntoPadded(const Window& w, const PaddedPlane& p, const T* x, T fill, std::vector<T>& out) {
+  out.assign(static_cast<size_t>(p.height * p.width), fill);
+  for (int64_t ih = 0; ih < w.in[0]; ++ih)
+    std::copy_n(x + ih * w.in[1], w.in[1], out.data() + (w.padBegin[0] + ih) * p.width + w.padBegin[1]);
+}
+// y = conv(x, w) + bias for a 2-D depthwise convolution (one input channel per group, any channel multiplier), computed directly
 // (conv_depthwise.cpp); false, writing nothing, for any other convolution.
 bool convolveDepthwise2d(const ConvShape& s, const float* x, const float* w, const float* bias, float* y);
 bool convolveDepthwise2d(const ConvShape& s, const double* x, const double* w, const double* bias, double* y);

@@ -76,13 +76,9 @@ std::vector<AxisTaps> axisTaps(const nn::Window& w, size_t d, bool includePad) {
 // One difference from pool2d: a NaN among a window's inputs wins there only as the window's first inside tap, here never.
 template <Pool K>
 bool pool2dFloat(const Tensor& x, OutBuffer& y, const Planes& planes, const nn::Window& w, bool includePad) {
-  int64_t reach[2];
-  for (size_t d = 0; d < 2; ++d)
-    reach[d] = std::max(w.padBegin[d] + w.in[d] + w.padEnd[d], (w.out[d] - 1) * w.stride[d] +
-                                                                  (w.kernel[d] - 1) * w.dilation[d] + 1);
-  const int64_t padH = reach[0], padW = reach[1], inH = w.in[0], inW = w.in[1], outH = w.out[0], outW = w.out[1];
-  if (padH > 4 * inH + 64 || padW > 4 * inW + 64 || padH * padW > 4 * inH * inW + 4096) return false;
-  if (reinterpret_cast<uintptr_t>(x.data()) % alignof(float) != 0) return false;
+  const nn::PaddedPlane pad = nn::paddedPlane(w);
+  if (!pad.worthIt || reinterpret_cast<uintptr_t>(x.data()) % alignof(float) != 0) return false;
+  const int64_t padW = pad.width, inH = w.in[0], inW = w.in[1], outH = w.out[0], outW = w.out[1];
   using Acc = std::conditional_t<K == Pool::Max, float, double>;
   const float fill = K == Pool::Max ? -std::numeric_limits<float>::infinity() : 0.0f;
   const std::vector<AxisTaps> rows = axisTaps(w, 0, includePad), cols = axisTaps(w, 1, includePad);
@@ -90,13 +86,11 @@ bool pool2dFloat(const Tensor& x, OutBuffer& y, const Planes& planes, const nn::
   for (int64_t o = 0; o < outW; ++o) colCount[static_cast<size_t>(o)] = static_cast<double>(cols[static_cast<size_t>(o)].counted);
   const auto* px = reinterpret_cast<const float*>(x.data());
   auto* py = reinterpret_cast<float*>(y.data());
-  std::vector<float> padded(static_cast<size_t>(padH * padW));
+  std::vector<float> padded;
   std::vector<Acc> acc(static_cast<size_t>(outW));
-  const int64_t top = w.padBegin[0], left = w.padBegin[1], sW = w.stride[1];
+  const int64_t sW = w.stride[1];
   for (int64_t plane = 0; plane < planes.count; ++plane) {
-    std::fill(padded.begin(), padded.end(), fill);
-    for (int64_t ih = 0; ih < inH; ++ih)
-      std::copy_n(px + plane * inH * inW + ih * inW, inW, padded.data() + (top + ih) * padW + left);
+    nn::copyIntoPadded(w, pad, px + plane * inH * inW, fill, padded);
     for (int64_t oh = 0; oh < outH; ++oh) {
       std::fill(acc.begin(), acc.end(), K == Pool::Max ? Acc(fill) : Acc(0));
       Acc* a = acc.data();
