@@ -290,38 +290,6 @@ class OnnxIoTest : public QObject {
     QVERIFY(!onnxio::leaveInitializerBytesInFile(field(7, field(5, tensor)), 1024));
   }
 
-  void weightsAtOddAddressesAreReadAligned() {
-    // raw_data left in the mapped file sits wherever protobuf put it; names of 1 to 4 letters shift each weight by a
-    // byte, so some start at an address a float cannot be read from. Each must read back aligned and unchanged.
-    auto m = smallModel();
-    Graph& g = *m->graph;
-    for (int k = 1; k <= 4; ++k) {
-      std::vector<float> v(300);
-      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i) * 0.5f - static_cast<float>(k);
-      Value* w = g.addInitializer(std::string(static_cast<size_t>(k), 'w'), Tensor::fromVector(DType::Float, {300}, v));
-      g.addOutput(g.addNode("Neg", {w}, {"neg" + std::to_string(k)}, "neg" + std::to_string(k))->output(0));
-    }
-    const std::string path = tmp_.filePath("odd.onnx").toStdString();
-    writeOnnxFile(*m, path);
-    const std::string bytes = writeOnnxBytes(*m);
-    auto left = onnxio::leaveInitializerBytesInFile(bytes, 1024);
-    QVERIFY(left);
-    bool someOdd = false;
-    for (const auto& at : left->initializers) someOdd = someOdd || (at && at->offset % 4 != 0);
-    QVERIFY2(someOdd, "the test model must hold a weight at an odd offset");
-    const OnnxImport copied = readOnnxFile(path);
-    const OnnxImport mapped = readOnnxFile(path, {.weightsStayInFile = true});
-    const auto& a = copied.model->graph->initializers();
-    const auto& b = mapped.model->graph->initializers();
-    QCOMPARE(b.size(), a.size());
-    for (size_t i = 0; i < a.size(); ++i) {
-      const Tensor& t = *b[i]->constant();
-      QVERIFY2(reinterpret_cast<uintptr_t>(t.data()) % 4 == 0, a[i]->name().c_str());
-      QCOMPARE(t.data(), t.data());  // the same aligned copy on every read
-      QVERIFY2(t == *a[i]->constant(), a[i]->name().c_str());
-    }
-  }
-
   void refusesCycle() {
     onnx::ModelProto m = baseProto();
     auto* g = m.mutable_graph();
