@@ -307,7 +307,6 @@ int runRun(const Argv& argv) {
     j.set("reference_ms", report.referenceMs);
     j.set("compiled_ms", report.compiledMs);
     j.set("compiled_prepare_ms", report.arena.prepareMs);
-    j.set("reference_prepare_ms", report.referencePrepareMs);
     {  // what each run added to the process's resident memory at its peak; null: not measured
       Json m = Json::object();
       m.set("weights_bytes", constantBytes(og));
@@ -379,9 +378,6 @@ int runRun(const Argv& argv) {
                 << (sourceRun  ? " (" + *referencePath + " on the reference kernels)"
                     : geGraph ? std::string(" (the file's own graph, fp16 computed in fp32, every tensor its own buffer)")
                               : std::string(" (original graph, every tensor its own buffer)"))
-                << (report.referencePrepareMs > 0.05
-                        ? "; weights first read before it in " + formatDuration(report.referencePrepareMs / 1000.0)
-                        : "")
                 << "\n";
     if (ge) printGeRun(*ge, sourceRun ? &*sourceRun : nullptr);
     if (notEmulatable.empty() && report.compiledError.empty())

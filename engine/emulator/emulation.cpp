@@ -49,16 +49,8 @@ ReferenceRun runReference(const Model& original, const std::vector<Tensor>& inpu
   refOptions.opset = original.opsetFor("");
   refOptions.functions = makeFunctionExpander(original);
   kernels::loadBlas();  // before the clock starts
-  ReferenceRun run;
-  const ResidentPeak memory;  // from here: the weights first read below count in the run's memory
-  // Each weight read once before the clock, as ONNX Runtime reads them when it creates a session: a weight at an
-  // address its type cannot be read from in place (raw_data at any offset of the mapped model) is copied aligned on
-  // its first read (io/onnx), once per process, rather than inside the kernel that first multiplies it.
-  const auto prepareStart = std::chrono::steady_clock::now();
-  for (const Value* v : ref.values())
-    if (v->constant()) static_cast<void>(v->constant()->data());
-  run.prepareMs = msSince(prepareStart);
   const auto start = std::chrono::steady_clock::now();
+  ReferenceRun run;
   if (options.watchFp16Range) refOptions.afterNode = [&run, chained = options.afterNode](const Node& n, const std::vector<Tensor>& out) {
     if (chained) chained(n, out);
     if (!run.beyondFp16.empty()) return;
@@ -81,6 +73,7 @@ ReferenceRun runReference(const Model& original, const std::vector<Tensor>& inpu
       }
     }
   };
+  const ResidentPeak memory;
   run.outputs = ReferenceExecutor(refOptions).run(ref, inputs);
   run.ms = msSince(start);
   run.peakBytes = memory.addedBytes();
@@ -94,7 +87,6 @@ EmulationReport emulateCompiled(const Model& original, const Model& compiled, co
   const Graph& out = *compiled.graph;
   report.reference = reference.outputs;
   report.referenceMs = reference.ms;
-  report.referencePrepareMs = reference.prepareMs;
   report.referencePeakBytes = reference.peakBytes;
   report.beyondFp16 = reference.beyondFp16;
 

@@ -21,7 +21,6 @@ struct EmulationReport {
   std::vector<OutputError> errors;          // compiled against reference, per output
   // compiledMs: the compiled run's nodes; its weights' re-layout before them is arena.prepareMs, apart.
   double referenceMs = 0, compiledMs = 0;
-  double referencePrepareMs = 0;  // ReferenceRun::prepareMs
   ArenaRunResult arena;
   // Resident memory the compiled run (its weights' re-layout included) added at its peak; nullopt: not measured.
   std::optional<int64_t> compiledPeakBytes, referencePeakBytes;
@@ -48,8 +47,6 @@ EmulationReport emulateModel(const Model& original, const Model& compiled, const
 struct ReferenceRun {
   std::vector<Tensor> outputs;
   double ms = 0;
-  // Before the clock: each weight read once (a misaligned one copied aligned, io/onnx); in the run's memory.
-  double prepareMs = 0;
   // Resident memory the run added at its peak (util/resident_memory.h); nullopt where it cannot be measured.
   std::optional<int64_t> peakBytes;
   // The first node (in execution order) whose fp32 output holds a finite value beyond fp16's largest (65504), with

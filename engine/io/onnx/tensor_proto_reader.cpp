@@ -1,11 +1,8 @@
 #include "io/onnx/tensor_proto_reader.h"
 
-#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
-#include <mutex>
 #include <stdexcept>
 
 #include <sys/mman.h>
@@ -75,56 +72,29 @@ std::shared_ptr<const Storage> ExternalDataResolver::map(const std::string& loca
 }
 
 namespace {
-// Drops the whole pages of [p, p + size) from the process's resident set. For a read-only private mapping of a file
-// nothing is lost: a page touched again is read back from the page cache.
-void releasePages(const uint8_t* p, size_t size) {
-  static const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const auto begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
-  const auto end = (reinterpret_cast<uintptr_t>(p) + size) / page * page;
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-}
-
 // A view into a read-only private mapping of a file at an offset: external data, or raw_data left in the model
 // file. When the last tensor using it goes (a folded or converted weight replaced it), its whole pages leave the
 // process: the mapping stays for the other slices, but the compile's resident memory no longer holds weights it
 // replaced. Nothing is lost: a page a neighbouring slice shares is read back from the page cache if touched again.
-// raw_data sits at any offset of the file, so most fp32 weights start at an address a float cannot be read from
-// in place: every kernel reading one copied it, on every run (a tenth of a ViT-B/16 run). Such a slice is copied
-// once, on its first read, into an aligned buffer that every later read gets, and its mapped pages are released, so
-// the weights stay resident once.
 class SliceStorage final : public Storage {
  public:
-  SliceStorage(std::shared_ptr<const Storage> mapping, size_t offset, size_t size, size_t alignment)
-      : base_(std::move(mapping)), offset_(offset), size_(size), alignment_(alignment) {}
-  ~SliceStorage() override { releasePages(mapped(), size_); }
+  SliceStorage(std::shared_ptr<const Storage> mapping, size_t offset, size_t size)
+      : base_(std::move(mapping)), offset_(offset), size_(size) {}
+  ~SliceStorage() override {
+    static const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto begin = (reinterpret_cast<uintptr_t>(data()) + page - 1) / page * page;
+    const auto end = (reinterpret_cast<uintptr_t>(data()) + size_) / page * page;
+    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  }
   SliceStorage(const SliceStorage&) = delete;
   SliceStorage& operator=(const SliceStorage&) = delete;
-  const uint8_t* data() const override {
-    const uint8_t* p = mapped();
-    if (alignment_ <= 1 || reinterpret_cast<uintptr_t>(p) % alignment_ == 0) return p;
-    std::call_once(copied_, [&] {
-      aligned_.reset(new uint8_t[size_]);  // operator new[]: aligned for any fundamental type
-      std::memcpy(aligned_.get(), p, size_);
-      releasePages(p, size_);
-    });
-    return aligned_.get();
-  }
+  const uint8_t* data() const override { return base_->data() + offset_; }
   size_t size() const override { return size_; }
 
  private:
-  const uint8_t* mapped() const { return base_->data() + offset_; }
-
   std::shared_ptr<const Storage> base_;
-  size_t offset_, size_, alignment_;
-  mutable std::once_flag copied_;
-  mutable std::unique_ptr<uint8_t[]> aligned_;
+  size_t offset_, size_;
 };
-
-// The address alignment an element type's kernels read it with (its size, at most 8; 1 for bytes and packed types).
-size_t elementAlignment(DType t) {
-  const int64_t size = dtypeSize(t);
-  return size > 1 ? static_cast<size_t>(std::min<int64_t>(size, 8)) : 1;
-}
 
 uint64_t parseUnsigned(const std::string& s, const std::string& key) {
   if (s.empty() || s.size() > 19) fail("external data " + key + " '" + s + "' is not a valid number");
@@ -174,8 +144,7 @@ Tensor tensorFromProto(onnx::TensorProto& proto, ExternalDataResolver* resolver,
     if (offset > storage->size() || expected > storage->size() - offset)
       fail(what + " external data [" + std::to_string(offset) + ", +" + std::to_string(expected) +
            ") runs past the end of '" + location + "' (" + std::to_string(storage->size()) + " bytes)");
-    auto slice = std::make_shared<SliceStorage>(std::move(storage), static_cast<size_t>(offset), expected,
-                                                elementAlignment(*dtype));
+    auto slice = std::make_shared<SliceStorage>(std::move(storage), static_cast<size_t>(offset), expected);
     return Tensor(*dtype, std::move(dims), std::move(slice), 0);
   }
 
@@ -183,8 +152,7 @@ Tensor tensorFromProto(onnx::TensorProto& proto, ExternalDataResolver* resolver,
     if (rawInFile->size != expected)
       fail(what + " has " + std::to_string(rawInFile->size) + " bytes of data but its shape needs " +
            std::to_string(expected));
-    auto slice = std::make_shared<SliceStorage>(rawInFile->file, rawInFile->offset, rawInFile->size,
-                                                elementAlignment(*dtype));
+    auto slice = std::make_shared<SliceStorage>(rawInFile->file, rawInFile->offset, rawInFile->size);
     return Tensor(*dtype, std::move(dims), std::move(slice), 0);
   }
   if (proto.has_raw_data()) {
