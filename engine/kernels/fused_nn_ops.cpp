@@ -52,6 +52,12 @@ Activation activationOf(const KernelContext& ctx) {
   return a;
 }
 
+// Clamps to [0, 1] letting NaN through, as the HardSigmoid / HardSwish kernels do.
+template <typename W>
+W clamp01(W x) {
+  return x < W(0) ? W(0) : x > W(1) ? W(1) : x;
+}
+
 // The activation as its ONNX op(s) compute it; SiLU is x · Sigmoid(x), whose Sigmoid is stored first.
 template <typename S, typename W>
 W activate(const Activation& a, W x) {
@@ -69,10 +75,10 @@ W activate(const Activation& a, W x) {
       return x >= W(0) ? x : static_cast<W>(a.params[0]) * x;
     case Activation::Sigmoid:
       return static_cast<W>(1 / (1 + std::exp(-d)));
-    case Activation::HardSigmoid:
-      return static_cast<W>(std::max(0.0, std::min(1.0, a.params[0] * d + a.params[1])));
+    case Activation::HardSigmoid:  // in W, as the HardSigmoid and HardSwish kernels compute them (activations.cpp)
+      return clamp01(static_cast<W>(a.params[0]) * x + static_cast<W>(a.params[1]));
     case Activation::HardSwish:
-      return static_cast<W>(d * std::max(0.0, std::min(1.0, d / 6 + 0.5)));
+      return x * clamp01(x / W(6) + W(0.5));
     case Activation::Tanh:
       return static_cast<W>(std::tanh(d));
     case Activation::SiLU:
@@ -104,15 +110,11 @@ void activateAll(const Activation& a, W* y, int64_t n) {
       const W alpha = static_cast<W>(a.params[0]);
       return each([=](W x) { return x >= W(0) ? x : alpha * x; });
     }
-    case Activation::HardSigmoid: {  // (MobileNetV3's) the same double arithmetic as activate, in one loop
-      const double alpha = a.params[0], beta = a.params[1];
-      return each([=](W x) { return static_cast<W>(std::max(0.0, std::min(1.0, alpha * static_cast<double>(x) + beta))); });
+    case Activation::HardSigmoid: {  // (MobileNetV3's) the arithmetic of activate, in one loop
+      const W alpha = static_cast<W>(a.params[0]), beta = static_cast<W>(a.params[1]);
+      return each([=](W x) { return clamp01(alpha * x + beta); });
     }
-    case Activation::HardSwish:
-      return each([](W x) {
-        const double d = static_cast<double>(x);
-        return static_cast<W>(d * std::max(0.0, std::min(1.0, d / 6 + 0.5)));
-      });
+    case Activation::HardSwish: return each([](W x) { return x * clamp01(x / W(6) + W(0.5)); });
     default: return each([&](W x) { return activate<S>(a, x); });
   }
 }

@@ -34,9 +34,12 @@ constexpr int64_t kPlaneTile = 64;
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 // A 16 × 16 block of 32-bit elements transposed in registers: dst row r, column c = src row c, column r. Rows of 4
 // interleave into columns of 4 within each 128-bit lane (unpack 32, then 64), then the lanes are exchanged twice.
-void transpose16x16(const uint32_t* src, int64_t srcStride, uint32_t* dst, int64_t dstStride) {
+// Only the first srcRows rows are read (the rest are zeros) and the first dstRows rows written: a block's last C0
+// group may hold fewer than 16 channels.
+void transpose16x16(const uint32_t* src, int64_t srcStride, int64_t srcRows, uint32_t* dst, int64_t dstStride,
+                    int64_t dstRows) {
   __m512i r[16], u[16];
-  for (int j = 0; j < 16; ++j) r[j] = _mm512_loadu_si512(src + j * srcStride);
+  for (int j = 0; j < 16; ++j) r[j] = j < srcRows ? _mm512_loadu_si512(src + j * srcStride) : _mm512_setzero_si512();
   for (int g = 0; g < 4; ++g) {  // rows 4g … 4g+3: u[4g + c] holds, in lane L, column 4L + c of those rows
     const __m512i t0 = _mm512_unpacklo_epi32(r[4 * g], r[4 * g + 1]), t1 = _mm512_unpackhi_epi32(r[4 * g], r[4 * g + 1]);
     const __m512i t2 = _mm512_unpacklo_epi32(r[4 * g + 2], r[4 * g + 3]);
@@ -50,21 +53,22 @@ void transpose16x16(const uint32_t* src, int64_t srcStride, uint32_t* dst, int64
     const __m512i v0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x88), v1 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xDD);
     const __m512i w0 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x88);
     const __m512i w1 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xDD);
-    _mm512_storeu_si512(dst + c * dstStride, _mm512_shuffle_i32x4(v0, w0, 0x88));
-    _mm512_storeu_si512(dst + (c + 8) * dstStride, _mm512_shuffle_i32x4(v0, w0, 0xDD));
-    _mm512_storeu_si512(dst + (c + 4) * dstStride, _mm512_shuffle_i32x4(v1, w1, 0x88));
-    _mm512_storeu_si512(dst + (c + 12) * dstStride, _mm512_shuffle_i32x4(v1, w1, 0xDD));
+    if (c < dstRows) _mm512_storeu_si512(dst + c * dstStride, _mm512_shuffle_i32x4(v0, w0, 0x88));
+    if (c + 8 < dstRows) _mm512_storeu_si512(dst + (c + 8) * dstStride, _mm512_shuffle_i32x4(v0, w0, 0xDD));
+    if (c + 4 < dstRows) _mm512_storeu_si512(dst + (c + 4) * dstStride, _mm512_shuffle_i32x4(v1, w1, 0x88));
+    if (c + 12 < dstRows) _mm512_storeu_si512(dst + (c + 12) * dstStride, _mm512_shuffle_i32x4(v1, w1, 0xDD));
   }
 }
 #pragma GCC diagnostic pop
 #endif
 
-// A whole block of 16 channels of 32-bit elements with AVX-512 (a build for a CPU that has it, KILN_NATIVE_ARCH):
-// 16 positions × 16 lanes at a time, transposed in registers, instead of 256 scalar moves. False when it does not
-// apply.
+// A block of C0 = 16 channels (`lanes` of them real, the rest padding) of 32-bit elements with AVX-512 (a build for
+// a CPU that has it, KILN_NATIVE_ARCH): 16 positions × 16 lanes at a time, transposed in registers, instead of 256
+// scalar moves. The padding lanes are written as zeros going to the blocked side. False when it does not apply.
 template <typename T>
-bool wholeBlockAvx512([[maybe_unused]] const T* x, [[maybe_unused]] T* y, [[maybe_unused]] int64_t plane0,
-                      [[maybe_unused]] int64_t block, [[maybe_unused]] int64_t hw, [[maybe_unused]] bool toBlocked) {
+bool blockAvx512([[maybe_unused]] const T* x, [[maybe_unused]] T* y, [[maybe_unused]] int64_t plane0,
+                 [[maybe_unused]] int64_t block, [[maybe_unused]] int64_t hw, [[maybe_unused]] int64_t lanes,
+                 [[maybe_unused]] bool toBlocked) {
 #if defined(__AVX512F__)
   if constexpr (sizeof(T) == 4) {
     const auto* from = reinterpret_cast<const uint32_t*>(x);
@@ -72,11 +76,11 @@ bool wholeBlockAvx512([[maybe_unused]] const T* x, [[maybe_unused]] T* y, [[mayb
     int64_t i = 0;
     for (; i + 16 <= hw; i += 16)
       if (toBlocked)
-        transpose16x16(from + plane0 + i, hw, to + block + i * 16, 16);
+        transpose16x16(from + plane0 + i, hw, lanes, to + block + i * 16, 16, 16);
       else
-        transpose16x16(from + block + i * 16, 16, to + plane0 + i, hw);
+        transpose16x16(from + block + i * 16, 16, 16, to + plane0 + i, hw, lanes);
     for (; i < hw; ++i)
-      for (int64_t lane = 0; lane < 16; ++lane)
+      for (int64_t lane = 0; lane < lanes; ++lane)
         if (toBlocked)
           to[block + i * 16 + lane] = from[plane0 + lane * hw + i];
         else
@@ -95,7 +99,7 @@ void nc1hwc0(const T* x, T* y, int64_t n, int64_t c, int64_t hw, int64_t c0, boo
     for (auto b = static_cast<int64_t>(first); b < static_cast<int64_t>(last); ++b) {
       const int64_t ni = b / c1, k = b % c1, lanes = std::min(c0, c - k * c0);
       const int64_t plane0 = (ni * c + k * c0) * hw, block = b * hw * c0;
-      if (c0 == 16 && lanes == 16 && wholeBlockAvx512(x, y, plane0, block, hw, toBlocked)) continue;
+      if (c0 == 16 && blockAvx512(x, y, plane0, block, hw, lanes, toBlocked)) continue;
       for (int64_t t0 = 0; t0 < hw; t0 += kPlaneTile) {
         const int64_t t1 = std::min(hw, t0 + kPlaneTile);
         for (int64_t lane = 0; lane < lanes; ++lane) {
