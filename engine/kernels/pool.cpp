@@ -69,6 +69,34 @@ std::vector<AxisTaps> axisTaps(const nn::Window& w, size_t d, bool includePad) {
   return t;
 }
 
+// One output row of a 3×3 window at column stride S from the padded plane's rows top, top + width, top + 2·width:
+// each output takes its 9 taps row by row, column by column (the order of pool2dFloat's passes), in registers.
+template <Pool K, int S>
+void poolRow3(const float* top, int64_t width, int64_t outW,
+              std::conditional_t<K == Pool::Max, float, double>* __restrict a) {
+  const float* r0 = top;
+  const float* r1 = top + width;
+  const float* r2 = top + 2 * width;
+  for (int64_t o = 0; o < outW; ++o) {
+    const float* t[3] = {r0 + o * S, r1 + o * S, r2 + o * S};
+    if constexpr (K == Pool::Max) {
+      float m = -std::numeric_limits<float>::infinity();
+#pragma GCC unroll 3
+      for (int kh = 0; kh < 3; ++kh)
+#pragma GCC unroll 3
+        for (int kw = 0; kw < 3; ++kw) m = t[kh][kw] > m ? t[kh][kw] : m;
+      a[o] = m;
+    } else {
+      double sum = 0;
+#pragma GCC unroll 3
+      for (int kh = 0; kh < 3; ++kh)
+#pragma GCC unroll 3
+        for (int kw = 0; kw < 3; ++kw) sum += static_cast<double>(t[kh][kw]);
+      a[o] = sum;
+    }
+  }
+}
+
 // pool2d (below) for fp32 tensors: each plane is copied once into a plane padded with the value padding stands for (-inf for
 // MaxPool, 0 for AveragePool), then every output row takes its taps kernel row by kernel row, column by column, as a
 // pass over the row that vectorises (the running maxima in float, exact; the sums in double, in the order pool2d
@@ -89,12 +117,21 @@ bool pool2dFloat(const Tensor& x, OutBuffer& y, const Planes& planes, const nn::
   std::vector<float> padded;
   std::vector<Acc> acc(static_cast<size_t>(outW));
   const int64_t sW = w.stride[1];
+  const bool square3 = w.kernel[0] == 3 && w.kernel[1] == 3 && w.dilation[0] == 1 && w.dilation[1] == 1 &&
+                       (sW == 1 || sW == 2);
   for (int64_t plane = 0; plane < planes.count; ++plane) {
     nn::copyIntoPadded(w, pad, px + plane * inH * inW, fill, padded);
     for (int64_t oh = 0; oh < outH; ++oh) {
-      std::fill(acc.begin(), acc.end(), K == Pool::Max ? Acc(fill) : Acc(0));
       Acc* a = acc.data();
-      for (int64_t kh = 0; kh < w.kernel[0]; ++kh) {
+      const float* top = padded.data() + oh * w.stride[0] * padW;
+      if (square3) {  // all 9 taps of each output in registers, in the order of the passes below
+        if (sW == 1)
+          poolRow3<K, 1>(top, padW, outW, a);
+        else
+          poolRow3<K, 2>(top, padW, outW, a);
+      }
+      if (!square3) std::fill(acc.begin(), acc.end(), K == Pool::Max ? Acc(fill) : Acc(0));
+      for (int64_t kh = 0; !square3 && kh < w.kernel[0]; ++kh) {
         const float* line = padded.data() + (oh * w.stride[0] + kh * w.dilation[0]) * padW;
         for (int64_t kw = 0; kw < w.kernel[1]; ++kw) {
           const float* in = line + kw * w.dilation[1];
