@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "emulator/control_flow_data.h"
+#include "emulator/conv_chains.h"
 #include "emulator/stored_layout.h"
 #include "ir/dtype.h"
+#include "kernels/conv_followers.h"
 #include "options/options.h"
 
 namespace kiln {
@@ -83,9 +86,26 @@ class Run {
     if (!order) throw std::runtime_error("graph '" + g.name() + "' has a cycle");
     const auto lastUse = lastUses(g, *order);
     const std::unordered_set<const Node*> needed = nodesTheOutputsNeed(g);
+    // Conv chains run as one kernel call, except where a caller looks at every node's outputs (or supplies them).
+    const bool chainsAllowed = depth > 0 || (!options_.afterNode && !options_.reuse);
+    const std::unordered_map<const Node*, std::vector<const Node*>> chains =
+        chainsAllowed ? planConvChains(g, *order) : std::unordered_map<const Node*, std::vector<const Node*>>{};
+    std::unordered_set<const Node*> ranInChain;
+    // Tensors nobody reads any more are dropped, so a deep model needs its live set, not every activation.
+    const auto dropDeadInputs = [&](const Node& n, size_t step) {
+      for (const Value* v : n.inputs())
+        if (v && v->graph() == &g && !v->isGraphOutput() && !v->constant()) {
+          auto it = lastUse.find(v);
+          if (it != lastUse.end() && it->second == step) scope.erase(v);
+        }
+    };
     for (size_t step = 0; step < order->size(); ++step) {
       const Node& n = *(*order)[step];
       if (!needed.count(&n)) continue;  // nothing the graph gives depends on it
+      if (ranInChain.count(&n)) {
+        dropDeadInputs(n, step);
+        continue;
+      }
       std::vector<const Tensor*> in;
       in.reserve(n.numInputs());
       for (const Value* v : n.inputs()) {
@@ -96,6 +116,20 @@ class Run {
         const Tensor* t = scope.find(v);
         if (!t) throw std::runtime_error(nodeLabel(n) + ": input '" + v->name() + "' has no value");
         in.push_back(t);
+      }
+      if (auto chain = chains.find(&n); chain != chains.end()) {
+        std::optional<Tensor> y;
+        try {
+          y = runChain(n, in, chain->second, scope);
+        } catch (const std::runtime_error& e) {
+          throw NodeFailed(e.what(), &n);
+        }
+        if (y) {
+          scope.set(chain->second.back()->output(0), std::move(*y));
+          ranInChain.insert(chain->second.begin(), chain->second.end());
+          dropDeadInputs(n, step);
+          continue;
+        }
       }
       std::vector<Tensor> out;
       try {
@@ -116,12 +150,7 @@ class Run {
           throw std::runtime_error(nodeLabel(n) + ": output " + std::to_string(i) + " was not computed");
         scope.set(n.output(i), std::move(out[i]));
       }
-      // Tensors nobody reads any more are dropped, so a deep model needs its live set, not every activation.
-      for (const Value* v : n.inputs())
-        if (v && v->graph() == &g && !v->isGraphOutput() && !v->constant()) {
-          auto it = lastUse.find(v);
-          if (it != lastUse.end() && it->second == step) scope.erase(v);
-        }
+      dropDeadInputs(n, step);
     }
     std::vector<Tensor> result;
     for (const Value* v : g.outputs()) {
@@ -161,6 +190,30 @@ class Run {
         });
     }
     return last;
+  }
+
+  // A Conv and its followers (emulator/conv_chains.h) as one kernel call; nullopt when their operands do not allow it.
+  std::optional<Tensor> runChain(const Node& conv, const std::vector<const Tensor*>& in,
+                                 const std::vector<const Node*>& chain, const Scope& scope) {
+    std::vector<kernels::ConvFollower> followers;
+    const Value* previous = conv.output(0);
+    for (const Node* f : chain) {
+      kernels::ConvFollower follower{f, {}, 0};
+      for (size_t k = 0; k < f->numInputs(); ++k) {
+        const Value* v = f->input(k);
+        if (v == previous) {
+          follower.chainInput = k;
+          follower.inputs.push_back(nullptr);
+          continue;
+        }
+        const Tensor* t = v ? scope.find(v) : nullptr;
+        if (v && !t) return std::nullopt;
+        follower.inputs.push_back(t);
+      }
+      followers.push_back(std::move(follower));
+      previous = f->output(0);
+    }
+    return kernels::convolveWithFollowers(conv, in, followers, options_.kernel);
   }
 
   std::vector<Tensor> node(const Node& n, const std::vector<const Tensor*>& in, const Scope& scope, int depth) {

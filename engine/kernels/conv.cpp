@@ -197,20 +197,19 @@ void im2col2d(const Window& w, const W* x, int64_t channels, int64_t line0, int6
       }
 }
 
-bool isPointwise(const Window& w) {
-  for (size_t d = 0; d < w.rank(); ++d)
-    if (w.kernel[d] != 1 || w.stride[d] != 1 || w.padBegin[d] != 0 || w.in[d] != w.out[d]) return false;
-  return true;
-}
-
 template <typename W>
 void addBias(const W* bias, int64_t batch, int64_t channels, int64_t size, W* y) {
-  if (!bias) return;
   for (int64_t n = 0; n < batch; ++n)
     for (int64_t c = 0; c < channels; ++c) {
       W* p = y + (n * channels + c) * size;
       for (int64_t i = 0; i < size; ++i) p[i] += bias[c];
     }
+}
+
+bool isPointwise(const Window& w) {
+  for (size_t d = 0; d < w.rank(); ++d)
+    if (w.kernel[d] != 1 || w.stride[d] != 1 || w.padBegin[d] != 0 || w.in[d] != w.out[d]) return false;
+  return true;
 }
 
 // The im2col buffer is built for a band of output lines at a time, at most this many bytes (but one line at least):
@@ -219,8 +218,9 @@ void addBias(const W* bias, int64_t batch, int64_t channels, int64_t size, W* y)
 constexpr int64_t kColumnBandBytes = int64_t(32) << 20;
 
 template <typename W>
-void convolveImpl(const KernelContext& ctx, const ConvShape& s, const W* x, const W* w, const W* bias, W* y) {
-  if (convolveDepthwise2d(s, x, w, bias, y)) return;
+void convolveImpl(const KernelContext& ctx, const ConvShape& s, const W* x, const W* w, const W* bias, W* y,
+                  const ChannelSteps* steps) {
+  if (convolveDepthwise2d(s, x, w, bias, y, steps)) return;
   const Window& win = s.window;
   const int64_t kSize = *checkedProduct(win.kernel), inSize = *checkedProduct(win.in);
   const int64_t outSize = *checkedProduct(win.out);
@@ -240,6 +240,18 @@ void convolveImpl(const KernelContext& ctx, const ConvShape& s, const W* x, cons
     if (band < lines) part.reset(new W[static_cast<size_t>(mg * band * lastOut)]);
     taps = tapCoordinates(win);
   }
+  // The bias and the steps go over each product while it is in cache: `width` elements of each of the group's
+  // channels, `stride` apart.
+  const auto finish = [&](int64_t g, W* p, int64_t width, int64_t stride) {
+    if (!bias && !steps) return;
+    for (int64_t m = 0; m < mg; ++m) {
+      const int64_t c = g * mg + m;
+      W* row = p + m * stride;
+      if (bias)
+        for (int64_t i = 0; i < width; ++i) row[i] += bias[c];
+      if (steps) applyChannelSteps(*steps, c, row, width);
+    }
+  };
   for (int64_t n = 0; n < s.batch; ++n)
     for (int64_t g = 0; g < s.group; ++g) {
       const W* xg = x + (n * s.inChannels + g * cg) * inSize;
@@ -247,6 +259,7 @@ void convolveImpl(const KernelContext& ctx, const ConvShape& s, const W* x, cons
       const W* wg = w + g * mg * rows;
       if (pointwise || !col) {
         gemm(false, false, mg, outSize, rows, W(1), wg, xg, W(0), yg);
+        finish(g, yg, outSize, outSize);
         continue;
       }
       for (int64_t line0 = 0; line0 < lines; line0 += band) {
@@ -257,25 +270,26 @@ void convolveImpl(const KernelContext& ctx, const ConvShape& s, const W* x, cons
           im2col(win, taps, xg, cg, line0, line1, col.get());
         if (band >= lines) {
           gemm(false, false, mg, outSize, rows, W(1), wg, col.get(), W(0), yg);
+          finish(g, yg, outSize, outSize);
           continue;
         }
         gemm(false, false, mg, width, rows, W(1), wg, col.get(), W(0), part.get());
+        finish(g, part.get(), width, width);
         for (int64_t m = 0; m < mg; ++m)
           std::copy_n(part.get() + m * width, width, yg + m * outSize + line0 * lastOut);
       }
     }
-  addBias(bias, s.batch, s.outChannels, outSize, y);
 }
 
 }  // namespace
 
 void convolve(const KernelContext& ctx, const ConvShape& s, const float* x, const float* w, const float* bias,
-              float* y) {
-  convolveImpl(ctx, s, x, w, bias, y);
+              float* y, const ChannelSteps* steps) {
+  convolveImpl(ctx, s, x, w, bias, y, steps);
 }
 void convolve(const KernelContext& ctx, const ConvShape& s, const double* x, const double* w, const double* bias,
-              double* y) {
-  convolveImpl(ctx, s, x, w, bias, y);
+              double* y, const ChannelSteps* steps) {
+  convolveImpl(ctx, s, x, w, bias, y, steps);
 }
 
 }  // namespace nn

@@ -123,7 +123,7 @@ void depthwisePlane(const Window& win, const PaddedPlane& pad, RowFn<W> outputRo
 }
 
 template <typename W>
-bool depthwise(const ConvShape& s, const W* x, const W* w, const W* bias, W* y) {
+bool depthwise(const ConvShape& s, const W* x, const W* w, const W* bias, W* y, const ChannelSteps* steps) {
   const Window& win = s.window;
   if (win.rank() != 2 || s.inChannels != s.group || s.group == 1) return false;
   const int64_t mg = s.outChannels / s.group;  // the channel multiplier
@@ -140,6 +140,7 @@ bool depthwise(const ConvShape& s, const W* x, const W* w, const W* bias, W* y) 
       const int64_t n = static_cast<int64_t>(p) / s.outChannels, oc = static_cast<int64_t>(p) % s.outChannels;
       depthwisePlane(win, pad, outputRow, x + (n * s.inChannels + oc / mg) * inSize, w + oc * taps,
                      bias ? bias[oc] : W(0), padded, y + static_cast<int64_t>(p) * outSize);
+      if (steps) applyChannelSteps(*steps, oc, y + static_cast<int64_t>(p) * outSize, outSize);
     }
   });
   return true;
@@ -147,11 +148,13 @@ bool depthwise(const ConvShape& s, const W* x, const W* w, const W* bias, W* y) 
 
 }  // namespace
 
-bool convolveDepthwise2d(const ConvShape& s, const float* x, const float* w, const float* bias, float* y) {
-  return depthwise(s, x, w, bias, y);
+bool convolveDepthwise2d(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
+                         const ChannelSteps* steps) {
+  return depthwise(s, x, w, bias, y, steps);
 }
-bool convolveDepthwise2d(const ConvShape& s, const double* x, const double* w, const double* bias, double* y) {
-  return depthwise(s, x, w, bias, y);
+bool convolveDepthwise2d(const ConvShape& s, const double* x, const double* w, const double* bias, double* y,
+                         const ChannelSteps* steps) {
+  return depthwise(s, x, w, bias, y, steps);
 }
 
 }  // namespace kiln::kernels::nn

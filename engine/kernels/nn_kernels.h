@@ -179,11 +179,65 @@ struct ConvShape {
 };
 ConvShape convShape(const KernelContext& ctx, const std::vector<int64_t>& x, const std::vector<int64_t>& w,
                     const Tensor* bias);
-// y (outDims, zero-filled or not) = conv(x, w) + bias (null: none).
+
+// Element-wise steps that act on a convolution's output one channel at a time (an inference BatchNormalization, a
+// per-channel Mul or Add, Relu, Clip), applied to each band of output while it is still in cache instead of as
+// passes of their own over the whole tensor (kernels/conv_followers.h). Each step is the same arithmetic, in the
+// same type and order, as its op's kernel, so a chain gives the bits the ops give run one after another.
+struct ChannelStep {
+  enum class Kind { Add, Mul, Affine, Clamp };
+  Kind kind = Kind::Add;
+  // One value per channel, or one for all. Add: x + a; Mul: x · a; Affine: x · a + b; Clamp: min(max(x, a), b).
+  std::vector<double> a, b;
+};
+using ChannelSteps = std::vector<ChannelStep>;
+
+// BatchNormalization's inference map y = x·k + shift: k and shift found in double, applied in the tensor's type.
+inline std::pair<double, double> batchNormAffine(double scale, double bias, double mean, double var, double epsilon) {
+  const double k = scale / std::sqrt(var + epsilon);
+  return {k, bias - mean * k};
+}
+template <typename W>
+void affineRow(const W* x, W* y, int64_t n, W k, W shift) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * k + shift;
+}
+// Clip's and Relu's comparison order: NaN passes through; lo > hi gives hi everywhere.
+template <typename W>
+W clampValue(W v, W lo, W hi) {
+  const W r = v < lo ? lo : v;
+  return r > hi ? hi : r;
+}
+template <typename W>
+void applyChannelSteps(const ChannelSteps& steps, int64_t channel, W* y, int64_t n) {
+  const auto at = [channel](const std::vector<double>& v) {
+    return static_cast<W>(v.size() == 1 ? v[0] : v[static_cast<size_t>(channel)]);
+  };
+  for (const ChannelStep& s : steps) {
+    const W a = at(s.a);
+    switch (s.kind) {
+      case ChannelStep::Kind::Add:
+        for (int64_t i = 0; i < n; ++i) y[i] = y[i] + a;
+        break;
+      case ChannelStep::Kind::Mul:
+        for (int64_t i = 0; i < n; ++i) y[i] = y[i] * a;
+        break;
+      case ChannelStep::Kind::Affine:
+        affineRow(y, y, n, a, at(s.b));
+        break;
+      case ChannelStep::Kind::Clamp: {
+        const W hi = at(s.b);
+        for (int64_t i = 0; i < n; ++i) y[i] = clampValue(y[i], a, hi);
+        break;
+      }
+    }
+  }
+}
+
+// y (outDims, zero-filled or not) = conv(x, w) + bias (null: none), then `steps` (null: none) on each channel.
 void convolve(const KernelContext& ctx, const ConvShape& s, const float* x, const float* w, const float* bias,
-              float* y);
+              float* y, const ChannelSteps* steps = nullptr);
 void convolve(const KernelContext& ctx, const ConvShape& s, const double* x, const double* w, const double* bias,
-              double* y);
+              double* y, const ChannelSteps* steps = nullptr);
 // Output columns [lo, hi) of a row of outWidth whose input column o·stride + offset lies in [0, width): the span a
 // kernel tap reads without padding.
 std::pair<int64_t, int64_t> insideColumns(int64_t offset, int64_t stride, int64_t width, int64_t outWidth);
@@ -206,8 +260,10 @@ void copyIntoPadded(const Window& w, const PaddedPlane& p, const T* x, T fill, s
 }
 // y = conv(x, w) + bias for a 2-D depthwise convolution (one input channel per group, any channel multiplier), computed directly
 // (conv_depthwise.cpp); false, writing nothing, for any other convolution.
-bool convolveDepthwise2d(const ConvShape& s, const float* x, const float* w, const float* bias, float* y);
-bool convolveDepthwise2d(const ConvShape& s, const double* x, const double* w, const double* bias, double* y);
+bool convolveDepthwise2d(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
+                         const ChannelSteps* steps);
+bool convolveDepthwise2d(const ConvShape& s, const double* x, const double* w, const double* bias, double* y,
+                         const ChannelSteps* steps);
 
 // numpy matmul of A and B (1-D operands promoted and the added axis dropped), op = transpose of the last two axes.
 struct MatMulPlan {

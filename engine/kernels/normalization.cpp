@@ -50,11 +50,9 @@ std::vector<Tensor> batchNormTyped(const KernelContext& ctx, const Tensor& x) {
       for (int64_t n = 0; n < l.batch; ++n)
         for (int64_t c = 0; c < l.channels; ++c) {
           const auto cs = static_cast<size_t>(c);
-          const double kd = scale[cs] / std::sqrt(var[cs] + eps);
-          const S k = static_cast<S>(kd), shift = static_cast<S>(bias[cs] - mean[cs] * kd);
-          const S* p = xin.data() + (n * l.channels + c) * l.inner;
-          S* q = y.data() + (n * l.channels + c) * l.inner;
-          for (int64_t i = 0; i < l.inner; ++i) q[i] = p[i] * k + shift;
+          const auto [k, shift] = nn::batchNormAffine(scale[cs], bias[cs], mean[cs], var[cs], eps);
+          nn::affineRow(xin.data() + (n * l.channels + c) * l.inner, y.data() + (n * l.channels + c) * l.inner,
+                        l.inner, static_cast<S>(k), static_cast<S>(shift));
         }
       return {y.finish()};
     }

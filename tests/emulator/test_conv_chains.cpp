@@ -1,0 +1,200 @@
+// Conv chains (emulator/conv_chains.h, kernels/conv_followers.h): which nodes the reference mode runs with their
+// Conv, and that a chain gives the same bits as its nodes run one by one — BatchNormalization, per-channel Mul and
+// Add on either side, Relu, Clip; grouped, depthwise and pointwise convolutions, a bias, double precision, an image
+// large enough that the convolution runs in bands. Chains that must not form (a value also read elsewhere or given
+// as an output) and chains the operands decline at run time (an Add of a whole tensor) run node by node.
+#include <QtTest>
+
+#include <cstring>
+
+#include "emulator/conv_chains.h"
+#include "emulator/reference_executor.h"
+#include "ir/model.h"
+#include "kernels/conv_followers.h"
+
+using namespace kiln;
+
+namespace {
+
+// Deterministic values in [-1, 1) of `type` (Float or Double).
+Tensor values(DType type, std::vector<int64_t> dims, uint32_t seed) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::vector<double> v(static_cast<size_t>(n));
+  uint32_t state = seed * 2654435761u + 1;
+  for (double& x : v) {
+    state = state * 1664525u + 1013904223u;
+    x = static_cast<double>(state >> 8) / double(1u << 24) * 2.0 - 1.0;
+  }
+  return Tensor::fromVector(type, std::move(dims), v);
+}
+
+Tensor positive(DType type, std::vector<int64_t> dims, uint32_t seed) {
+  Tensor t = values(type, dims, seed);
+  std::vector<double> v = t.toDouble();
+  for (double& x : v) x = 0.5 + std::abs(x);
+  return Tensor::fromVector(type, std::move(dims), v);
+}
+
+struct ConvSpec {
+  int64_t in = 8, out = 16, group = 1, kernel = 3, stride = 1, pad = 1, size = 12;
+  bool bias = true;
+};
+
+Node* addConv(Graph& g, Value* x, const ConvSpec& c, DType type, const std::string& name) {
+  std::vector<Value*> in{x, g.addInitializer(name + "_w", values(type, {c.out, c.in / c.group, c.kernel, c.kernel}, 7))};
+  if (c.bias) in.push_back(g.addInitializer(name + "_b", values(type, {c.out}, 11)));
+  Node* conv = g.addNode("Conv", in, {name + "_y"}, name);
+  conv->setAttr("kernel_shape", Attribute(std::vector<int64_t>{c.kernel, c.kernel}));
+  conv->setAttr("strides", Attribute(std::vector<int64_t>{c.stride, c.stride}));
+  conv->setAttr("pads", Attribute(std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad}));
+  conv->setAttr("group", Attribute(c.group));
+  return conv;
+}
+
+Node* addBatchNorm(Graph& g, Value* x, int64_t channels, DType type, const std::string& name) {
+  return g.addNode("BatchNormalization",
+                   {x, g.addInitializer(name + "_s", values(type, {channels}, 3)),
+                    g.addInitializer(name + "_b", values(type, {channels}, 4)),
+                    g.addInitializer(name + "_m", values(type, {channels}, 5)),
+                    g.addInitializer(name + "_v", positive(type, {channels}, 6))},
+                   {name + "_y"}, name);
+}
+
+// The graph run as it is (chains) and with an afterNode hook (which turns chains off): the same bits.
+void expectSameBitsAsNodeByNode(const Model& m, const std::vector<Tensor>& inputs) {
+  const std::vector<Tensor> chained = ReferenceExecutor().run(*m.graph, inputs);
+  ExecutionOptions oneByOne;
+  oneByOne.afterNode = [](const Node&, const std::vector<Tensor>&) {};
+  const std::vector<Tensor> plain = ReferenceExecutor(oneByOne).run(*m.graph, inputs);
+  QCOMPARE(chained.size(), plain.size());
+  for (size_t i = 0; i < chained.size(); ++i) {
+    QCOMPARE(chained[i].dims(), plain[i].dims());
+    QCOMPARE(chained[i].dtype(), plain[i].dtype());
+    QVERIFY2(std::memcmp(chained[i].data(), plain[i].data(), static_cast<size_t>(plain[i].byteSize())) == 0,
+             ("output " + std::to_string(i) + " differs").c_str());
+  }
+}
+
+size_t chainLength(const Graph& g, const std::string& convName) {
+  const auto order = g.topologicalOrder();
+  for (const auto& [conv, followers] : planConvChains(g, *order))
+    if (conv->name() == convName) return followers.size();
+  return 0;
+}
+
+ValueType tensorType(DType type, std::vector<int64_t> dims) {
+  std::vector<Dim> d;
+  for (int64_t e : dims) d.push_back(Dim::fixed(e));
+  return ValueType::tensor(type, Shape(std::move(d)));
+}
+
+}  // namespace
+
+class ConvChainsTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void batchNormAndReluFollowAConv() {
+    for (DType type : {DType::Float, DType::Double}) {
+      Model m;
+      Graph& g = *m.graph;
+      const ConvSpec c;
+      Value* x = g.addInput("x", tensorType(type, {2, c.in, c.size, c.size}));
+      Node* conv = addConv(g, x, c, type, "conv");
+      Node* bn = addBatchNorm(g, conv->output(0), c.out, type, "bn");
+      g.addOutput(g.addNode("Relu", {bn->output(0)}, {"y"}, "relu")->output(0));
+      QCOMPARE(chainLength(g, "conv"), size_t(2));
+      expectSameBitsAsNodeByNode(m, {values(type, {2, c.in, c.size, c.size}, 1)});
+    }
+  }
+
+  void depthwiseConvWithClip() {
+    Model m;
+    Graph& g = *m.graph;
+    ConvSpec c;
+    c.in = c.out = c.group = 12;
+    c.stride = 2;
+    c.bias = false;
+    Value* x = g.addInput("x", tensorType(DType::Float, {1, c.in, c.size, c.size}));
+    Node* conv = addConv(g, x, c, DType::Float, "dw");
+    Node* bn = addBatchNorm(g, conv->output(0), c.out, DType::Float, "bn");
+    Node* clip = g.addNode("Clip", {bn->output(0), g.addInitializer("lo", Tensor::fromVector(DType::Float, {}, std::vector<double>{0})),
+                                    g.addInitializer("hi", Tensor::fromVector(DType::Float, {}, std::vector<double>{0.5}))},
+                           {"y"}, "clip");
+    g.addOutput(clip->output(0));
+    QCOMPARE(chainLength(g, "dw"), size_t(2));
+    expectSameBitsAsNodeByNode(m, {values(DType::Float, {1, c.in, c.size, c.size}, 2)});
+  }
+
+  // Pointwise and grouped: Mul with the chain on the right, Add by a [1, C, 1, 1] tensor, Relu.
+  void perChannelMulAndAddOnEitherSide() {
+    Model m;
+    Graph& g = *m.graph;
+    ConvSpec c;
+    c.kernel = 1;
+    c.pad = 0;
+    c.group = 2;
+    Value* x = g.addInput("x", tensorType(DType::Float, {1, c.in, c.size, c.size}));
+    Node* conv = addConv(g, x, c, DType::Float, "pw");
+    Node* mul = g.addNode("Mul", {g.addInitializer("k", values(DType::Float, {c.out, 1, 1}, 8)), conv->output(0)}, {"scaled"});
+    Node* add = g.addNode("Add", {mul->output(0), g.addInitializer("s", values(DType::Float, {1, c.out, 1, 1}, 9))}, {"shifted"});
+    g.addOutput(g.addNode("Relu", {add->output(0)}, {"y"})->output(0));
+    QCOMPARE(chainLength(g, "pw"), size_t(3));
+    expectSameBitsAsNodeByNode(m, {values(DType::Float, {1, c.in, c.size, c.size}, 3)});
+  }
+
+  // 64 channels of 3×3 taps over 128×128: more than one im2col band.
+  void bandedConvolution() {
+    Model m;
+    Graph& g = *m.graph;
+    ConvSpec c;
+    c.in = 64;
+    c.size = 128;
+    Value* x = g.addInput("x", tensorType(DType::Float, {1, c.in, c.size, c.size}));
+    Node* conv = addConv(g, x, c, DType::Float, "big");
+    Node* bn = addBatchNorm(g, conv->output(0), c.out, DType::Float, "bn");
+    g.addOutput(g.addNode("Relu", {bn->output(0)}, {"y"})->output(0));
+    expectSameBitsAsNodeByNode(m, {values(DType::Float, {1, c.in, c.size, c.size}, 4)});
+  }
+
+  // A value read twice, or given as an output, stays a tensor of its own.
+  void sharedValuesEndTheChain() {
+    Model m;
+    Graph& g = *m.graph;
+    const ConvSpec c;
+    Value* x = g.addInput("x", tensorType(DType::Float, {1, c.in, c.size, c.size}));
+    Node* conv = addConv(g, x, c, DType::Float, "conv");
+    Node* bn = addBatchNorm(g, conv->output(0), c.out, DType::Float, "bn");
+    Node* relu = g.addNode("Relu", {bn->output(0)}, {"r"});
+    Node* other = g.addNode("Sigmoid", {bn->output(0)}, {"s"});
+    g.addOutput(relu->output(0));
+    g.addOutput(other->output(0));
+    QCOMPARE(chainLength(g, "conv"), size_t(1));  // bn only: its output has two readers
+    Node* conv2 = addConv(g, x, c, DType::Float, "conv2");
+    g.addOutput(conv2->output(0));
+    g.addOutput(g.addNode("Relu", {conv2->output(0)}, {"r2"})->output(0));
+    QCOMPARE(chainLength(g, "conv2"), size_t(0));  // its output is a graph output
+    expectSameBitsAsNodeByNode(m, {values(DType::Float, {1, c.in, c.size, c.size}, 5)});
+  }
+
+  // An Add of a whole tensor is planned (the shapes are known only at run time) but declined when it runs.
+  void wholeTensorOperandIsDeclinedAtRunTime() {
+    Model m;
+    Graph& g = *m.graph;
+    const ConvSpec c;
+    Value* x = g.addInput("x", tensorType(DType::Float, {1, c.in, c.size, c.size}));
+    Node* conv = addConv(g, x, c, DType::Float, "conv");
+    Value* residual = g.addInput("r", tensorType(DType::Float, {1, c.out, c.size, c.size}));
+    Node* add = g.addNode("Add", {conv->output(0), residual}, {"y"});
+    g.addOutput(add->output(0));
+    QCOMPARE(chainLength(g, "conv"), size_t(1));
+    const Tensor in = values(DType::Float, {1, c.in, c.size, c.size}, 6);
+    const Tensor r = values(DType::Float, {1, c.out, c.size, c.size}, 7);
+    const std::vector<const Tensor*> convIn{&in, conv->input(1)->constant(), conv->input(2)->constant()};
+    QVERIFY(!kernels::convolveWithFollowers(*conv, convIn, {{add, {nullptr, &r}, 0}}, {}));
+    expectSameBitsAsNodeByNode(m, {in, r});
+  }
+};
+
+QTEST_GUILESS_MAIN(ConvChainsTest)
+#include "test_conv_chains.moc"
