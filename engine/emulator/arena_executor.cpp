@@ -110,6 +110,12 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
       }
   }
   result.prepareMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - prepareStart).count();
+  // The planned block of an fp32 output, for kernels that can write their result there.
+  const auto blockOf = [&](const Value* v) -> std::span<float> {
+    auto p = v ? placed.find(v) : placed.end();
+    if (p == placed.end() || v->type().dtype != DType::Float || p->second.offset % alignof(float) != 0) return {};
+    return {reinterpret_cast<float*>(arena.data() + p->second.offset), static_cast<size_t>(p->second.bytes) / sizeof(float)};
+  };
   std::vector<Tensor> views;  // keeps this step's arena views alive
   for (const Node* n : g.nodes()) {
     views.clear();
@@ -148,6 +154,13 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
       std::vector<Tensor> args;
       for (const Tensor* t : in) args.push_back(t ? *t : Tensor());
       out = bodies.run(*body, args);
+    } else if (std::optional<Tensor> blocked = convolveOnStoredBlocks(*n, in, limits, &prepared, blockOf(n->output(0)))) {
+      // Computed in its planned block when that overlaps none of its inputs: the output is then that block.
+      const Value* y = n->output(0);
+      out.push_back(blocked->valid() ? std::move(*blocked)
+                                     : Tensor(y->type().dtype, placed.at(y).dims, storage, size_t(placed.at(y).offset)));
+      for (const Value* v : n->inputs())
+        if (auto r = readersLeft.find(v); v && r != readersLeft.end() && --r->second == 0) prepared.erase(v);
     } else {
       const KernelOperands operands(*n, in, limits.maxOutputBytes, &prepared);
       out = evaluateNode(*n, operands.inputs(), limits);
@@ -174,8 +187,9 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
                                    " bytes of " + std::string(dtypeName(out[i].dtype())) + ", its planned block " +
                                    std::to_string(p->second.bytes) + " bytes of " +
                                    std::string(dtypeName(v->type().dtype)));
-        // memmove: an in-place op's output may be a view of its own input block.
-        std::memmove(arena.data() + p->second.offset, out[i].data(), out[i].byteSize());
+        // memmove: an in-place op's output may be a view of its own input block (or the block itself).
+        if (out[i].data() != arena.data() + p->second.offset)
+          std::memmove(arena.data() + p->second.offset, out[i].data(), out[i].byteSize());
         ++result.placedTensors;
       } else {
         aside.insert_or_assign(v, ownedCopy(out[i]));

@@ -1,9 +1,12 @@
 #include "emulator/stored_layout.h"
 
+#include <algorithm>
+
 #include <set>
 #include <stdexcept>
 #include <string>
 
+#include "kernels/conv_blocked.h"
 #include "kernels/kernel_util.h"
 #include "kernels/transdata.h"
 #include "ir/graph.h"
@@ -169,6 +172,46 @@ void KernelOperands::storeOutputs(std::vector<Tensor>& results) const {
   for (size_t i = 0; i < results.size() && i < node_.numOutputs(); ++i)
     if (const Value* v = node_.output(i); v && isBlockedFormat(v->type().format))
       results[i] = storedTensor(results[i], v->type(), maxOutputBytes_);
+}
+
+namespace {
+
+bool nc1hwc0Float(const Value* v) {
+  if (!v) return false;
+  const ValueType& t = v->type();
+  if (t.format != Format::NC1HWC0 || t.dtype != DType::Float || blockC0(4) != 16 || !originPermutation(t).toNchw.empty())
+    return false;
+  const std::vector<int64_t> origin = transDataOrigin(t);
+  return origin.size() == 4 && std::all_of(origin.begin(), origin.end(), [](int64_t d) { return d >= 0; });
+}
+
+}  // namespace
+
+std::optional<Tensor> convolveOnStoredBlocks(const Node& n, const std::vector<const Tensor*>& stored,
+                                             const KernelLimits& limits, const LogicalByValue* prepared,
+                                             std::span<float> into) {
+  const bool fused = n.domain() == "kiln" && n.opType() == "FusedConv";
+  if (!fused && !(n.domain().empty() && n.opType() == "Conv")) return std::nullopt;
+  if (n.numOutputs() != 1 || n.numInputs() < 2 || stored.size() < 2 || !stored[0] || !stored[1] ||
+      !nc1hwc0Float(n.input(0)) || !nc1hwc0Float(n.output(0)))
+    return std::nullopt;
+  const Value* z = fused && n.numInputs() > 3 ? n.input(3) : nullptr;
+  if (z && (!nc1hwc0Float(z) || z->type() != n.output(0)->type())) return std::nullopt;
+  std::vector<const Tensor*> inputs(stored.begin(), stored.end());
+  std::vector<Tensor> converted;
+  converted.reserve(2);  // no reallocation: inputs points into it
+  for (size_t i = 1; i <= 2 && i < inputs.size() && i < n.numInputs(); ++i) {  // W and B in logical form
+    const Value* v = n.input(i);
+    if (!inputs[i] || !v || !isBlockedFormat(v->type().format)) continue;
+    if (prepared)
+      if (auto it = prepared->find(v); it != prepared->end()) {
+        inputs[i] = &it->second;
+        continue;
+      }
+    converted.push_back(logicalTensor(*inputs[i], v->type(), limits.maxOutputBytes));
+    inputs[i] = &converted.back();
+  }
+  return kernels::convolveStoredNc1hwc0(n, inputs, transDataOrigin(n.input(0)->type()), limits, into);
 }
 
 }  // namespace kiln

@@ -6,10 +6,13 @@
 // of a compiled run depend on every layout decision the compiler made (a badly re-laid-out weight, a wrong origin
 // or padding read as data all give wrong numbers), not on the kernels knowing the layouts.
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
 #include "ir/tensor.h"
+#include "kernels/kernel.h"
 #include "ir/value_type.h"
 
 namespace kiln {
@@ -48,5 +51,14 @@ class KernelOperands {
   std::vector<Tensor> converted_;
   std::vector<const Tensor*> inputs_;
 };
+
+// Conv and kiln FusedConv whose activations (X, the output, FusedConv's Z) are fp32 NC1HWC0 in NCHW order,
+// computed on the stored blocks (kernels/conv_blocked.h) with W and B read in logical form (from `prepared` where
+// it holds them): the output as stored. Nullopt, having computed nothing, for any other node or a convolution the
+// blocked kernel has no form for (the caller then converts the operands as for any kernel).
+// `into`: where the output should go if it can (kernels::convolveStoredNc1hwc0); an invalid result means it went there.
+std::optional<Tensor> convolveOnStoredBlocks(const Node& n, const std::vector<const Tensor*>& stored,
+                                             const KernelLimits& limits, const LogicalByValue* prepared = nullptr,
+                                             std::span<float> into = {});
 
 }  // namespace kiln

@@ -212,10 +212,6 @@ bool isPointwise(const Window& w) {
   return true;
 }
 
-// The im2col buffer is built for a band of output lines at a time, at most this many bytes (but one line at least):
-// memory stays bounded for large images (fns-candy's 9×9 convolutions would need gigabytes at once) and the band
-// stays in cache while the GEMM reads it.
-constexpr int64_t kColumnBandBytes = int64_t(32) << 20;
 
 template <typename W>
 void convolveImpl(const KernelContext& ctx, const ConvShape& s, const W* x, const W* w, const W* bias, W* y,

@@ -13,6 +13,7 @@
 
 #include <span>
 
+#include "kernels/conv_blocked.h"
 #include "kernels/nn_kernels.h"
 #include "ir/graph.h"
 #include "ir/shape.h"
@@ -351,6 +352,59 @@ void registerFusedNnKernels(KernelRegistry& r) {
   r.add("Attention", attention, "kiln");
   r.add("BiasSoftmax", biasSoftmax, "kiln");
   r.add("SoftmaxDropout", softmaxDropout, "kiln");
+}
+
+}  // namespace kiln::kernels
+
+namespace kiln::kernels {
+
+std::optional<Tensor> convolveStoredNc1hwc0(const Node& n, const std::vector<const Tensor*>& inputs,
+                                            const std::vector<int64_t>& xLogical, const KernelLimits& limits,
+                                            std::span<float> into) {
+  const bool fused = n.domain() == "kiln" && n.opType() == "FusedConv";
+  if (!fused && !(n.domain().empty() && n.opType() == "Conv")) return std::nullopt;
+  const KernelContext ctx(n, inputs, limits);
+  const Tensor &x = ctx.required(0), &w = ctx.required(1);
+  const Tensor* b = ctx.input(2);
+  const Tensor* z = fused ? ctx.input(3) : nullptr;
+  if (x.dtype() != DType::Float || w.dtype() != DType::Float || (b && b->dtype() != DType::Float) ||
+      (z && z->dtype() != DType::Float) || xLogical.size() != 4)
+    return std::nullopt;
+  constexpr int64_t c0 = 16;
+  const auto blocks = [](int64_t c) { return (c + c0 - 1) / c0; };
+  if (x.dims() != std::vector<int64_t>{xLogical[0], blocks(xLogical[1]), xLogical[2], xLogical[3], c0})
+    return std::nullopt;
+  const nn::ConvShape s = nn::convShape(ctx, xLogical, w.dims(), b);
+  if (s.window.rank() != 2) return std::nullopt;
+  const std::vector<int64_t> stored{s.batch, blocks(s.outChannels), s.window.out[0], s.window.out[1], c0};
+  if (z && z->dims() != stored) return std::nullopt;
+  const Activation act = fused ? activationOf(ctx) : Activation{};
+  const int64_t count = *checkedProduct(stored);
+  const auto overlaps = [&](const Tensor* t) {
+    const auto* p = reinterpret_cast<const uint8_t*>(into.data());
+    return t && t->data() < p + into.size_bytes() && p < t->data() + t->byteSize();
+  };
+  const bool inPlace = static_cast<int64_t>(into.size()) == count &&
+                       std::none_of(inputs.begin(), inputs.end(), [&](const Tensor* t) { return overlaps(t); });
+  std::optional<nn::Result<float, float>> result;
+  if (!inPlace) result.emplace(ctx, DType::Float, stored);
+  float* y = inPlace ? into.data() : result->data();
+  const nn::Operand<float, float> xv(ctx, x), wv(ctx, w);
+  const std::optional<nn::Operand<float, float>> bv =
+      b ? std::optional<nn::Operand<float, float>>(std::in_place, ctx, *b) : std::nullopt;
+  if (!nn::convolveNc1hwc0(ctx, s, xv.data(), wv.data(), bv ? bv->data() : nullptr, y)) return std::nullopt;
+  if (z) {  // the residual has the output's layout: element by element, spare lanes 0 + 0
+    const nn::Operand<float, float> zv(ctx, *z);
+    for (int64_t i = 0; i < count; ++i) y[i] += zv.data()[i];
+  }
+  if (act.kind != Activation::None) {
+    activateAll<float>(act, y, count);
+    if (const int64_t lanes = s.outChannels % c0; lanes != 0)  // an activation of 0 need not be 0: spare lanes back to 0
+      for (int64_t i = 0; i < count; i += c0)
+        if ((i / c0 / (s.window.out[0] * s.window.out[1])) % blocks(s.outChannels) == blocks(s.outChannels) - 1)
+          std::fill_n(y + i + lanes, c0 - lanes, 0.0f);
+  }
+  return inPlace ? Tensor() : result->finish();
 }
 
 }  // namespace kiln::kernels

@@ -238,6 +238,15 @@ void convolve(const KernelContext& ctx, const ConvShape& s, const float* x, cons
               float* y, const ChannelSteps* steps = nullptr);
 void convolve(const KernelContext& ctx, const ConvShape& s, const double* x, const double* w, const double* bias,
               double* y, const ChannelSteps* steps = nullptr);
+// Conv of fp32 activations stored NC1HWC0 with C0 = 16 (x: [N, ⌈C/16⌉, H, W, 16]) into y stored the same way
+// ([N, ⌈M/16⌉, outH, outW, 16], spare lanes written as zeros); w and bias as for convolve. For 2-D convolutions of
+// group 1 and depthwise ones (conv_nc1hwc0.cpp); false, writing nothing, for others.
+bool convolveNc1hwc0(const KernelContext& ctx, const ConvShape& s, const float* x, const float* w, const float* bias,
+                     float* y);
+// The im2col buffer is built for a band of output lines at a time, at most this many bytes (but one line at least):
+// memory stays bounded for large images (fns-candy's 9×9 convolutions would need gigabytes at once) and the band
+// stays in cache while the GEMM reads it.
+constexpr int64_t kColumnBandBytes = int64_t(32) << 20;
 // Output columns [lo, hi) of a row of outWidth whose input column o·stride + offset lies in [0, width): the span a
 // kernel tap reads without padding.
 std::pair<int64_t, int64_t> insideColumns(int64_t offset, int64_t stride, int64_t width, int64_t outWidth);

@@ -62,33 +62,25 @@ void transpose16x16(const uint32_t* src, int64_t srcStride, int64_t srcRows, uin
 #pragma GCC diagnostic pop
 #endif
 
-// A block of C0 = 16 channels (`lanes` of them real, the rest padding) of 32-bit elements with AVX-512 (a build for
-// a CPU that has it, KILN_NATIVE_ARCH): 16 positions × 16 lanes at a time, transposed in registers, instead of 256
-// scalar moves. The padding lanes are written as zeros going to the blocked side. False when it does not apply.
-template <typename T>
-bool blockAvx512([[maybe_unused]] const T* x, [[maybe_unused]] T* y, [[maybe_unused]] int64_t plane0,
-                 [[maybe_unused]] int64_t block, [[maybe_unused]] int64_t hw, [[maybe_unused]] int64_t lanes,
-                 [[maybe_unused]] bool toBlocked) {
+// `count` positions of one C0 = 16 block (`lanes` channels real) to or from `lanes` plain rows `stride` apart,
+// 32-bit elements: 16 positions × 16 lanes at a time transposed in registers with AVX-512 (a build for a CPU that
+// has it, KILN_NATIVE_ARCH), instead of 256 scalar moves. Spare lanes are written as zeros going to the blocks.
+template <bool kToBlocks>
+void transposeBlock(const uint32_t* from, uint32_t* to, int64_t count, int64_t lanes, int64_t stride) {
+  int64_t i = 0;
 #if defined(__AVX512F__)
-  if constexpr (sizeof(T) == 4) {
-    const auto* from = reinterpret_cast<const uint32_t*>(x);
-    auto* to = reinterpret_cast<uint32_t*>(y);
-    int64_t i = 0;
-    for (; i + 16 <= hw; i += 16)
-      if (toBlocked)
-        transpose16x16(from + plane0 + i, hw, lanes, to + block + i * 16, 16, 16);
-      else
-        transpose16x16(from + block + i * 16, 16, 16, to + plane0 + i, hw, lanes);
-    for (; i < hw; ++i)
-      for (int64_t lane = 0; lane < lanes; ++lane)
-        if (toBlocked)
-          to[block + i * 16 + lane] = from[plane0 + lane * hw + i];
-        else
-          to[plane0 + lane * hw + i] = from[block + i * 16 + lane];
-    return true;
-  }
+  for (; i + 16 <= count; i += 16)
+    if constexpr (kToBlocks)
+      transpose16x16(from + i, stride, lanes, to + i * 16, 16, 16);
+    else
+      transpose16x16(from + i * 16, 16, 16, to + i, stride, lanes);
 #endif
-  return false;
+  for (; i < count; ++i)
+    for (int64_t lane = 0; lane < 16; ++lane)
+      if constexpr (kToBlocks)
+        to[i * 16 + lane] = lane < lanes ? from[lane * stride + i] : 0;
+      else if (lane < lanes)
+        to[lane * stride + i] = from[i * 16 + lane];
 }
 
 // NCHW [N, C, HW] <-> NC1HWC0 [N, C1, HW, C0]: block (n, k) gathers the planes of channels k·C0 … k·C0 + C0 - 1.
@@ -99,7 +91,16 @@ void nc1hwc0(const T* x, T* y, int64_t n, int64_t c, int64_t hw, int64_t c0, boo
     for (auto b = static_cast<int64_t>(first); b < static_cast<int64_t>(last); ++b) {
       const int64_t ni = b / c1, k = b % c1, lanes = std::min(c0, c - k * c0);
       const int64_t plane0 = (ni * c + k * c0) * hw, block = b * hw * c0;
-      if (c0 == 16 && blockAvx512(x, y, plane0, block, hw, lanes, toBlocked)) continue;
+      if constexpr (sizeof(T) == 4)
+        if (c0 == 16) {
+          const auto* from = reinterpret_cast<const uint32_t*>(x);
+          auto* to = reinterpret_cast<uint32_t*>(y);
+          if (toBlocked)
+            transposeBlock<true>(from + plane0, to + block, hw, lanes, hw);
+          else
+            transposeBlock<false>(from + block, to + plane0, hw, lanes, hw);
+          continue;
+        }
       for (int64_t t0 = 0; t0 < hw; t0 += kPlaneTile) {
         const int64_t t1 = std::min(hw, t0 + kPlaneTile);
         for (int64_t lane = 0; lane < lanes; ++lane) {
@@ -200,6 +201,15 @@ bool copyBlockedLayout(const uint8_t* x, uint8_t* y, Format src, Format dst, con
                        logical, c0);
     default: return false;
   }
+}
+
+void blocksToRows(const float* blocks, int64_t count, int64_t lanes, float* rows, int64_t stride) {
+  transposeBlock<false>(reinterpret_cast<const uint32_t*>(blocks), reinterpret_cast<uint32_t*>(rows), count, lanes,
+                        stride);
+}
+void rowsToBlocks(const float* rows, int64_t stride, int64_t count, int64_t lanes, float* blocks) {
+  transposeBlock<true>(reinterpret_cast<const uint32_t*>(rows), reinterpret_cast<uint32_t*>(blocks), count, lanes,
+                       stride);
 }
 
 }  // namespace kiln

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "support/kernel_op.h"
+#include "kernels/conv_blocked.h"
 #include "kernels/kernel.h"
 #include "kernels/vector_math.h"
 #include "ir/graph.h"
@@ -43,6 +44,18 @@ Tensor randomTensor(Dims dims, std::mt19937& rng) {
 }
 
 // Element-wise |got - want| <= tol · (1 + |want|) with equal dims and dtype; names the first difference.
+// An NCHW fp32 tensor stored NC1HWC0 with C0 = 16: [N, ⌈C/16⌉, H, W, 16], spare lanes zero.
+Tensor toNc1hwc0(const Tensor& t) {
+  const Dims& d = t.dims();
+  const int64_t c1 = (d[1] + 15) / 16, hw = d[2] * d[3];
+  std::vector<float> in = values<float>(t), out(static_cast<size_t>(d[0] * c1 * hw * 16), 0.0f);
+  for (int64_t n = 0; n < d[0]; ++n)
+    for (int64_t c = 0; c < d[1]; ++c)
+      for (int64_t i = 0; i < hw; ++i)
+        out[size_t(((n * c1 + c / 16) * hw + i) * 16 + c % 16)] = in[size_t((n * d[1] + c) * hw + i)];
+  return f32({d[0], c1, d[2], d[3], 16}, out);
+}
+
 bool near(const Tensor& got, const Tensor& want, double tol = 1e-5) {
   if (got.dtype() != want.dtype() || got.dims() != want.dims()) {
     qWarning("dtype or shape differ");
@@ -138,6 +151,53 @@ class KernelNnTest : public QObject {
                              .arg(c.k).arg(c.stride).arg(c.dilation).arg(c.multiplier)
                              .arg(c.pads[0]).arg(c.pads[1]).arg(c.pads[2]).arg(c.pads[3])));
     }
+  }
+
+  void convolutionOnNc1hwc0BlocksMatchesNchw() {
+    // The compiled mode's convolutions on blocked activations (kernels/conv_blocked.h) against Conv / FusedConv on
+    // the NCHW tensors, stored blocked: dense (im2col from blocks, 1×1, strided, dilated, channel counts that leave
+    // spare lanes) and depthwise, with a Z residual and an activation whose value at 0 is not 0 (spare lanes stay 0).
+    std::mt19937 rng(5);
+    struct Case {
+      int64_t c, m, group, k, stride, dilation, pad;
+    };
+    const std::vector<Case> cases = {{20, 24, 1, 3, 1, 1, 1}, {16, 16, 1, 1, 1, 1, 0}, {5, 40, 1, 3, 2, 1, 1},
+                                     {20, 20, 1, 3, 1, 2, 2}, {20, 20, 20, 3, 1, 1, 1}, {32, 32, 32, 5, 2, 1, 2},
+                                     {7, 9, 1, 1, 2, 1, 0}};
+    for (const bool fused : {false, true})
+      for (const Case& c : cases) {
+        const Tensor x = randomTensor({2, c.c, 9, 11}, rng), w = randomTensor({c.m, c.c / c.group, c.k, c.k}, rng);
+        const Tensor b = randomTensor({c.m}, rng);
+        Op op(fused ? "FusedConv" : "Conv", 1, fused ? "kiln" : "");
+        op.i("group", c.group).ints("strides", {c.stride, c.stride}).ints("dilations", {c.dilation, c.dilation})
+            .ints("pads", {c.pad, c.pad, c.pad, c.pad});
+        if (fused) op.s("activation", "HardSigmoid").floats("activation_params", {0.2f, 0.5f});
+        const Tensor plain = Op("Conv").i("group", c.group).ints("strides", {c.stride, c.stride})
+                                 .ints("dilations", {c.dilation, c.dilation}).ints("pads", {c.pad, c.pad, c.pad, c.pad})
+                                 .one({x, w, b});
+        const Tensor z = randomTensor(plain.dims(), rng);
+        const Tensor want = toNc1hwc0(fused ? op.one({x, w, b, z}) : plain);
+        const Tensor xb = toNc1hwc0(x), zb = toNc1hwc0(z);
+        std::vector<const Tensor*> in{&xb, &w, &b};
+        if (fused) in.push_back(&zb);
+        const std::optional<Tensor> got = kernels::convolveStoredNc1hwc0(**op.graph().nodes().begin(), in, x.dims(), {});
+        const QString what = QString("%1 C %2 M %3 group %4 kernel %5 stride %6 dilation %7")
+                                 .arg(fused ? "FusedConv" : "Conv").arg(c.c).arg(c.m).arg(c.group).arg(c.k)
+                                 .arg(c.stride).arg(c.dilation);
+        if (!got) QFAIL(qPrintable(what + ": declined"));
+        // The same sums in the same order as the NCHW kernels: the same bits.
+        if (std::memcmp(got->data(), want.data(), want.byteSize()) != 0) QFAIL(qPrintable(what));
+        const std::vector<float> g = values<float>(*got);
+        for (size_t i = 0; i < g.size(); ++i)
+          if (int64_t((i / 16) / size_t(got->dims()[2] * got->dims()[3]) % size_t(got->dims()[1])) == got->dims()[1] - 1 &&
+              int64_t(i % 16) >= c.m % 16 && c.m % 16 != 0 && g[i] != 0.0f)
+            QFAIL(qPrintable(what + ": a spare lane is not zero"));
+      }
+    // Grouped but not depthwise: no blocked form (the caller converts to NCHW instead).
+    Op grouped("Conv");
+    grouped.i("group", 2);
+    const Tensor x = toNc1hwc0(randomTensor({1, 8, 5, 5}, rng)), w = randomTensor({8, 4, 3, 3}, rng);
+    QVERIFY(!kernels::convolveStoredNc1hwc0(**grouped.graph().nodes().begin(), {&x, &w}, {1, 8, 5, 5}, {}));
   }
 
   void expFloatsIsWithinAnUlpOfLibm() {

@@ -1,0 +1,166 @@
+// Convolutions of fp32 activations stored NC1HWC0 (C0 = 16: [N, C1, H, W, 16], channel c at block c / 16, lane
+// c % 16, the last block's spare lanes zero), written straight into an NC1HWC0 output: the compiled mode's
+// convolutions no longer convert their input to NCHW and their output back around each node (two passes over each
+// activation, and two tensors allocated). The same idea as ONNX Runtime's NCHWc kernels.
+//  - group 1: im2col reads the blocked input band by band, sgemm multiplies as for NCHW, and each band's product is
+//    transposed into the output's blocks while it is in cache;
+//  - depthwise (one input channel per group, multiplier 1): direct, 16 channels at a time, one lane each.
+// Each output is the same sum, in the same order, as the NCHW kernels' (conv.cpp, conv_depthwise.cpp): the same bits.
+#include "kernels/nn_kernels.h"
+
+#include <memory>
+
+#include "ir/shape.h"
+#include "kernels/transdata_blocked.h"
+#include "util/parallel_for.h"
+
+namespace kiln::kernels::nn {
+namespace {
+
+constexpr int64_t kC0 = 16;
+
+int64_t blocksOf(int64_t channels) { return (channels + kC0 - 1) / kC0; }
+
+int64_t mul(const KernelContext& ctx, int64_t a, int64_t b) {
+  const std::optional<int64_t> r = checkedMul(a, b);
+  if (!r) ctx.fail("convolution extents overflow");
+  return *r;
+}
+
+// im2col of a band of output lines [line0, line1) from the blocked input of image n: row (c·kH + kh)·kW + kw holds,
+// for each output position of the band, the input element that tap reads (zero in the padding). At column stride 1
+// a tap's inputs for one output line are consecutive positions of the block: one transpose for its 16 channels.
+void im2colBlocked(const Window& w, const float* x, int64_t channels, int64_t line0, int64_t line1, float* col) {
+  const int64_t inH = w.in[0], inW = w.in[1], kH = w.kernel[0], kW = w.kernel[1], outW = w.out[1];
+  const int64_t sH = w.stride[0], sW = w.stride[1], width = (line1 - line0) * outW;
+  const int64_t laneStride = kH * kW * width;  // between the rows of channels c and c + 1 for the same tap
+  for (int64_t k = 0; k < blocksOf(channels); ++k) {
+    const float* block = x + k * inH * inW * kC0;
+    const int64_t lanes = std::min(kC0, channels - k * kC0);
+    for (int64_t kh = 0; kh < kH; ++kh)
+      for (int64_t kw = 0; kw < kW; ++kw) {
+        float* first = col + ((k * kC0 * kH + kh) * kW + kw) * width;  // lane 0's row
+        const int64_t offset = kw * w.dilation[1] - w.padBegin[1];
+        const auto [lo, hi] = insideColumns(offset, sW, inW, outW);
+        for (int64_t oh = line0; oh < line1; ++oh) {
+          const int64_t ih = oh * sH - w.padBegin[0] + kh * w.dilation[0], at = (oh - line0) * outW;
+          const bool inside = ih >= 0 && ih < inH;
+          for (int64_t l = 0; l < lanes; ++l) {
+            float* dst = first + l * laneStride + at;
+            std::fill_n(dst, inside ? lo : outW, 0.0f);
+            if (inside) std::fill_n(dst + hi, outW - hi, 0.0f);
+          }
+          if (!inside || hi <= lo) continue;
+          const float* src = block + (ih * inW + lo * sW + offset) * kC0;
+          if (sW == 1) {
+            blocksToRows(src, hi - lo, lanes, first + at + lo, laneStride);
+            continue;
+          }
+          for (int64_t l = 0; l < lanes; ++l) {
+            float* dst = first + l * laneStride + at;
+            for (int64_t o = lo; o < hi; ++o) dst[o] = src[(o - lo) * sW * kC0 + l];
+          }
+        }
+      }
+  }
+}
+
+// part [M, width] (+ bias) into the output blocks of image n at positions [pos0, pos0 + width); spare lanes zero.
+void storeBlocked(float* part, const float* bias, int64_t channels, int64_t width, int64_t pos0, int64_t plane,
+                  float* y) {
+  if (bias)
+    for (int64_t m = 0; m < channels; ++m)
+      for (int64_t i = 0; i < width; ++i) part[m * width + i] += bias[m];
+  for (int64_t k = 0; k < blocksOf(channels); ++k)
+    rowsToBlocks(part + k * kC0 * width, width, width, std::min(kC0, channels - k * kC0), y + (k * plane + pos0) * kC0);
+}
+
+void denseBlocked(const KernelContext& ctx, const ConvShape& s, const float* x, const float* w, const float* bias,
+                  float* y) {
+  const Window& win = s.window;
+  const int64_t inPlane = win.in[0] * win.in[1], outPlane = win.out[0] * win.out[1];
+  const int64_t rows = mul(ctx, s.inChannels, win.kernel[0] * win.kernel[1]);
+  const int64_t outW = win.out[1], lines = win.out[0];
+  // Bands as conv.cpp cuts them, so each GEMM has the same shape there and here.
+  const int64_t lineBytes = std::max<int64_t>(1, mul(ctx, mul(ctx, rows, outW), 4));
+  const int64_t band = std::clamp<int64_t>(kColumnBandBytes / lineBytes, 1, std::max<int64_t>(lines, 1));
+  checkScratch(ctx, mul(ctx, rows + s.outChannels, band * outW), sizeof(float));
+  // Not zeroed: im2col writes every element of a band and the GEMM every element of `part`.
+  std::unique_ptr<float[]> col(new float[static_cast<size_t>(rows * band * outW)]);
+  std::unique_ptr<float[]> part(new float[static_cast<size_t>(s.outChannels * band * outW)]);
+  for (int64_t n = 0; n < s.batch; ++n) {
+    const float* xn = x + n * blocksOf(s.inChannels) * inPlane * kC0;
+    float* yn = y + n * blocksOf(s.outChannels) * outPlane * kC0;
+    for (int64_t line0 = 0; line0 < lines; line0 += band) {
+      const int64_t line1 = std::min(lines, line0 + band), width = (line1 - line0) * outW;
+      im2colBlocked(win, xn, s.inChannels, line0, line1, col.get());
+      gemm(false, false, s.outChannels, width, rows, 1.0f, w, col.get(), 0.0f, part.get());
+      storeBlocked(part.get(), bias, s.outChannels, width, line0 * outW, outPlane, yn);
+    }
+  }
+}
+
+// One block of 16 channels: out[oh][ow][l] = bias[l] + Σ taps w[l][tap] · x[ih][iw][l], over a zero-padded copy of
+// the block's planes.
+void depthwiseBlock(const Window& win, const PaddedPlane& pad, const float* x, const float* taps, const float* bias,
+                    std::vector<float>& padded, float* y) {
+  const int64_t kH = win.kernel[0], kW = win.kernel[1], outH = win.out[0], outW = win.out[1];
+  const int64_t sH = win.stride[0], sW = win.stride[1], dH = win.dilation[0], dW = win.dilation[1];
+  padded.assign(static_cast<size_t>(pad.height * pad.width * kC0), 0.0f);
+  for (int64_t ih = 0; ih < win.in[0]; ++ih)
+    std::copy_n(x + ih * win.in[1] * kC0, win.in[1] * kC0,
+                padded.data() + ((win.padBegin[0] + ih) * pad.width + win.padBegin[1]) * kC0);
+  // Tap by tap over a whole output line (in L1), each a vector multiply-add per position; the bias first, then the
+  // taps row by row, as the NCHW kernel sums them (conv_depthwise.cpp): the same bits.
+  for (int64_t oh = 0; oh < outH; ++oh) {
+    float* out = y + oh * outW * kC0;
+    for (int64_t ow = 0; ow < outW; ++ow) std::copy_n(bias, kC0, out + ow * kC0);
+    for (int64_t kh = 0; kh < kH; ++kh)
+      for (int64_t kw = 0; kw < kW; ++kw) {
+        const float* in = padded.data() + ((oh * sH + kh * dH) * pad.width + kw * dW) * kC0;
+        const float* tap = taps + (kh * kW + kw) * kC0;
+        for (int64_t ow = 0; ow < outW; ++ow)
+          for (int64_t l = 0; l < kC0; ++l) out[ow * kC0 + l] += tap[l] * in[ow * sW * kC0 + l];
+      }
+  }
+}
+
+bool depthwiseBlocked(const ConvShape& s, const float* x, const float* w, const float* bias, float* y) {
+  const Window& win = s.window;
+  const PaddedPlane pad = paddedPlane(win);
+  if (!pad.worthIt) return false;
+  const int64_t c1 = blocksOf(s.outChannels), taps = win.kernel[0] * win.kernel[1];
+  const int64_t inPlane = win.in[0] * win.in[1], outPlane = win.out[0] * win.out[1];
+  // Per block: its taps as [tap][lane] and its bias, spare lanes zero (so spare output lanes come out zero).
+  std::vector<float> blockTaps(static_cast<size_t>(c1 * taps * kC0), 0.0f), blockBias(static_cast<size_t>(c1 * kC0), 0.0f);
+  for (int64_t c = 0; c < s.outChannels; ++c) {
+    for (int64_t t = 0; t < taps; ++t) blockTaps[static_cast<size_t>(((c / kC0) * taps + t) * kC0 + c % kC0)] = w[c * taps + t];
+    if (bias) blockBias[static_cast<size_t>(c)] = bias[c];
+  }
+  const size_t blocks = static_cast<size_t>(s.batch * c1);
+  const size_t perPiece = std::max<size_t>(1, (size_t{1} << 14) / static_cast<size_t>(std::max<int64_t>(1, outPlane * taps)));
+  parallelFor(blocks, perPiece, 1, [&](size_t first, size_t last) {
+    std::vector<float> padded;
+    for (size_t b = first; b < last; ++b) {
+      const int64_t k = static_cast<int64_t>(b) % c1;
+      depthwiseBlock(win, pad, x + static_cast<int64_t>(b) * inPlane * kC0, blockTaps.data() + k * taps * kC0,
+                     blockBias.data() + k * kC0, padded, y + static_cast<int64_t>(b) * outPlane * kC0);
+    }
+  });
+  return true;
+}
+
+}  // namespace
+
+bool convolveNc1hwc0(const KernelContext& ctx, const ConvShape& s, const float* x, const float* w, const float* bias,
+                     float* y) {
+  if (s.window.rank() != 2) return false;
+  if (s.group == 1) {
+    denseBlocked(ctx, s, x, w, bias, y);
+    return true;
+  }
+  if (s.group == s.inChannels && s.outChannels == s.inChannels) return depthwiseBlocked(s, x, w, bias, y);
+  return false;
+}
+
+}  // namespace kiln::kernels::nn
