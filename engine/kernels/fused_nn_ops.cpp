@@ -399,10 +399,14 @@ std::optional<Tensor> convolveStoredNc1hwc0(const Node& n, const std::vector<con
   }
   if (act.kind != Activation::None) {
     activateAll<float>(act, y, count);
-    if (const int64_t lanes = s.outChannels % c0; lanes != 0)  // an activation of 0 need not be 0: spare lanes back to 0
-      for (int64_t i = 0; i < count; i += c0)
-        if ((i / c0 / (s.window.out[0] * s.window.out[1])) % blocks(s.outChannels) == blocks(s.outChannels) - 1)
-          std::fill_n(y + i + lanes, c0 - lanes, 0.0f);
+    // An activation of 0 need not be 0: the last block's spare lanes back to 0.
+    if (const int64_t lanes = s.outChannels % c0; lanes != 0) {
+      const int64_t plane = s.window.out[0] * s.window.out[1], c1 = blocks(s.outChannels);
+      for (int64_t image = 0; image < s.batch; ++image) {
+        float* last = y + (image * c1 + c1 - 1) * plane * c0;
+        for (int64_t i = 0; i < plane; ++i) std::fill_n(last + i * c0 + lanes, c0 - lanes, 0.0f);
+      }
+    }
   }
   return inPlace ? Tensor() : result->finish();
 }
