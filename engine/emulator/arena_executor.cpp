@@ -1,6 +1,7 @@
 #include "emulator/arena_executor.h"
 
 #include "emulator/stored_layout.h"
+#include "kernels/transdata.h"
 
 #include <chrono>
 #include <cstring>
@@ -116,6 +117,11 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
     if (p == placed.end() || v->type().dtype != DType::Float || p->second.offset % alignof(float) != 0) return {};
     return {reinterpret_cast<float*>(arena.data() + p->second.offset), static_cast<size_t>(p->second.bytes) / sizeof(float)};
   };
+  const auto bytesOf = [&](const Value* v) -> std::span<uint8_t> {
+    auto p = v ? placed.find(v) : placed.end();
+    if (p == placed.end()) return {};
+    return {arena.data() + p->second.offset, static_cast<size_t>(p->second.bytes)};
+  };
   std::vector<Tensor> views;  // keeps this step's arena views alive
   for (const Node* n : g.nodes()) {
     views.clear();
@@ -154,6 +160,10 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
       std::vector<Tensor> args;
       for (const Tensor* t : in) args.push_back(t ? *t : Tensor());
       out = bodies.run(*body, args);
+    } else if (n->numOutputs() == 1 && in.size() == 1 && in[0] && kernels::transDataNodeInto(*n, *in[0], bytesOf(n->output(0)))) {
+      // A layout conversion written straight into its planned block.
+      const Value* y = n->output(0);
+      out.push_back(Tensor(y->type().dtype, placed.at(y).dims, storage, size_t(placed.at(y).offset)));
     } else if (std::optional<Tensor> blocked = convolveOnStoredBlocks(*n, in, limits, &prepared, blockOf(n->output(0)))) {
       // Computed in its planned block when that overlaps none of its inputs: the output is then that block.
       const Value* y = n->output(0);

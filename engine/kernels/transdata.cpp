@@ -57,8 +57,22 @@ int64_t physicalOffset(Format f, const std::vector<int64_t>& i, const std::vecto
 
 }  // namespace
 
-Tensor transDataTensor(const Tensor& x, Format src, Format dst, const std::vector<int64_t>& origin,
-                       int64_t maxOutputBytes) {
+namespace {
+
+// Bytes someone else owns (the arena block transDataInto writes to), for the duration of one conversion.
+class BorrowedStorage final : public Storage {
+ public:
+  explicit BorrowedStorage(std::span<uint8_t> bytes) : bytes_(bytes) {}
+  const uint8_t* data() const override { return bytes_.data(); }
+  size_t size() const override { return bytes_.size(); }
+
+ private:
+  std::span<uint8_t> bytes_;
+};
+
+// transDataTensor into fresh heap bytes, or into `into` when it is given (and then exactly the result's size).
+Tensor convertLayoutInto(const Tensor& x, Format src, Format dst, const std::vector<int64_t>& origin,
+                         int64_t maxOutputBytes, std::span<uint8_t> into) {
   const int elem = dtypeSize(x.dtype());
   if (!x.valid() || elem == 0) return Tensor();
   // The logical extents: x's own for a plain layout, else the origin (checked against x's physical extents).
@@ -74,17 +88,26 @@ Tensor transDataTensor(const Tensor& x, Format src, Format dst, const std::vecto
   if (!inPhys || !outPhys) return Tensor();
   const auto bytes = checkedMul(*checkedProduct(*outPhys), elem);
   if (!bytes || *bytes > maxOutputBytes) return Tensor();
+  if (!into.empty() && static_cast<int64_t>(into.size()) != *bytes) return Tensor();
   const int64_t elements = checkedProduct(logical).value_or(0);
+  // Zeros where the layout pads (C to C0, N to 16); without padding every byte is copied over, so none is zeroed.
+  const bool padded = logical.empty() || elements == 0 || *bytes != elements * elem;
+  std::shared_ptr<Storage> out;
+  uint8_t* target = nullptr;
+  if (into.empty()) {
+    auto heap = std::make_shared<HeapStorage>(static_cast<size_t>(*bytes),
+                                              padded ? HeapStorage::Start::Zeroed : HeapStorage::Start::Unset);
+    target = heap->data();
+    out = std::move(heap);
+  } else {
+    if (padded) std::fill(into.begin(), into.end(), uint8_t{0});
+    target = into.data();
+    out = std::make_shared<BorrowedStorage>(into);
+  }
   if (logical.empty() || elements == 0) {
-    auto out = std::make_shared<HeapStorage>(static_cast<size_t>(*bytes), HeapStorage::Start::Zeroed);
-    if (logical.empty()) std::memcpy(out->data(), x.data(), static_cast<size_t>(elem));  // a scalar
+    if (logical.empty()) std::memcpy(target, x.data(), static_cast<size_t>(elem));  // a scalar
     return Tensor(x.dtype(), *outPhys, std::move(out));
   }
-  // Zeros where the layout pads (C to C0, N to 16); without padding every byte is copied over, so none is zeroed.
-  const bool padded = *bytes != elements * elem;
-  auto out = std::make_shared<HeapStorage>(static_cast<size_t>(*bytes),
-                                           padded ? HeapStorage::Start::Zeroed : HeapStorage::Start::Unset);
-  uint8_t* target = out->data();
   const int64_t c0 = blockC0(elem);
   if (copyBlockedLayout(x.data(), target, src, dst, logical, elem, c0))
     return Tensor(x.dtype(), *outPhys, std::move(out));
@@ -196,6 +219,18 @@ Tensor transDataTensor(const Tensor& x, Format src, Format dst, const std::vecto
   return Tensor(x.dtype(), *outPhys, std::move(out));
 }
 
+}  // namespace
+
+Tensor transDataTensor(const Tensor& x, Format src, Format dst, const std::vector<int64_t>& origin,
+                       int64_t maxOutputBytes) {
+  return convertLayoutInto(x, src, dst, origin, maxOutputBytes, {});
+}
+
+bool transDataInto(const Tensor& x, Format src, Format dst, const std::vector<int64_t>& origin, std::span<uint8_t> into) {
+  if (into.empty() || (x.data() < into.data() + into.size() && into.data() < x.data() + x.byteSize())) return false;
+  return convertLayoutInto(x, src, dst, origin, static_cast<int64_t>(into.size()), into).valid();
+}
+
 Tensor permuteTensor(const Tensor& x, const std::vector<size_t>& perm, int64_t maxOutputBytes) {
   const size_t rank = x.dims().size();
   const int elem = dtypeSize(x.dtype());
@@ -244,6 +279,17 @@ std::vector<Tensor> convertLayout(const KernelContext& ctx, const Tensor& x) {
 }
 
 std::vector<Tensor> transData(const KernelContext& ctx) { return convertLayout(ctx, ctx.required(0)); }
+
+}  // namespace
+
+bool transDataNodeInto(const Node& n, const Tensor& x, std::span<uint8_t> into) {
+  if (n.domain() != "kiln" || n.opType() != "TransData") return false;
+  const auto src = formatFromName(n.attrString("src_format", "ND"));
+  const auto dst = formatFromName(n.attrString("dst_format", ""));
+  return src && dst && transDataInto(x, *src, *dst, n.attrInts("origin_shape"), into);
+}
+
+namespace {
 
 // The element values do not depend on the order of the two conversions; only which element size was blocked does.
 std::vector<Tensor> transDataCast(const KernelContext& ctx) {
