@@ -1,5 +1,7 @@
 #include "emulator/conv_chains.h"
 
+#include <unordered_set>
+
 #include "ir/format.h"
 #include "kernels/conv_followers.h"
 
@@ -18,8 +20,7 @@ bool touchesBlockedLayout(const Node& n) {
 
 }  // namespace
 
-std::unordered_map<const Node*, std::vector<const Node*>> planConvChains(const Graph& g,
-                                                                         const std::vector<Node*>& order) {
+std::unordered_map<const Node*, ConvChain> planConvChains(const Graph& g, const std::vector<Node*>& order) {
   // Every read of each of g's values: (reader, slot), counting reads from inside subgraphs for their owner.
   struct Reads {
     const Node* reader = nullptr;
@@ -48,26 +49,43 @@ std::unordered_map<const Node*, std::vector<const Node*>> planConvChains(const G
     auto it = step.find(v->producer());
     return it != step.end() && it->second < at;
   };
-  std::unordered_map<const Node*, std::vector<const Node*>> chains;
+  // A node that can run before the Conv at step `at` instead of at its place: a plain op of g whose operands all
+  // exist by then.
+  const auto hoistable = [&](const Node* p, size_t at) {
+    if (!p || p->graph() != &g || p->hasSubgraphs() || touchesBlockedLayout(*p)) return false;
+    for (const Value* in : p->inputs())
+      if (!ready(in, at)) return false;
+    return true;
+  };
+  std::unordered_map<const Node*, ConvChain> chains;
+  std::unordered_set<const Node*> hoisted;  // each at most once
   for (size_t i = 0; i < order.size(); ++i) {
     const Node& conv = *order[i];
     if (!conv.domain().empty() || conv.opType() != "Conv" || conv.numOutputs() != 1 || touchesBlockedLayout(conv))
       continue;
-    std::vector<const Node*> followers;
+    ConvChain chain;
     const Value* v = conv.output(0);
     while (v && !v->isGraphOutput()) {
       auto r = reads.find(v);
       if (r == reads.end() || r->second.count != 1) break;
       const Node& next = *r->second.reader;
       if (!kernels::canFollowConv(next, r->second.slot) || touchesBlockedLayout(next)) break;
+      std::vector<const Node*> early;
       bool operandsReady = true;
-      for (size_t k = 0; k < next.numInputs(); ++k)
-        if (k != r->second.slot && !ready(next.input(k), i)) operandsReady = false;
+      for (size_t k = 0; k < next.numInputs() && operandsReady; ++k) {
+        const Value* operand = next.input(k);
+        if (k == r->second.slot || ready(operand, i)) continue;
+        const Node* p = operand->producer();
+        operandsReady = hoistable(p, i) && !hoisted.count(p);
+        if (operandsReady) early.push_back(p);
+      }
       if (!operandsReady) break;
-      followers.push_back(&next);
+      chain.followers.push_back(&next);
+      for (const Node* p : early)
+        if (hoisted.insert(p).second) chain.early.push_back(p);
       v = next.output(0);
     }
-    if (!followers.empty()) chains.emplace(&conv, std::move(followers));
+    if (!chain.followers.empty()) chains.emplace(&conv, std::move(chain));
   }
   return chains;
 }

@@ -88,8 +88,8 @@ class Run {
     const std::unordered_set<const Node*> needed = nodesTheOutputsNeed(g);
     // Conv chains run as one kernel call, except where a caller looks at every node's outputs (or supplies them).
     const bool chainsAllowed = depth > 0 || (!options_.afterNode && !options_.reuse);
-    const std::unordered_map<const Node*, std::vector<const Node*>> chains =
-        chainsAllowed ? planConvChains(g, *order) : std::unordered_map<const Node*, std::vector<const Node*>>{};
+    const std::unordered_map<const Node*, ConvChain> chains =
+        chainsAllowed ? planConvChains(g, *order) : std::unordered_map<const Node*, ConvChain>{};
     std::unordered_set<const Node*> ranInChain;
     // Tensors nobody reads any more are dropped, so a deep model needs its live set, not every activation.
     const auto dropDeadInputs = [&](const Node& n, size_t step) {
@@ -118,15 +118,30 @@ class Run {
         in.push_back(t);
       }
       if (auto chain = chains.find(&n); chain != chains.end()) {
+        for (const Node* early : chain->second.early) {  // operands of the followers, made ahead of their place
+          std::vector<const Tensor*> earlyIn;
+          for (const Value* v : early->inputs()) earlyIn.push_back(v ? scope.find(v) : nullptr);
+          std::vector<Tensor> made;
+          try {
+            made = node(*early, earlyIn, scope, depth);
+          } catch (const NotEmulatable&) {
+            throw;
+          } catch (const std::runtime_error& e) {
+            throw NodeFailed(e.what(), early);
+          }
+          for (size_t i = 0; i < early->numOutputs() && i < made.size(); ++i)
+            if (early->output(i) && made[i].valid()) scope.set(early->output(i), std::move(made[i]));
+          ranInChain.insert(early);
+        }
         std::optional<Tensor> y;
         try {
-          y = runChain(n, in, chain->second, scope);
+          y = runChain(n, in, chain->second.followers, scope);
         } catch (const std::runtime_error& e) {
           throw NodeFailed(e.what(), &n);
         }
         if (y) {
-          scope.set(chain->second.back()->output(0), std::move(*y));
-          ranInChain.insert(chain->second.begin(), chain->second.end());
+          scope.set(chain->second.followers.back()->output(0), std::move(*y));
+          ranInChain.insert(chain->second.followers.begin(), chain->second.followers.end());
           dropDeadInputs(n, step);
           continue;
         }

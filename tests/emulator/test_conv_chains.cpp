@@ -5,6 +5,7 @@
 // as an output) and chains the operands decline at run time (an Add of a whole tensor) run node by node.
 #include <QtTest>
 
+#include <algorithm>
 #include <cstring>
 
 #include "emulator/conv_chains.h"
@@ -78,8 +79,8 @@ void expectSameBitsAsNodeByNode(const Model& m, const std::vector<Tensor>& input
 
 size_t chainLength(const Graph& g, const std::string& convName) {
   const auto order = g.topologicalOrder();
-  for (const auto& [conv, followers] : planConvChains(g, *order))
-    if (conv->name() == convName) return followers.size();
+  for (const auto& [conv, chain] : planConvChains(g, *order))
+    if (conv->name() == convName) return chain.followers.size();
   return 0;
 }
 
@@ -141,6 +142,28 @@ class ConvChainsTest : public QObject {
     g.addOutput(g.addNode("Relu", {add->output(0)}, {"y"})->output(0));
     QCOMPARE(chainLength(g, "pw"), size_t(3));
     expectSameBitsAsNodeByNode(m, {values(DType::Float, {1, c.in, c.size, c.size}, 3)});
+  }
+
+  // Inception v2's exports scale after BatchNormalization by Unsqueeze(per-channel vector), the Unsqueeze placed
+  // after the Conv: it runs ahead of the chain.
+  void operandMadeAfterTheConvRunsEarly() {
+    Model m;
+    Graph& g = *m.graph;
+    const ConvSpec c;
+    Value* x = g.addInput("x", tensorType(DType::Float, {1, c.in, c.size, c.size}));
+    Node* conv = addConv(g, x, c, DType::Float, "conv");
+    Node* bn = addBatchNorm(g, conv->output(0), c.out, DType::Float, "bn");
+    Node* unsqueeze = g.addNode("Unsqueeze", {g.addInitializer("k", values(DType::Float, {c.out}, 12)),
+                                              g.addInitializer("axes", Tensor::fromVector(DType::Int64, {2}, std::vector<int64_t>{1, 2}))},
+                                {"k3"}, "unsqueeze");
+    Node* mul = g.addNode("Mul", {bn->output(0), unsqueeze->output(0)}, {"scaled"});
+    g.addOutput(g.addNode("Relu", {mul->output(0)}, {"y"})->output(0));
+    const auto order = g.topologicalOrder();
+    QVERIFY(std::find(order->begin(), order->end(), conv) < std::find(order->begin(), order->end(), unsqueeze));
+    const auto chains = planConvChains(g, *order);
+    QCOMPARE(chains.at(conv).followers.size(), size_t(3));
+    QCOMPARE(chains.at(conv).early, std::vector<const Node*>{unsqueeze});
+    expectSameBitsAsNodeByNode(m, {values(DType::Float, {1, c.in, c.size, c.size}, 13)});
   }
 
   // 64 channels of 3×3 taps over 128×128: more than one im2col band.
