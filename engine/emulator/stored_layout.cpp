@@ -133,6 +133,17 @@ bool concatOfWholeBlocks(const Node& n) {
   return true;
 }
 
+// The operand `stored` of value v as its kernel reads it: itself unless blocked, else the logical form `prepared`
+// holds for v, else one converted into `converted` (reserved by the caller: the pointer returned points into it).
+const Tensor* logicalOperand(const Value* v, const Tensor* stored, const LogicalByValue* prepared,
+                             int64_t maxOutputBytes, std::vector<Tensor>& converted) {
+  if (!stored || !v || !isBlockedFormat(v->type().format)) return stored;
+  if (prepared)
+    if (auto it = prepared->find(v); it != prepared->end()) return &it->second;
+  converted.push_back(logicalTensor(*stored, v->type(), maxOutputBytes));
+  return &converted.back();
+}
+
 bool computesOnStoredBlocks(const Node& n) {
   if (concatOfWholeBlocks(n)) return true;
   if (!zeroPreservingElementwise(n) || n.numOutputs() != 1 || !n.output(0)) return false;
@@ -154,17 +165,8 @@ KernelOperands::KernelOperands(const Node& n, const std::vector<const Tensor*>& 
       inputs_(stored) {
   if (!convert_) return;
   converted_.reserve(stored.size());  // no reallocation: inputs_ points into it
-  for (size_t i = 0; i < stored.size() && i < n.numInputs(); ++i) {
-    const Value* v = n.input(i);
-    if (!stored[i] || !v || !isBlockedFormat(v->type().format)) continue;
-    if (prepared)
-      if (auto it = prepared->find(v); it != prepared->end()) {
-        inputs_[i] = &it->second;
-        continue;
-      }
-    converted_.push_back(logicalTensor(*stored[i], v->type(), maxOutputBytes_));
-    inputs_[i] = &converted_.back();
-  }
+  for (size_t i = 0; i < stored.size() && i < n.numInputs(); ++i)
+    inputs_[i] = logicalOperand(n.input(i), stored[i], prepared, maxOutputBytes_, converted_);
 }
 
 void KernelOperands::storeOutputs(std::vector<Tensor>& results) const {
@@ -200,17 +202,8 @@ std::optional<Tensor> convolveOnStoredBlocks(const Node& n, const std::vector<co
   std::vector<const Tensor*> inputs(stored.begin(), stored.end());
   std::vector<Tensor> converted;
   converted.reserve(2);  // no reallocation: inputs points into it
-  for (size_t i = 1; i <= 2 && i < inputs.size() && i < n.numInputs(); ++i) {  // W and B in logical form
-    const Value* v = n.input(i);
-    if (!inputs[i] || !v || !isBlockedFormat(v->type().format)) continue;
-    if (prepared)
-      if (auto it = prepared->find(v); it != prepared->end()) {
-        inputs[i] = &it->second;
-        continue;
-      }
-    converted.push_back(logicalTensor(*inputs[i], v->type(), limits.maxOutputBytes));
-    inputs[i] = &converted.back();
-  }
+  for (size_t i = 1; i <= 2 && i < inputs.size() && i < n.numInputs(); ++i)  // W and B in logical form
+    inputs[i] = logicalOperand(n.input(i), inputs[i], prepared, limits.maxOutputBytes, converted);
   return kernels::convolveStoredNc1hwc0(n, inputs, transDataOrigin(n.input(0)->type()), limits, into);
 }
 

@@ -90,6 +90,13 @@ ValueType tensorType(DType type, std::vector<int64_t> dims) {
   return ValueType::tensor(type, Shape(std::move(d)));
 }
 
+// Input x [1, C, size, size], Conv `name` and a BatchNormalization after it: the BatchNormalization (the Conv in `conv`).
+Node* convBatchNorm(Graph& g, const ConvSpec& c, const std::string& name, Node*& conv) {
+  Value* x = g.addInput("x", tensorType(DType::Float, {1, c.in, c.size, c.size}));
+  conv = addConv(g, x, c, DType::Float, name);
+  return addBatchNorm(g, conv->output(0), c.out, DType::Float, name + "_bn");
+}
+
 }  // namespace
 
 class ConvChainsTest : public QObject {
@@ -150,9 +157,8 @@ class ConvChainsTest : public QObject {
     Model m;
     Graph& g = *m.graph;
     const ConvSpec c;
-    Value* x = g.addInput("x", tensorType(DType::Float, {1, c.in, c.size, c.size}));
-    Node* conv = addConv(g, x, c, DType::Float, "conv");
-    Node* bn = addBatchNorm(g, conv->output(0), c.out, DType::Float, "bn");
+    Node* conv = nullptr;
+    Node* bn = convBatchNorm(g, c, "conv", conv);
     Node* unsqueeze = g.addNode("Unsqueeze", {g.addInitializer("k", values(DType::Float, {c.out}, 12)),
                                               g.addInitializer("axes", Tensor::fromVector(DType::Int64, {2}, std::vector<int64_t>{1, 2}))},
                                 {"k3"}, "unsqueeze");
@@ -173,9 +179,8 @@ class ConvChainsTest : public QObject {
     ConvSpec c;
     c.in = 64;
     c.size = 128;
-    Value* x = g.addInput("x", tensorType(DType::Float, {1, c.in, c.size, c.size}));
-    Node* conv = addConv(g, x, c, DType::Float, "big");
-    Node* bn = addBatchNorm(g, conv->output(0), c.out, DType::Float, "bn");
+    Node* conv = nullptr;
+    Node* bn = convBatchNorm(g, c, "big", conv);
     g.addOutput(g.addNode("Relu", {bn->output(0)}, {"y"})->output(0));
     expectSameBitsAsNodeByNode(m, {values(DType::Float, {1, c.in, c.size, c.size}, 4)});
   }
@@ -185,9 +190,9 @@ class ConvChainsTest : public QObject {
     Model m;
     Graph& g = *m.graph;
     const ConvSpec c;
-    Value* x = g.addInput("x", tensorType(DType::Float, {1, c.in, c.size, c.size}));
-    Node* conv = addConv(g, x, c, DType::Float, "conv");
-    Node* bn = addBatchNorm(g, conv->output(0), c.out, DType::Float, "bn");
+    Node* conv = nullptr;
+    Node* bn = convBatchNorm(g, c, "conv", conv);
+    Value* x = g.inputs()[0];
     Node* relu = g.addNode("Relu", {bn->output(0)}, {"r"});
     Node* other = g.addNode("Sigmoid", {bn->output(0)}, {"s"});
     g.addOutput(relu->output(0));
