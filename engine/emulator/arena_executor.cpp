@@ -122,6 +122,12 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
     if (p == placed.end()) return {};
     return {arena.data() + p->second.offset, static_cast<size_t>(p->second.bytes)};
   };
+  // Convolutions and per-channel ops computed on the NC1HWC0 blocks as stored, into their planned block if they can.
+  const auto onStoredBlocks = [&](const Node& n, const std::vector<const Tensor*>& in) -> std::optional<Tensor> {
+    if (n.numOutputs() != 1) return std::nullopt;
+    std::optional<Tensor> y = convolveOnStoredBlocks(n, in, limits, &prepared, blockOf(n.output(0)));
+    return y ? y : channelOpOnStoredBlocks(n, in, limits, &prepared, blockOf(n.output(0)));
+  };
   std::vector<Tensor> views;  // keeps this step's arena views alive
   for (const Node* n : g.nodes()) {
     views.clear();
@@ -164,7 +170,7 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
       // A layout conversion written straight into its planned block.
       const Value* y = n->output(0);
       out.push_back(Tensor(y->type().dtype, placed.at(y).dims, storage, size_t(placed.at(y).offset)));
-    } else if (std::optional<Tensor> blocked = convolveOnStoredBlocks(*n, in, limits, &prepared, blockOf(n->output(0)))) {
+    } else if (std::optional<Tensor> blocked = onStoredBlocks(*n, in)) {
       // Computed in its planned block when that overlaps none of its inputs: the output is then that block.
       const Value* y = n->output(0);
       out.push_back(blocked->valid() ? std::move(*blocked)

@@ -245,6 +245,11 @@ class Run {
       for (const Tensor* t : in) args.push_back(t ? *t : Tensor());
       return graph(*body, args, nullptr, depth + 1);
     }
+    if (n.numOutputs() == 1) {  // a compiled graph's fused body: convolutions and per-channel ops on the blocks
+      std::optional<Tensor> y = convolveOnStoredBlocks(n, in, options_.kernel);
+      if (!y) y = channelOpOnStoredBlocks(n, in, options_.kernel);
+      if (y) return {std::move(*y)};
+    }
     const KernelOperands operands(n, in, options_.kernel.maxOutputBytes);
     std::vector<Tensor> out = evaluateNode(n, operands.inputs(), options_.kernel);
     if (out.empty() && options_.functions) {

@@ -7,9 +7,11 @@
 #include <string>
 
 #include "kernels/conv_blocked.h"
+#include "kernels/conv_followers.h"
 #include "kernels/kernel_util.h"
 #include "kernels/transdata.h"
 #include "ir/graph.h"
+#include "ir/shape.h"
 
 namespace kiln {
 
@@ -205,6 +207,38 @@ std::optional<Tensor> convolveOnStoredBlocks(const Node& n, const std::vector<co
   for (size_t i = 1; i <= 2 && i < inputs.size() && i < n.numInputs(); ++i)  // W and B in logical form
     inputs[i] = logicalOperand(n.input(i), inputs[i], prepared, limits.maxOutputBytes, converted);
   return kernels::convolveStoredNc1hwc0(n, inputs, transDataOrigin(n.input(0)->type()), limits, into);
+}
+
+std::optional<Tensor> channelOpOnStoredBlocks(const Node& n, const std::vector<const Tensor*>& stored,
+                                              const KernelLimits& limits, const LogicalByValue* prepared,
+                                              std::span<float> into) {
+  const bool batchNorm = n.opType() == "BatchNormalization", binary = n.opType() == "Mul" || n.opType() == "Add";
+  if (!n.domain().empty() || !(batchNorm || binary) || n.numOutputs() != 1 || !nc1hwc0Float(n.output(0)) ||
+      stored.size() != n.numInputs())
+    return std::nullopt;
+  const ValueType& out = n.output(0)->type();
+  const std::vector<int64_t> logical = transDataOrigin(out);
+  // The activation: the input stored as the output is (for Mul and Add, either side).
+  size_t slot = 0;
+  while (slot < (binary ? 2u : 1u) && !(n.input(slot) && n.input(slot)->type() == out && stored[slot])) ++slot;
+  if (slot == (binary ? 2u : 1u) || !kernels::canFollowConv(n, slot)) return std::nullopt;
+  // The other operands are per-channel vectors at most (checked before converting any of them).
+  for (size_t i = 0; i < n.numInputs(); ++i) {
+    const Value* v = n.input(i);
+    if (i == slot || !v) continue;
+    const ValueType& t = v->type();
+    const std::optional<std::vector<int64_t>> extents =
+        isBlockedFormat(t.format) ? std::optional<std::vector<int64_t>>(transDataOrigin(t)) : t.shape.staticExtents();
+    const std::optional<int64_t> count = extents ? checkedProduct(*extents) : std::nullopt;
+    if (!count || *count < 1 || *count > logical[1]) return std::nullopt;
+  }
+  kernels::ConvFollower follower{&n, {}, slot};
+  std::vector<Tensor> converted;
+  converted.reserve(n.numInputs());  // no reallocation: follower.inputs points into it
+  for (size_t i = 0; i < n.numInputs(); ++i)
+    follower.inputs.push_back(i == slot ? nullptr
+                                        : logicalOperand(n.input(i), stored[i], prepared, limits.maxOutputBytes, converted));
+  return kernels::followersOnNc1hwc0({follower}, *stored[slot], logical, limits, into);
 }
 
 }  // namespace kiln

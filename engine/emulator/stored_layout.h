@@ -61,4 +61,11 @@ std::optional<Tensor> convolveOnStoredBlocks(const Node& n, const std::vector<co
                                              const KernelLimits& limits, const LogicalByValue* prepared = nullptr,
                                              std::span<float> into = {});
 
+// BatchNormalization (inference), or a Mul or Add by a per-channel operand, on an fp32 NC1HWC0 activation: one
+// pass over the stored blocks (kernels::followersOnNc1hwc0) instead of a round trip through NCHW. `into` as for
+// convolveOnStoredBlocks. Nullopt, having computed nothing, for any other node or operands.
+std::optional<Tensor> channelOpOnStoredBlocks(const Node& n, const std::vector<const Tensor*>& stored,
+                                              const KernelLimits& limits, const LogicalByValue* prepared = nullptr,
+                                              std::span<float> into = {});
+
 }  // namespace kiln

@@ -94,10 +94,102 @@ Tensor convolveTyped(const KernelContext& ctx, const nn::ConvShape& s, const nn:
 bool canFollowConv(const Node& n, size_t chainInput) {
   if (n.numOutputs() != 1 || !n.output(0)) return false;
   if (isOp(n, "Relu") || isOp(n, "Clip")) return chainInput == 0;
-  if (isOp(n, "Mul") || isOp(n, "Add")) return chainInput <= 1 && n.numInputs() == 2;
+  if (isOp(n, "Mul") || isOp(n, "Add")) return chainInput <= 1 && n.numInputs() <= 2;
   if (isOp(n, "BatchNormalization"))
     return chainInput == 0 && n.attrInt("training_mode", 0) == 0 && n.attrInt("spatial", 1) == 1;
   return false;
+}
+
+namespace {
+
+nn::ChannelSteps stepsOf(const std::vector<ConvFollower>& followers, DType type, const std::vector<int64_t>& out,
+                         bool& ok) {
+  nn::ChannelSteps steps;
+  ok = true;
+  for (const ConvFollower& f : followers) {
+    std::optional<nn::ChannelStep> step;
+    if (f.node && canFollowConv(*f.node, f.chainInput)) step = stepFor(f, type, out);
+    if (!step) {
+      ok = false;
+      return {};
+    }
+    steps.push_back(std::move(*step));
+  }
+  return steps;
+}
+
+// One block of 16 channels (`lanes` real), `count` positions: the steps lane by lane, as applyChannelSteps does them
+// channel by channel (the same operations in the same order: the same bits); spare lanes come out zero.
+void stepsOnBlock(const nn::ChannelSteps& steps, int64_t block, int64_t lanes, const float* x, float* y,
+                  int64_t count) {
+  constexpr int64_t kC0 = 16;
+  struct Lanes {
+    nn::ChannelStep::Kind kind;
+    float a[kC0], b[kC0];
+  };
+  std::vector<Lanes> perLane;
+  for (const nn::ChannelStep& s : steps) {
+    Lanes l{s.kind, {}, {}};
+    for (int64_t i = 0; i < lanes; ++i) {
+      const auto c = static_cast<size_t>(block * kC0 + i);
+      l.a[i] = static_cast<float>(s.a.size() == 1 ? s.a[0] : s.a[c]);
+      if (!s.b.empty()) l.b[i] = static_cast<float>(s.b.size() == 1 ? s.b[0] : s.b[c]);
+    }
+    perLane.push_back(l);
+  }
+  for (int64_t p = 0; p < count; ++p) {
+    float v[kC0];
+    std::copy_n(x + p * kC0, kC0, v);
+    for (const Lanes& l : perLane) switch (l.kind) {
+        case nn::ChannelStep::Kind::Add:
+          for (int64_t i = 0; i < kC0; ++i) v[i] = v[i] + l.a[i];
+          break;
+        case nn::ChannelStep::Kind::Mul:
+          for (int64_t i = 0; i < kC0; ++i) v[i] = v[i] * l.a[i];
+          break;
+        case nn::ChannelStep::Kind::Affine:
+          for (int64_t i = 0; i < kC0; ++i) v[i] = v[i] * l.a[i] + l.b[i];
+          break;
+        case nn::ChannelStep::Kind::Clamp:
+          for (int64_t i = 0; i < kC0; ++i) v[i] = nn::clampValue(v[i], l.a[i], l.b[i]);
+          break;
+      }
+    for (int64_t i = lanes; i < kC0; ++i) v[i] = 0.0f;
+    std::copy_n(v, kC0, y + p * kC0);
+  }
+}
+
+}  // namespace
+
+std::optional<Tensor> followersOnNc1hwc0(const std::vector<ConvFollower>& followers, const Tensor& x,
+                                         const std::vector<int64_t>& logical, const KernelLimits& limits,
+                                         std::span<float> into) {
+  constexpr int64_t kC0 = 16;
+  if (x.dtype() != DType::Float || logical.size() != 4 || followers.empty()) return std::nullopt;
+  const int64_t c1 = (logical[1] + kC0 - 1) / kC0, plane = logical[2] * logical[3];
+  if (x.dims() != std::vector<int64_t>{logical[0], c1, logical[2], logical[3], kC0}) return std::nullopt;
+  bool ok = false;
+  const nn::ChannelSteps steps = stepsOf(followers, DType::Float, logical, ok);
+  if (!ok) return std::nullopt;
+  const auto overlaps = [&](const Tensor* t) {
+    const auto* p = reinterpret_cast<const uint8_t*>(into.data());
+    return t && t->data() < p + into.size_bytes() && p < t->data() + t->byteSize();
+  };
+  bool inPlace = static_cast<int64_t>(into.size()) == x.numel() && !overlaps(&x);
+  for (const ConvFollower& f : followers)
+    for (const Tensor* t : f.inputs) inPlace = inPlace && !overlaps(t);
+  const std::vector<const Tensor*> operands{&x};
+  const KernelContext ctx(*followers.back().node, operands, limits);
+  std::optional<nn::Result<float, float>> result;
+  if (!inPlace) result.emplace(ctx, DType::Float, x.dims());
+  float* y = inPlace ? into.data() : result->data();
+  const nn::Operand<float, float> xv(ctx, x);
+  for (int64_t b = 0; b < logical[0] * c1; ++b) {
+    const int64_t k = b % c1;
+    stepsOnBlock(steps, k, std::min(kC0, logical[1] - k * kC0), xv.data() + b * plane * kC0, y + b * plane * kC0,
+                 plane);
+  }
+  return inPlace ? Tensor() : result->finish();
 }
 
 std::optional<Tensor> convolveWithFollowers(const Node& conv, const std::vector<const Tensor*>& inputs,
@@ -109,13 +201,9 @@ std::optional<Tensor> convolveWithFollowers(const Node& conv, const std::vector<
     if (inputs[i] && inputs[i]->dtype() != type) return std::nullopt;
   const KernelContext ctx(conv, inputs, limits);
   const nn::ConvShape s = nn::convShape(ctx, inputs[0]->dims(), inputs[1]->dims(), ctx.input(2));
-  nn::ChannelSteps steps;
-  for (const ConvFollower& f : followers) {
-    if (!f.node || !canFollowConv(*f.node, f.chainInput)) return std::nullopt;
-    std::optional<nn::ChannelStep> step = stepFor(f, type, s.outDims);
-    if (!step) return std::nullopt;
-    steps.push_back(std::move(*step));
-  }
+  bool ok = false;
+  const nn::ChannelSteps steps = stepsOf(followers, type, s.outDims, ok);
+  if (!ok) return std::nullopt;
   return type == DType::Float ? convolveTyped<float>(ctx, s, steps) : convolveTyped<double>(ctx, s, steps);
 }
 

@@ -9,6 +9,7 @@
 // The executor decides which nodes form a chain (a value read by one node only, not a graph output); whether the
 // operands allow it is only known at run time (element types, per-channel shapes), so a chain may be declined.
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "kernels/kernel.h"
@@ -32,5 +33,13 @@ bool canFollowConv(const Node& node, size_t chainInput);
 // A malformed Conv throws as the Conv kernel does.
 std::optional<Tensor> convolveWithFollowers(const Node& conv, const std::vector<const Tensor*>& inputs,
                                             const std::vector<ConvFollower>& followers, const KernelLimits& limits);
+
+// The same ops without the convolution, on an fp32 tensor stored NC1HWC0 (C0 = 16, `logical` its NCHW extents;
+// the followers' other operands in logical form), for the compiled mode: one pass over the blocks, spare lanes zero,
+// the bits the nodes give one by one. Written into `into` when it has exactly the result's elements and overlaps no
+// operand (an invalid Tensor is returned then). Nullopt, having computed nothing, when the operands do not allow it.
+std::optional<Tensor> followersOnNc1hwc0(const std::vector<ConvFollower>& followers, const Tensor& x,
+                                         const std::vector<int64_t>& logical, const KernelLimits& limits,
+                                         std::span<float> into = {});
 
 }  // namespace kiln::kernels

@@ -11,6 +11,7 @@
 
 #include "support/kernel_op.h"
 #include "kernels/conv_blocked.h"
+#include "kernels/conv_followers.h"
 #include "kernels/kernel.h"
 #include "kernels/vector_math.h"
 #include "ir/graph.h"
@@ -198,6 +199,39 @@ class KernelNnTest : public QObject {
     grouped.i("group", 2);
     const Tensor x = toNc1hwc0(randomTensor({1, 8, 5, 5}, rng)), w = randomTensor({8, 4, 3, 3}, rng);
     QVERIFY(!kernels::convolveStoredNc1hwc0(**grouped.graph().nodes().begin(), {&x, &w}, {1, 8, 5, 5}, {}));
+  }
+
+  void perChannelOpsOnNc1hwc0BlocksMatchNchw() {
+    // BatchNormalization and per-channel Mul / Add on blocked activations (kernels/conv_followers.h) against their
+    // kernels on NCHW: the same bits, spare lanes zero even where the op maps 0 elsewhere.
+    std::mt19937 rng(9);
+    const Tensor x = randomTensor({2, 20, 5, 7}, rng), xb = toNc1hwc0(x);
+    Tensor var = randomTensor({20}, rng);
+    std::vector<float> v = values<float>(var);
+    for (float& e : v) e = std::fabs(e) + 0.5f;
+    var = f32({20}, v);
+    const Tensor scale = randomTensor({20}, rng), bias = randomTensor({20}, rng), mean = randomTensor({20}, rng);
+    const Tensor k = randomTensor({1, 20, 1, 1}, rng), shift = randomTensor({20, 1, 1}, rng), one = f32({1}, {0.75f});
+    struct Case {
+      const char* op;
+      std::vector<Tensor> in;
+      size_t slot;
+    };
+    const std::vector<Case> cases = {{"BatchNormalization", {x, scale, bias, mean, var}, 0},
+                                     {"Mul", {k, x}, 1}, {"Add", {x, shift}, 0}, {"Add", {one, x}, 1}};
+    for (const Case& c : cases) {
+      Op op(c.op);
+      const Tensor want = toNc1hwc0(op.one(c.in));
+      kernels::ConvFollower f{*op.graph().nodes().begin(), {}, c.slot};
+      for (size_t i = 0; i < c.in.size(); ++i) f.inputs.push_back(i == c.slot ? nullptr : &c.in[i]);
+      const std::optional<Tensor> got = kernels::followersOnNc1hwc0({f}, xb, x.dims(), {});
+      QVERIFY2(got && got->valid(), c.op);
+      QVERIFY2(std::memcmp(got->data(), want.data(), want.byteSize()) == 0, c.op);
+    }
+    // A whole-tensor operand is not per-channel: declined.
+    Op add("Add");
+    const Tensor full = randomTensor({2, 20, 5, 7}, rng);
+    QVERIFY(!kernels::followersOnNc1hwc0({{*add.graph().nodes().begin(), {nullptr, &full}, 0}}, xb, x.dims(), {}));
   }
 
   void expFloatsIsWithinAnUlpOfLibm() {
