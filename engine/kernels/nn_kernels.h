@@ -343,6 +343,22 @@ double rowSum(const W* row, int64_t n) {
 template <typename W>
 void softmaxRows(W* data, int64_t outer, int64_t n, int64_t inner, SoftmaxKind kind) {
   if (outer == 0 || n == 0 || inner == 0) return;
+  if (kind == SoftmaxKind::Softmax && inner == 1) {
+    // Contiguous rows: each shifted by its maximum, then the exponentials of all of them in one vector loop (an
+    // attention's rows are often shorter than a vector), then each row's double sum and division.
+    for (int64_t o = 0; o < outer; ++o) {
+      W* row = data + o * n;
+      const W mx = rowMax(row, n);
+      for (int64_t i = 0; i < n; ++i) row[i] -= mx;
+    }
+    expInPlace(data, static_cast<size_t>(outer * n));
+    for (int64_t o = 0; o < outer; ++o) {
+      W* row = data + o * n;
+      const double sum = rowSum(row, n);
+      for (int64_t i = 0; i < n; ++i) row[i] = static_cast<W>(static_cast<double>(row[i]) / sum);
+    }
+    return;
+  }
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t j = 0; j < inner; ++j) {
       W* row = data + o * n * inner + j;
@@ -367,11 +383,6 @@ void softmaxRows(W* data, int64_t outer, int64_t n, int64_t inner, SoftmaxKind k
         for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(std::exp(at(i) - mx));
         const double logSum = std::log(sum);
         for (int64_t i = 0; i < n; ++i) at(i) = static_cast<W>(static_cast<double>(at(i) - mx) - logSum);
-      } else if (inner == 1) {  // a contiguous row: the exponentials in one vector loop
-        for (int64_t i = 0; i < n; ++i) row[i] -= mx;
-        expInPlace(row, static_cast<size_t>(n));
-        sum = rowSum(row, n);
-        for (int64_t i = 0; i < n; ++i) row[i] = static_cast<W>(static_cast<double>(row[i]) / sum);
       } else {
         for (int64_t i = 0; i < n; ++i) {
           at(i) = std::exp(at(i) - mx);
