@@ -174,14 +174,18 @@ int runRun(const Argv& argv) {
   const std::string path = args.positional[0];
   Options options = optionsFromArgs(args);
   runDimBindings(options, dimBindings(args));
-  LoadedModel original = loadModel(path, loadLimits(options, true));
+  // The copy the reference runs on gets its misaligned weights copied out at load (each kernel would copy them on
+  // every run); the copy that compiles keeps them in the file (the compiler re-lays out most of them anyway).
+  LoadLimits runLimits = loadLimits(options, true);
+  runLimits.alignWeights = true;
+  LoadedModel original = loadModel(path, runLimits);
   LoadedModel compiled = loadModel(path, loadLimits(options, true));
   // A GE graph compared with the model it came from: the inputs are the source's.
   const std::optional<std::string> referencePath = args.value("--reference");
   if (referencePath && !compiled.model->precompiled)
     throw UsageError("--reference compares a compiled GE file (an .om, a Build-stage dump) with its source model; " + path +
                      " is not one (kiln run compares a model's own compile with it already)");
-  if (referencePath) original = loadModel(*referencePath, loadLimits(options, true));
+  if (referencePath) original = loadModel(*referencePath, runLimits);
   const std::string inputsFor = referencePath.value_or(path);
   // The inputs first: given data fixes the symbolic dims it fills.
   EmulationInputs inputs;

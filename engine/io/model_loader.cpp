@@ -146,6 +146,7 @@ LoadedModel loadModel(const std::string& path, const LoadLimits& limits) {
       OnnxReadOptions ro;
       ro.maxFileBytes = std::min<uint64_t>(ro.maxFileBytes, limits.maxModelBytes);
       ro.weightsStayInFile = limits.weightsStayInFile;
+      ro.alignWeights = limits.alignWeights;
       OnnxImport imp = readOnnxFile(file, ro);
       out.model = std::move(imp.model);
       out.warnings = std::move(imp.warnings);

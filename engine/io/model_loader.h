@@ -49,6 +49,8 @@ struct LoadLimits {
   // An ONNX model's weights stay in the mapped file (OnnxReadOptions::weightsStayInFile): for the headless
   // commands, which load, compile and exit; the workbench copies.
   bool weightsStayInFile = false;
+  // Misaligned weights copied out at load (OnnxReadOptions::alignWeights): for the model a command will run.
+  bool alignWeights = false;
 };
 
 class Options;

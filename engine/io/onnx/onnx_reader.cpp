@@ -68,9 +68,10 @@ class Importer {
       : model_(model), resolver_(resolver), warnings_(warnings) {}
   // The main graph's initializers whose raw_data the parse left in the mapped file, by position.
   void setInitializerBytesInFile(std::shared_ptr<const Storage> file,
-                                 std::vector<std::optional<onnxio::InitializerBytes>> positions) {
+                                 std::vector<std::optional<onnxio::InitializerBytes>> positions, bool align) {
     file_ = std::move(file);
     inFile_ = std::move(positions);
+    alignInFile_ = align;
   }
 
   void importGraph(onnx::GraphProto& gp, Graph& g, const Scope* parentScope, long positionInParent, int depth);
@@ -89,6 +90,7 @@ class Importer {
   std::vector<std::string>& warnings_;
   std::shared_ptr<const Storage> file_;
   std::vector<std::optional<onnxio::InitializerBytes>> inFile_;
+  bool alignInFile_ = false;
 };
 
 ValueType Importer::checkedType(const onnx::TypeProto& tp, const char* kind, const std::string& name) {
@@ -227,7 +229,7 @@ void Importer::importGraph(onnx::GraphProto& gp, Graph& g, const Scope* parentSc
     const auto at = static_cast<size_t>(i);
     const onnxio::InitializerBytes* left = depth == 0 && at < inFile_.size() && inFile_[at] ? &*inFile_[at] : nullptr;
     onnxio::RawDataInFile raw;
-    if (left) raw = {file_, left->offset, left->size};
+    if (left) raw = {file_, left->offset, left->size, alignInFile_};
     Tensor t = onnxio::tensorFromProto(init, resolver_, what, left ? &raw : nullptr);
     Value* v = g.addInitializer(init.name(), std::move(t));
     v->setDocString(init.doc_string());
@@ -683,7 +685,8 @@ OnnxImport importBytes(std::string_view bytes, bool mapped, const std::function<
     std::unique_ptr<onnxio::ExternalDataResolver> resolver;
     if (!baseDir.empty()) resolver = std::make_unique<onnxio::ExternalDataResolver>(baseDir);
     Importer imp(m, resolver.get(), result.warnings);
-    if (weights) imp.setInitializerBytesInFile(std::move(weights->file), std::move(weights->initializers));
+    if (weights)
+      imp.setInitializerBytesInFile(std::move(weights->file), std::move(weights->initializers), options.alignWeights);
     imp.importGraph(*proto.mutable_graph(), *m.graph, nullptr, 0, 0);
   } catch (const LoadError&) {
     throw;
