@@ -85,6 +85,23 @@ void refuseInvalidAttributes(const Graph& g, const std::string& path) {
   }
 }
 
+// LoadLimits::alignWeights on the main graph's initializers.
+void alignMisalignedWeights(Graph& g) {
+  for (Value* v : g.initializers()) {
+    const Tensor* t = v->constant();
+    const int elementBytes = t ? dtypeSize(t->dtype()) : 0;
+    if (!t || elementBytes <= 1 || t->byteSize() == 0 || reinterpret_cast<uintptr_t>(t->data()) % elementBytes == 0)
+      continue;
+    const bool onlyGathered = v->hasUses() && std::all_of(v->uses().begin(), v->uses().end(), [](const Use& u) {
+      return u.index == 0 && u.node->domain().empty() && u.node->opType() == "Gather";
+    });
+    if (onlyGathered) continue;
+    auto copy = std::make_shared<HeapStorage>(t->byteSize(), HeapStorage::Start::Unset);
+    std::memcpy(copy->data(), t->data(), t->byteSize());
+    v->setConstant(Tensor(t->dtype(), t->dims(), std::move(copy), 0));  // the mapped slice's pages go with it
+  }
+}
+
 }  // namespace
 
 LoadedModel loadModel(const std::string& path, const LoadLimits& limits) {
@@ -146,7 +163,6 @@ LoadedModel loadModel(const std::string& path, const LoadLimits& limits) {
       OnnxReadOptions ro;
       ro.maxFileBytes = std::min<uint64_t>(ro.maxFileBytes, limits.maxModelBytes);
       ro.weightsStayInFile = limits.weightsStayInFile;
-      ro.alignWeights = limits.alignWeights;
       OnnxImport imp = readOnnxFile(file, ro);
       out.model = std::move(imp.model);
       out.warnings = std::move(imp.warnings);
@@ -154,6 +170,7 @@ LoadedModel loadModel(const std::string& path, const LoadLimits& limits) {
     }
   }
   refuseInvalidAttributes(*out.model->graph, path);
+  if (limits.alignWeights) alignMisalignedWeights(*out.model->graph);
   out.inference = inferShapes(*out.model);
   for (auto& problem : verifyModel(*out.model)) out.warnings.push_back("verifier: " + problem);
   return out;

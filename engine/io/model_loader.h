@@ -49,7 +49,9 @@ struct LoadLimits {
   // An ONNX model's weights stay in the mapped file (OnnxReadOptions::weightsStayInFile): for the headless
   // commands, which load, compile and exit; the workbench copies.
   bool weightsStayInFile = false;
-  // Misaligned weights copied out at load (OnnxReadOptions::alignWeights): for the model a command will run.
+  // For the model a command will run: weights whose bytes sit at an address no multiple of their element size (an
+  // ONNX file's raw_data lies anywhere in the mapped file) are copied out, aligned, at load — each kernel reading one
+  // would copy it on every run — except tables only Gather reads (an embedding: a run reads a few of its rows).
   bool alignWeights = false;
 };
 

@@ -68,10 +68,9 @@ class Importer {
       : model_(model), resolver_(resolver), warnings_(warnings) {}
   // The main graph's initializers whose raw_data the parse left in the mapped file, by position.
   void setInitializerBytesInFile(std::shared_ptr<const Storage> file,
-                                 std::vector<std::optional<onnxio::InitializerBytes>> positions, bool align) {
+                                 std::vector<std::optional<onnxio::InitializerBytes>> positions) {
     file_ = std::move(file);
     inFile_ = std::move(positions);
-    alignInFile_ = align;
   }
 
   void importGraph(onnx::GraphProto& gp, Graph& g, const Scope* parentScope, long positionInParent, int depth);
@@ -90,7 +89,6 @@ class Importer {
   std::vector<std::string>& warnings_;
   std::shared_ptr<const Storage> file_;
   std::vector<std::optional<onnxio::InitializerBytes>> inFile_;
-  bool alignInFile_ = false;
 };
 
 ValueType Importer::checkedType(const onnx::TypeProto& tp, const char* kind, const std::string& name) {
@@ -229,7 +227,7 @@ void Importer::importGraph(onnx::GraphProto& gp, Graph& g, const Scope* parentSc
     const auto at = static_cast<size_t>(i);
     const onnxio::InitializerBytes* left = depth == 0 && at < inFile_.size() && inFile_[at] ? &*inFile_[at] : nullptr;
     onnxio::RawDataInFile raw;
-    if (left) raw = {file_, left->offset, left->size, alignInFile_};
+    if (left) raw = {file_, left->offset, left->size};
     Tensor t = onnxio::tensorFromProto(init, resolver_, what, left ? &raw : nullptr);
     Value* v = g.addInitializer(init.name(), std::move(t));
     v->setDocString(init.doc_string());
@@ -685,8 +683,7 @@ OnnxImport importBytes(std::string_view bytes, bool mapped, const std::function<
     std::unique_ptr<onnxio::ExternalDataResolver> resolver;
     if (!baseDir.empty()) resolver = std::make_unique<onnxio::ExternalDataResolver>(baseDir);
     Importer imp(m, resolver.get(), result.warnings);
-    if (weights)
-      imp.setInitializerBytesInFile(std::move(weights->file), std::move(weights->initializers), options.alignWeights);
+    if (weights) imp.setInitializerBytesInFile(std::move(weights->file), std::move(weights->initializers));
     imp.importGraph(*proto.mutable_graph(), *m.graph, nullptr, 0, 0);
   } catch (const LoadError&) {
     throw;

@@ -21,10 +21,6 @@ struct OnnxReadOptions {
   // file faults (SIGBUS) and a rewritten one changes the weights. For processes that read a model, compile it and
   // exit (the headless commands); the workbench, which keeps models open for a session, copies.
   bool weightsStayInFile = false;
-  // With weightsStayInFile: an initializer whose bytes sit at an offset no multiple of its element size (protobuf
-  // places raw_data anywhere) is copied out, aligned, instead — for a process that will run the model and would
-  // otherwise copy such a weight at every kernel that reads it, on every run.
-  bool alignWeights = false;
 };
 
 struct OnnxImport {

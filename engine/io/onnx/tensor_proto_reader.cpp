@@ -153,13 +153,6 @@ Tensor tensorFromProto(onnx::TensorProto& proto, ExternalDataResolver* resolver,
       fail(what + " has " + std::to_string(rawInFile->size) + " bytes of data but its shape needs " +
            std::to_string(expected));
     auto slice = std::make_shared<SliceStorage>(rawInFile->file, rawInFile->offset, rawInFile->size);
-    const auto elementBytes = static_cast<uintptr_t>(std::max(1, dtypeSize(*dtype)));
-    if (rawInFile->alignElements && reinterpret_cast<uintptr_t>(slice->data()) % elementBytes != 0) {
-      // Copied to the heap, aligned; the slice's pages leave the process with it.
-      auto copy = std::make_shared<HeapStorage>(expected, HeapStorage::Start::Unset);
-      if (expected > 0) std::memcpy(copy->data(), slice->data(), expected);
-      return Tensor(*dtype, std::move(dims), std::move(copy), 0);
-    }
     return Tensor(*dtype, std::move(dims), std::move(slice), 0);
   }
   if (proto.has_raw_data()) {

@@ -29,8 +29,6 @@ class ExternalDataResolver {
 struct RawDataInFile {
   std::shared_ptr<const Storage> file;
   size_t offset = 0, size = 0;
-  // Bytes at an offset that is no multiple of the element size are copied out (OnnxReadOptions::alignWeights).
-  bool alignElements = false;
 };
 
 // Converts and validates. raw_data is moved out of `proto` (not copied). `what` names the tensor in messages.
