@@ -68,6 +68,29 @@ ScaleMap scaleMap(const KernelContext& ctx, const Tensor& x, const Tensor& scale
   return m;
 }
 
+// Per-tensor and per-axis scales as runs of consecutive elements sharing one scale: run(scale index, first, count).
+// False for blocked scales (the caller walks element by element then).
+template <typename Run>
+bool forScaleRuns(const ScaleMap& map, int64_t numel, Run run) {
+  if (map.kind == ScaleMap::PerTensor) {
+    run(0, 0, numel);
+    return true;
+  }
+  if (map.kind != ScaleMap::PerAxis || numel == 0) return map.kind == ScaleMap::PerAxis;
+  const auto axis = static_cast<size_t>(map.axis);
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < map.xDims.size(); ++d) inner *= map.xDims[d];
+  const int64_t extent = map.xDims[axis], outer = numel / (extent * inner);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t c = 0; c < extent; ++c) run(c, (o * extent + c) * inner, inner);
+  return true;
+}
+
+template <typename T>
+const T* typedIfAligned(const Tensor& t) {
+  return reinterpret_cast<uintptr_t>(t.data()) % alignof(T) == 0 ? reinterpret_cast<const T*>(t.data()) : nullptr;
+}
+
 // Integer types a quantized tensor may have here.
 constexpr unsigned kQuantTypes = kInts;
 template <typename Q>
@@ -170,6 +193,24 @@ std::vector<Tensor> quantizeLinear(const KernelContext& ctx) {
         };
         if (x.dtype() != DType::Int32 && dtypeOf<SS>() != x.dtype()) return;
         OutBuffer y(ctx, outType, x.dims());
+        if constexpr (std::is_same_v<SS, float>) {
+          // fp32 in, per-tensor or per-axis: the same arithmetic over runs sharing a scale, straight from pointers.
+          const float* xf = x.dtype() == DType::Float ? typedIfAligned<float>(x) : nullptr;
+          const float* sf = typedIfAligned<float>(scale);
+          const Q* zq = zp ? typedIfAligned<Q>(*zp) : nullptr;
+          Q* yq = reinterpret_cast<Q*>(y.data());
+          using W = nn::Work<float>;
+          if (xf && sf && (!zp || zq) &&
+              forScaleRuns(map, y.numel(), [&](int64_t si, int64_t first, int64_t count) {
+                const W sc = static_cast<W>(sf[si]);
+                const int64_t z = zq ? static_cast<int64_t>(zq[si]) : 0;
+                for (int64_t k = first; k < first + count; ++k)
+                  yq[k] = saturateRound<Q>(static_cast<double>(nn::roundAs<float>(static_cast<W>(xf[k]) / sc)), z);
+              })) {
+            out.push_back(y.finish());
+            return;
+          }
+        }
         for (int64_t i = 0; i < y.numel(); ++i) {
           const int64_t z = zp ? static_cast<int64_t>(Elem<Q>::load(zp->data(), map.index(i))) : 0;
           Elem<Q>::store(y.data(), i, saturateRound<Q>(divide(i), z));
@@ -205,6 +246,23 @@ std::vector<Tensor> dequantizeLinear(const KernelContext& ctx) {
         using SS = typename decltype(stag)::type;
         using W = nn::Work<SS>;
         OutBuffer y(ctx, scale.dtype(), x.dims());
+        if constexpr (std::is_same_v<SS, float>) {
+          // An fp32 scale, per-tensor or per-axis: the same arithmetic over runs sharing a scale, from pointers.
+          const Q* xq = typedIfAligned<Q>(x);
+          const float* sf = typedIfAligned<float>(scale);
+          const Q* zq = zp ? typedIfAligned<Q>(*zp) : nullptr;
+          float* yf = reinterpret_cast<float*>(y.data());
+          if (xq && sf && (!zp || zq) &&
+              forScaleRuns(map, y.numel(), [&](int64_t si, int64_t first, int64_t count) {
+                const W sc = static_cast<W>(sf[si]);
+                const int64_t z = zq ? static_cast<int64_t>(zq[si]) : 0;
+                for (int64_t k = first; k < first + count; ++k)
+                  yf[k] = static_cast<float>(static_cast<W>(static_cast<int64_t>(xq[k]) - z) * sc);
+              })) {
+            out.push_back(y.finish());
+            return;
+          }
+        }
         for (int64_t i = 0; i < y.numel(); ++i) {
           const int64_t si = map.index(i);
           const int64_t z = zp ? static_cast<int64_t>(Elem<Q>::load(zp->data(), si)) : 0;
