@@ -25,9 +25,11 @@ std::vector<W> centered(const KernelContext& ctx, const Tensor& t, const Tensor*
   dispatch<kInts>(t.dtype(), [&](auto tag) {
     using Q = typename decltype(tag)::type;
     if constexpr (kInt8<Q>) {
+      const uint8_t* bytes = t.data();  // (a virtual call: once, not per element)
+      const uint8_t* zpBytes = zpT ? zpT->data() : nullptr;
       for (int64_t i = 0; i < t.numel(); ++i) {
-        const int32_t z = zpT ? static_cast<int32_t>(Elem<Q>::load(zpT->data(), zpIndex(i))) : 0;
-        v[static_cast<size_t>(i)] = static_cast<W>(static_cast<int32_t>(Elem<Q>::load(t.data(), i)) - z);
+        const int32_t z = zpBytes ? static_cast<int32_t>(Elem<Q>::load(zpBytes, zpIndex(i))) : 0;
+        v[static_cast<size_t>(i)] = static_cast<W>(static_cast<int32_t>(Elem<Q>::load(bytes, i)) - z);
       }
     }
   });

@@ -282,8 +282,9 @@ std::vector<Tensor> dynamicQuantizeLinear(const KernelContext& ctx) {
   const Tensor& x = ctx.required(0);
   if (x.dtype() != DType::Float) return {};
   float lo = 0, hi = 0;
+  const uint8_t* bytes = x.data();  // (a virtual call: once, not per element)
   for (int64_t i = 0; i < x.numel(); ++i) {
-    const float v = Elem<float>::load(x.data(), i);
+    const float v = Elem<float>::load(bytes, i);
     if (v < lo) lo = v;
     if (v > hi) hi = v;
   }
@@ -293,8 +294,9 @@ std::vector<Tensor> dynamicQuantizeLinear(const KernelContext& ctx) {
   if (zpf > 255.0f) zpf = 255.0f;
   const int64_t zp = static_cast<int64_t>(std::nearbyint(zpf));
   OutBuffer y(ctx, DType::UInt8, x.dims());
+  uint8_t* q = y.data();
   for (int64_t i = 0; i < y.numel(); ++i)
-    Elem<uint8_t>::store(y.data(), i, saturateRound<uint8_t>(static_cast<double>(Elem<float>::load(x.data(), i) / scale), zp));
+    Elem<uint8_t>::store(q, i, saturateRound<uint8_t>(static_cast<double>(Elem<float>::load(bytes, i) / scale), zp));
   OutBuffer s(ctx, DType::Float, {});
   Elem<float>::store(s.data(), 0, scale);
   OutBuffer z(ctx, DType::UInt8, {});
