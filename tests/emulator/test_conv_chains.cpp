@@ -90,12 +90,21 @@ ValueType tensorType(DType type, std::vector<int64_t> dims) {
   return ValueType::tensor(type, Shape(std::move(d)));
 }
 
-// Input x [1, C, size, size], Conv `name` and a BatchNormalization after it: the BatchNormalization (the Conv in `conv`).
-Node* convBatchNorm(Graph& g, const ConvSpec& c, const std::string& name, Node*& conv) {
-  Value* x = g.addInput("x", tensorType(DType::Float, {1, c.in, c.size, c.size}));
-  conv = addConv(g, x, c, DType::Float, name);
-  return addBatchNorm(g, conv->output(0), c.out, DType::Float, name + "_bn");
-}
+// A model with input x [1, C, size, size], Conv `name` and a BatchNormalization after it, for the tests to extend.
+struct ConvBatchNorm {
+  Model m;
+  Graph& g = *m.graph;
+  ConvSpec c;
+  Value* x;
+  Node* conv;
+  Node* bn;
+  explicit ConvBatchNorm(const ConvSpec& spec = {}, const std::string& name = "conv")
+      : c(spec),
+        x(g.addInput("x", tensorType(DType::Float, {1, c.in, c.size, c.size}))),
+        conv(addConv(g, x, c, DType::Float, name)),
+        bn(addBatchNorm(g, conv->output(0), c.out, DType::Float, name + "_bn")) {}
+  Tensor input(uint32_t seed) const { return values(DType::Float, {1, c.in, c.size, c.size}, seed); }
+};
 
 }  // namespace
 
@@ -154,11 +163,8 @@ class ConvChainsTest : public QObject {
   // Inception v2's exports scale after BatchNormalization by Unsqueeze(per-channel vector), the Unsqueeze placed
   // after the Conv: it runs ahead of the chain.
   void operandMadeAfterTheConvRunsEarly() {
-    Model m;
-    Graph& g = *m.graph;
-    const ConvSpec c;
-    Node* conv = nullptr;
-    Node* bn = convBatchNorm(g, c, "conv", conv);
+    ConvBatchNorm t;
+    auto& [m, g, c, x, conv, bn] = t;
     Node* unsqueeze = g.addNode("Unsqueeze", {g.addInitializer("k", values(DType::Float, {c.out}, 12)),
                                               g.addInitializer("axes", Tensor::fromVector(DType::Int64, {2}, std::vector<int64_t>{1, 2}))},
                                 {"k3"}, "unsqueeze");
@@ -169,30 +175,23 @@ class ConvChainsTest : public QObject {
     const auto chains = planConvChains(g, *order);
     QCOMPARE(chains.at(conv).followers.size(), size_t(3));
     QCOMPARE(chains.at(conv).early, std::vector<const Node*>{unsqueeze});
-    expectSameBitsAsNodeByNode(m, {values(DType::Float, {1, c.in, c.size, c.size}, 13)});
+    expectSameBitsAsNodeByNode(m, {t.input(13)});
   }
 
   // 64 channels of 3×3 taps over 128×128: more than one im2col band.
   void bandedConvolution() {
-    Model m;
-    Graph& g = *m.graph;
-    ConvSpec c;
-    c.in = 64;
-    c.size = 128;
-    Node* conv = nullptr;
-    Node* bn = convBatchNorm(g, c, "big", conv);
-    g.addOutput(g.addNode("Relu", {bn->output(0)}, {"y"})->output(0));
-    expectSameBitsAsNodeByNode(m, {values(DType::Float, {1, c.in, c.size, c.size}, 4)});
+    ConvSpec spec;
+    spec.in = 64;
+    spec.size = 128;
+    ConvBatchNorm t(spec, "big");
+    t.g.addOutput(t.g.addNode("Relu", {t.bn->output(0)}, {"y"})->output(0));
+    expectSameBitsAsNodeByNode(t.m, {t.input(4)});
   }
 
   // A value read twice, or given as an output, stays a tensor of its own.
   void sharedValuesEndTheChain() {
-    Model m;
-    Graph& g = *m.graph;
-    const ConvSpec c;
-    Node* conv = nullptr;
-    Node* bn = convBatchNorm(g, c, "conv", conv);
-    Value* x = g.inputs()[0];
+    ConvBatchNorm t;
+    auto& [m, g, c, x, conv, bn] = t;
     Node* relu = g.addNode("Relu", {bn->output(0)}, {"r"});
     Node* other = g.addNode("Sigmoid", {bn->output(0)}, {"s"});
     g.addOutput(relu->output(0));
@@ -202,7 +201,7 @@ class ConvChainsTest : public QObject {
     g.addOutput(conv2->output(0));
     g.addOutput(g.addNode("Relu", {conv2->output(0)}, {"r2"})->output(0));
     QCOMPARE(chainLength(g, "conv2"), size_t(0));  // its output is a graph output
-    expectSameBitsAsNodeByNode(m, {values(DType::Float, {1, c.in, c.size, c.size}, 5)});
+    expectSameBitsAsNodeByNode(m, {t.input(5)});
   }
 
   // An Add of a whole tensor is planned (the shapes are known only at run time) but declined when it runs.
