@@ -5,6 +5,8 @@
 //    SkipLayerNormalization, SkipSimplifiedLayerNormalization, EmbedLayerNormalization, and
 //    SimplifiedLayerNormalization in the default domain), so models optimized for ONNX Runtime run in the emulator.
 #include <cmath>
+#include <cstring>
+#include <optional>
 #include <numbers>
 
 #include "kernels/kernel_util.h"
@@ -100,10 +102,95 @@ void normalise(const KernelContext& ctx, std::vector<double>& x, int64_t rowSize
   }
 }
 
+// How B's elements line up with A's when B broadcasts into A (right-aligned): the same element (B has A's shape up
+// to leading ones), the same element of every row of `rowSize` trailing elements, or some other walk.
+enum class AddendWalk { Elementwise, PerRow, Other };
+
+AddendWalk addendWalk(const std::vector<int64_t>& ad, const std::vector<int64_t>& bd, int64_t rowSize) {
+  if (bd.size() > ad.size()) return AddendWalk::Other;
+  const size_t lead = ad.size() - bd.size();
+  int64_t bNumel = 1;
+  for (size_t i = 0; i < bd.size(); ++i) {
+    if (bd[i] != 1 && bd[i] != ad[i + lead]) return AddendWalk::Other;
+    bNumel *= bd[i];
+  }
+  int64_t aNumel = 1;
+  for (int64_t d : ad) aNumel *= d;
+  if (bNumel == aNumel) return AddendWalk::Elementwise;  // every extent matches where either is not 1
+  int64_t tail = 1;
+  for (size_t i = ad.size(); i-- > 0 && tail < rowSize;) tail *= ad[i];
+  // B covers the row's extents exactly and nothing before it: every row reads B from its start.
+  return tail == rowSize && bNumel == rowSize ? AddendWalk::PerRow : AddendWalk::Other;
+}
+
+// The norms on fp32 rows, one row at a time in a double buffer: the same arithmetic, in the same order, as
+// addInto + normalise over the whole tensor (so the same bits), without a double copy of every operand.
+// Returns false where B's broadcast is not one of the two walks rows can take.
+template <bool Centred, bool WithAdd>
+bool normFloatRows(const KernelContext& ctx, int64_t rowSize, std::vector<Tensor>& out) {
+  const Tensor& a = ctx.required(0);
+  const Tensor* addend = WithAdd ? &ctx.required(1) : nullptr;
+  AddendWalk walk = AddendWalk::Elementwise;
+  if (addend && (walk = addendWalk(a.dims(), addend->dims(), rowSize)) == AddendWalk::Other) return false;
+  const size_t first = WithAdd ? 2 : 1;
+  const Tensor* scale = ctx.input(first);
+  const Tensor* bias = Centred ? ctx.input(first + 1) : nullptr;
+  const auto param = [&](const Tensor* t, double none) {
+    std::vector<double> v = t ? t->toDouble() : std::vector<double>{};
+    if (t && v.size() != 1 && static_cast<int64_t>(v.size()) != rowSize) ctx.fail("a parameter does not fit the row");
+    // One value per element of the row, 1 and 0 where absent: x * 1.0 + 0.0 as normalise computes it.
+    if (v.size() <= 1) v.assign(static_cast<size_t>(rowSize), v.empty() ? none : v[0]);
+    return v;
+  };
+  const std::vector<double> g = param(scale, 1.0), b = param(bias, 0.0);
+  const double eps = ctx.node().attrFloat("epsilon", 1e-5f);
+  const bool wantSum = WithAdd && ctx.node().numOutputs() > 1;
+  OutBuffer y(ctx, DType::Float, a.dims(), HeapStorage::Start::Unset);
+  std::optional<OutBuffer> sum;
+  if (wantSum) sum.emplace(ctx, DType::Float, a.dims(), HeapStorage::Start::Unset);
+  const auto n = static_cast<size_t>(rowSize);
+  std::vector<double> r(n);
+  std::vector<float> row(n), other(n);
+  const uint8_t* src = a.data();
+  const uint8_t* add = addend ? addend->data() : nullptr;
+  const size_t rows = n ? static_cast<size_t>(a.numel()) / n : 0;
+  for (size_t k = 0; k < rows; ++k) {
+    std::memcpy(row.data(), src + k * n * sizeof(float), n * sizeof(float));
+    for (size_t i = 0; i < n; ++i) r[i] = row[i];
+    if (add) {
+      const size_t at = walk == AddendWalk::PerRow ? 0 : k * n;
+      std::memcpy(other.data(), add + at * sizeof(float), n * sizeof(float));
+      for (size_t i = 0; i < n; ++i) r[i] += other[i];
+      if (wantSum) {
+        for (size_t i = 0; i < n; ++i) row[i] = static_cast<float>(r[i]);
+        std::memcpy(sum->data() + k * n * sizeof(float), row.data(), n * sizeof(float));
+      }
+    }
+    double mean = 0, sq = 0;
+    for (size_t i = 0; i < n; ++i) mean += r[i];
+    mean = Centred ? mean / static_cast<double>(n) : 0.0;
+    for (size_t i = 0; i < n; ++i) sq += (r[i] - mean) * (r[i] - mean);
+    const double inv = 1.0 / std::sqrt(sq / static_cast<double>(n) + eps);
+    for (size_t i = 0; i < n; ++i) row[i] = static_cast<float>((r[i] - mean) * inv * g[i] + b[i]);
+    std::memcpy(y.data() + k * n * sizeof(float), row.data(), n * sizeof(float));
+  }
+  out.push_back(y.finish());
+  if (wantSum) out.push_back(sum->finish());
+  return true;
+}
+
 template <bool Centred, bool WithAdd>
 std::vector<Tensor> norm(const KernelContext& ctx) {
   const Tensor& a = ctx.required(0);
   if (!isFloating(a.dtype()) || (WithAdd && !isFloating(ctx.required(1).dtype()))) return {};
+  if (a.dtype() == DType::Float && (!WithAdd || ctx.required(1).dtype() == DType::Float)) {
+    const auto rank = static_cast<int64_t>(a.dims().size());
+    const int64_t axis = normalizeAxis(ctx, ctx.node().attrInt("axis", -1), rank, "axis");
+    int64_t rowSize = 1;
+    for (auto d = static_cast<size_t>(axis); d < a.dims().size(); ++d) rowSize *= a.dims()[d];
+    std::vector<Tensor> out;
+    if (normFloatRows<Centred, WithAdd>(ctx, rowSize, out)) return out;
+  }
   std::vector<double> x = WithAdd ? addInto(ctx, a, ctx.required(1)) : a.toDouble();
   const auto rank = static_cast<int64_t>(a.dims().size());
   const int64_t axis = normalizeAxis(ctx, ctx.node().attrInt("axis", -1), rank, "axis");
