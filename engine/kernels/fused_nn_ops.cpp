@@ -59,6 +59,14 @@ W clamp01(W x) {
   return x < W(0) ? W(0) : x > W(1) ? W(1) : x;
 }
 
+// GELU's erf form in the work type, step by step as the written-out ops (Div, Erf, Add, Mul, Mul) compute it: fp32
+// for fp32 and fp16 data, as docs/fp16-emulation.md says of activations (it was double, rounded once: not what the
+// unfused graph or the Vector unit computes, and erf in double costs a third more than in fp32).
+template <typename W>
+W geluErf(W x) {
+  return x * (W(1) + std::erf(x / std::numbers::sqrt2_v<W>)) * W(0.5);
+}
+
 // The activation as its ONNX op(s) compute it; SiLU is x · Sigmoid(x), whose Sigmoid is stored first.
 template <typename S, typename W>
 W activate(const Activation& a, W x) {
@@ -85,7 +93,7 @@ W activate(const Activation& a, W x) {
     case Activation::SiLU:
       return x * nn::roundAs<S>(static_cast<W>(1 / (1 + std::exp(-d))));
     case Activation::Gelu:
-      return static_cast<W>(0.5 * d * (1 + std::erf(d / std::numbers::sqrt2)));
+      return geluErf(x);
     case Activation::GeluTanh:
       return static_cast<W>(0.5 * d * (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (d + 0.044715 * d * d * d))));
   }
@@ -116,6 +124,7 @@ void activateAll(const Activation& a, W* y, int64_t n) {
       return each([=](W x) { return clamp01(alpha * x + beta); });
     }
     case Activation::HardSwish: return each([](W x) { return x * clamp01(x / W(6) + W(0.5)); });
+    case Activation::Gelu: return each([](W x) { return geluErf(x); });
     default: return each([&](W x) { return activate<S>(a, x); });
   }
 }
