@@ -28,15 +28,22 @@ int64_t mul(const KernelContext& ctx, int64_t a, int64_t b) {
 }
 
 // im2col of a band of output lines [line0, line1) from the blocked input of image n: row (c·kH + kh)·kW + kw holds,
-// for each output position of the band, the input element that tap reads (zero in the padding). At column stride 1
-// a tap's inputs for one output line are consecutive positions of the block: one transpose for its 16 channels.
+// for each output position of the band, the input element that tap reads (zero in the padding). A tap's inputs for
+// one output line are positions of the block `stride` apart: one transpose for its 16 channels.
 void im2colBlocked(const Window& w, const float* x, int64_t channels, int64_t line0, int64_t line1, float* col) {
   const int64_t inH = w.in[0], inW = w.in[1], kH = w.kernel[0], kW = w.kernel[1], outW = w.out[1];
   const int64_t sH = w.stride[0], sW = w.stride[1], width = (line1 - line0) * outW;
   const int64_t laneStride = kH * kW * width;  // between the rows of channels c and c + 1 for the same tap
+  // A pointwise convolution at stride 1 without padding reads the band's positions as stored, one run for them all.
+  const bool pointwise = kH == 1 && kW == 1 && sH == 1 && sW == 1 && w.padBegin[0] == 0 && w.padBegin[1] == 0 &&
+                         inW == outW && inH == w.out[0];
   for (int64_t k = 0; k < blocksOf(channels); ++k) {
     const float* block = x + k * inH * inW * kC0;
     const int64_t lanes = std::min(kC0, channels - k * kC0);
+    if (pointwise) {
+      blocksToRows(block + line0 * inW * kC0, width, lanes, col + k * kC0 * width, laneStride);
+      continue;
+    }
     for (int64_t kh = 0; kh < kH; ++kh)
       for (int64_t kw = 0; kw < kW; ++kw) {
         float* first = col + ((k * kC0 * kH + kh) * kW + kw) * width;  // lane 0's row
@@ -52,14 +59,7 @@ void im2colBlocked(const Window& w, const float* x, int64_t channels, int64_t li
           }
           if (!inside || hi <= lo) continue;
           const float* src = block + (ih * inW + lo * sW + offset) * kC0;
-          if (sW == 1) {
-            blocksToRows(src, hi - lo, lanes, first + at + lo, laneStride);
-            continue;
-          }
-          for (int64_t l = 0; l < lanes; ++l) {
-            float* dst = first + l * laneStride + at;
-            for (int64_t o = lo; o < hi; ++o) dst[o] = src[(o - lo) * sW * kC0 + l];
-          }
+          blocksToRows(src, hi - lo, lanes, first + at + lo, laneStride, sW * kC0);
         }
       }
   }

@@ -34,12 +34,16 @@ constexpr int64_t kPlaneTile = 64;
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 // A 16 × 16 block of 32-bit elements transposed in registers: dst row r, column c = src row c, column r. Rows of 4
 // interleave into columns of 4 within each 128-bit lane (unpack 32, then 64), then the lanes are exchanged twice.
-// Only the first srcRows rows are read (the rest are zeros) and the first dstRows rows written: a block's last C0
-// group may hold fewer than 16 channels.
-void transpose16x16(const uint32_t* src, int64_t srcStride, int64_t srcRows, uint32_t* dst, int64_t dstStride,
-                    int64_t dstRows) {
+// Only the first srcRows rows and srcCols columns are read (the rest are zeros), and the first dstRows rows and
+// dstCols columns written: a block's last C0 group may hold fewer than 16 channels, and a run of positions may end
+// within the last 16 (masked loads and stores: no element outside the block is touched).
+void transpose16x16(const uint32_t* src, int64_t srcStride, int64_t srcRows, int64_t srcCols, uint32_t* dst,
+                    int64_t dstStride, int64_t dstRows, int64_t dstCols) {
+  const auto maskOf = [](int64_t cols) { return static_cast<__mmask16>(cols >= 16 ? 0xFFFF : (1u << cols) - 1); };
+  const __mmask16 load = maskOf(srcCols), store = maskOf(dstCols);
   __m512i r[16], u[16];
-  for (int j = 0; j < 16; ++j) r[j] = j < srcRows ? _mm512_loadu_si512(src + j * srcStride) : _mm512_setzero_si512();
+  for (int j = 0; j < 16; ++j)
+    r[j] = j < srcRows ? _mm512_maskz_loadu_epi32(load, src + j * srcStride) : _mm512_setzero_si512();
   for (int g = 0; g < 4; ++g) {  // rows 4g … 4g+3: u[4g + c] holds, in lane L, column 4L + c of those rows
     const __m512i t0 = _mm512_unpacklo_epi32(r[4 * g], r[4 * g + 1]), t1 = _mm512_unpackhi_epi32(r[4 * g], r[4 * g + 1]);
     const __m512i t2 = _mm512_unpacklo_epi32(r[4 * g + 2], r[4 * g + 3]);
@@ -53,10 +57,10 @@ void transpose16x16(const uint32_t* src, int64_t srcStride, int64_t srcRows, uin
     const __m512i v0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x88), v1 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xDD);
     const __m512i w0 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x88);
     const __m512i w1 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xDD);
-    if (c < dstRows) _mm512_storeu_si512(dst + c * dstStride, _mm512_shuffle_i32x4(v0, w0, 0x88));
-    if (c + 8 < dstRows) _mm512_storeu_si512(dst + (c + 8) * dstStride, _mm512_shuffle_i32x4(v0, w0, 0xDD));
-    if (c + 4 < dstRows) _mm512_storeu_si512(dst + (c + 4) * dstStride, _mm512_shuffle_i32x4(v1, w1, 0x88));
-    if (c + 12 < dstRows) _mm512_storeu_si512(dst + (c + 12) * dstStride, _mm512_shuffle_i32x4(v1, w1, 0xDD));
+    if (c < dstRows) _mm512_mask_storeu_epi32(dst + c * dstStride, store, _mm512_shuffle_i32x4(v0, w0, 0x88));
+    if (c + 8 < dstRows) _mm512_mask_storeu_epi32(dst + (c + 8) * dstStride, store, _mm512_shuffle_i32x4(v0, w0, 0xDD));
+    if (c + 4 < dstRows) _mm512_mask_storeu_epi32(dst + (c + 4) * dstStride, store, _mm512_shuffle_i32x4(v1, w1, 0x88));
+    if (c + 12 < dstRows) _mm512_mask_storeu_epi32(dst + (c + 12) * dstStride, store, _mm512_shuffle_i32x4(v1, w1, 0xDD));
   }
 }
 #pragma GCC diagnostic pop
@@ -66,21 +70,24 @@ void transpose16x16(const uint32_t* src, int64_t srcStride, int64_t srcRows, uin
 // 32-bit elements: 16 positions × 16 lanes at a time transposed in registers with AVX-512 (a build for a CPU that
 // has it, KILN_NATIVE_ARCH), instead of 256 scalar moves. Spare lanes are written as zeros going to the blocks.
 template <bool kToBlocks>
-void transposeBlock(const uint32_t* from, uint32_t* to, int64_t count, int64_t lanes, int64_t stride) {
+void transposeBlock(const uint32_t* from, uint32_t* to, int64_t count, int64_t lanes, int64_t stride,
+                    int64_t positionStride = 16) {
   int64_t i = 0;
 #if defined(__AVX512F__)
-  for (; i + 16 <= count; i += 16)
+  for (; i < count; i += 16) {  // the last step may take fewer than 16 positions
+    const int64_t positions = std::min<int64_t>(16, count - i);
     if constexpr (kToBlocks)
-      transpose16x16(from + i, stride, lanes, to + i * 16, 16, 16);
+      transpose16x16(from + i, stride, lanes, positions, to + i * 16, 16, positions, 16);
     else
-      transpose16x16(from + i * 16, 16, 16, to + i, stride, lanes);
+      transpose16x16(from + i * positionStride, positionStride, positions, 16, to + i, stride, lanes, positions);
+  }
 #endif
   for (; i < count; ++i)
     for (int64_t lane = 0; lane < 16; ++lane)
       if constexpr (kToBlocks)
         to[i * 16 + lane] = lane < lanes ? from[lane * stride + i] : 0;
       else if (lane < lanes)
-        to[lane * stride + i] = from[i * 16 + lane];
+        to[lane * stride + i] = from[i * positionStride + lane];
 }
 
 // NCHW [N, C, HW] <-> NC1HWC0 [N, C1, HW, C0]: block (n, k) gathers the planes of channels k·C0 … k·C0 + C0 - 1.
@@ -203,9 +210,10 @@ bool copyBlockedLayout(const uint8_t* x, uint8_t* y, Format src, Format dst, con
   }
 }
 
-void blocksToRows(const float* blocks, int64_t count, int64_t lanes, float* rows, int64_t stride) {
+void blocksToRows(const float* blocks, int64_t count, int64_t lanes, float* rows, int64_t stride,
+                  int64_t positionStride) {
   transposeBlock<false>(reinterpret_cast<const uint32_t*>(blocks), reinterpret_cast<uint32_t*>(rows), count, lanes,
-                        stride);
+                        stride, positionStride);
 }
 void rowsToBlocks(const float* rows, int64_t stride, int64_t count, int64_t lanes, float* blocks) {
   transposeBlock<true>(reinterpret_cast<const uint32_t*>(rows), reinterpret_cast<uint32_t*>(blocks), count, lanes,

@@ -16,9 +16,11 @@ namespace kiln {
 bool copyBlockedLayout(const uint8_t* x, uint8_t* y, Format src, Format dst, const std::vector<int64_t>& logical,
                        int elem, int64_t c0);
 
-// `count` positions of one NC1HWC0 block of 16 fp32 lanes ([count][16]) to `lanes` plain rows `stride` apart, and
-// back (the spare lanes written as zeros): the transposes convolutions on blocked activations read and write with.
-void blocksToRows(const float* blocks, int64_t count, int64_t lanes, float* rows, int64_t stride);
+// `count` positions of one NC1HWC0 block of 16 fp32 lanes ([count][16]; reading every positionStride / 16-th
+// position, for a strided window) to `lanes` plain rows `stride` apart, and back (the spare lanes written as zeros):
+// the transposes convolutions on blocked activations read and write with.
+void blocksToRows(const float* blocks, int64_t count, int64_t lanes, float* rows, int64_t stride,
+                  int64_t positionStride = 16);
 void rowsToBlocks(const float* rows, int64_t stride, int64_t count, int64_t lanes, float* blocks);
 
 }  // namespace kiln

@@ -164,7 +164,7 @@ class KernelNnTest : public QObject {
     };
     const std::vector<Case> cases = {{20, 24, 1, 3, 1, 1, 1}, {16, 16, 1, 1, 1, 1, 0}, {5, 40, 1, 3, 2, 1, 1},
                                      {20, 20, 1, 3, 1, 2, 2}, {20, 20, 20, 3, 1, 1, 1}, {32, 32, 32, 5, 2, 1, 2},
-                                     {7, 9, 1, 1, 2, 1, 0}};
+                                     {7, 9, 1, 1, 2, 1, 0}, {20, 24, 1, 1, 1, 1, 0}};
     for (const bool fused : {false, true})
       for (const Case& c : cases) {
         const Tensor x = randomTensor({2, c.c, 9, 11}, rng), w = randomTensor({c.m, c.c / c.group, c.k, c.k}, rng);
