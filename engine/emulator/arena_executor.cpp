@@ -122,11 +122,13 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
     if (p == placed.end()) return {};
     return {arena.data() + p->second.offset, static_cast<size_t>(p->second.bytes)};
   };
-  // Convolutions and per-channel ops computed on the NC1HWC0 blocks as stored, into their planned block if they can.
+  // Convolutions, per-channel ops and global pools computed on the NC1HWC0 blocks as stored, into their planned block
+  // if they can.
   const auto onStoredBlocks = [&](const Node& n, const std::vector<const Tensor*>& in) -> std::optional<Tensor> {
     if (n.numOutputs() != 1) return std::nullopt;
     std::optional<Tensor> y = convolveOnStoredBlocks(n, in, limits, &prepared, blockOf(n.output(0)));
-    return y ? y : channelOpOnStoredBlocks(n, in, limits, &prepared, blockOf(n.output(0)));
+    if (!y) y = channelOpOnStoredBlocks(n, in, limits, &prepared, blockOf(n.output(0)));
+    return y ? y : poolOnStoredBlocks(n, in, limits);
   };
   std::vector<Tensor> views;  // keeps this step's arena views alive
   for (const Node* n : g.nodes()) {

@@ -245,9 +245,10 @@ class Run {
       for (const Tensor* t : in) args.push_back(t ? *t : Tensor());
       return graph(*body, args, nullptr, depth + 1);
     }
-    if (n.numOutputs() == 1) {  // a compiled graph's fused body: convolutions and per-channel ops on the blocks
+    if (n.numOutputs() == 1) {  // a compiled graph's fused body: convolutions, per-channel ops, pools on the blocks
       std::optional<Tensor> y = convolveOnStoredBlocks(n, in, options_.kernel);
       if (!y) y = channelOpOnStoredBlocks(n, in, options_.kernel);
+      if (!y) y = poolOnStoredBlocks(n, in, options_.kernel);
       if (y) return {std::move(*y)};
     }
     const KernelOperands operands(n, in, options_.kernel.maxOutputBytes);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kernels/conv_blocked.h"
+#include "kernels/pool_blocked.h"
 #include "kernels/conv_followers.h"
 #include "kernels/kernel_util.h"
 #include "kernels/transdata.h"
@@ -239,6 +240,14 @@ std::optional<Tensor> channelOpOnStoredBlocks(const Node& n, const std::vector<c
     follower.inputs.push_back(i == slot ? nullptr
                                         : logicalOperand(n.input(i), stored[i], prepared, limits.maxOutputBytes, converted));
   return kernels::followersOnNc1hwc0({follower}, *stored[slot], logical, limits, into);
+}
+
+std::optional<Tensor> poolOnStoredBlocks(const Node& n, const std::vector<const Tensor*>& stored,
+                                         const KernelLimits& limits) {
+  if (n.numOutputs() != 1 || n.numInputs() != 1 || stored.size() != 1 || !stored[0] || !nc1hwc0Float(n.input(0)) ||
+      !nc1hwc0Float(n.output(0)))
+    return std::nullopt;
+  return kernels::globalPoolNc1hwc0(n, *stored[0], transDataOrigin(n.input(0)->type()), limits);
 }
 
 }  // namespace kiln

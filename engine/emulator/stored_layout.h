@@ -68,4 +68,9 @@ std::optional<Tensor> channelOpOnStoredBlocks(const Node& n, const std::vector<c
                                               const KernelLimits& limits, const LogicalByValue* prepared = nullptr,
                                               std::span<float> into = {});
 
+// GlobalAveragePool / GlobalMaxPool of an fp32 NC1HWC0 activation into an NC1HWC0 output, reduced on the stored
+// blocks (kernels::globalPoolNc1hwc0). Nullopt, having computed nothing, for any other node or layout.
+std::optional<Tensor> poolOnStoredBlocks(const Node& n, const std::vector<const Tensor*>& stored,
+                                         const KernelLimits& limits);
+
 }  // namespace kiln

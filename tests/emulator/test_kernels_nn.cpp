@@ -11,6 +11,7 @@
 
 #include "support/kernel_op.h"
 #include "kernels/conv_blocked.h"
+#include "kernels/pool_blocked.h"
 #include "kernels/conv_followers.h"
 #include "kernels/kernel.h"
 #include "kernels/vector_math.h"
@@ -232,6 +233,23 @@ class KernelNnTest : public QObject {
     Op add("Add");
     const Tensor full = randomTensor({2, 20, 5, 7}, rng);
     QVERIFY(!kernels::followersOnNc1hwc0({{*add.graph().nodes().begin(), {nullptr, &full}, 0}}, xb, x.dims(), {}));
+  }
+
+  void globalPoolsOnNc1hwc0BlocksMatchNchw() {
+    // GlobalAveragePool / GlobalMaxPool on blocked activations (kernels/pool_blocked.h) against their kernels on
+    // NCHW: the same bits, spare lanes zero; another pool is declined.
+    std::mt19937 rng(13);
+    const Tensor x = randomTensor({2, 20, 5, 7}, rng), xb = toNc1hwc0(x);
+    for (const char* type : {"GlobalAveragePool", "GlobalMaxPool"}) {
+      Op op(type);
+      const Tensor want = toNc1hwc0(op.one({x}));
+      const std::optional<Tensor> got = kernels::globalPoolNc1hwc0(**op.graph().nodes().begin(), xb, x.dims(), {});
+      QVERIFY2(got && got->valid(), type);
+      QCOMPARE(got->dims(), want.dims());
+      QVERIFY2(std::memcmp(got->data(), want.data(), want.byteSize()) == 0, type);
+    }
+    Op lp("GlobalLpPool");
+    QVERIFY(!kernels::globalPoolNc1hwc0(**lp.graph().nodes().begin(), xb, x.dims(), {}));
   }
 
   void expFloatsIsWithinAnUlpOfLibm() {
