@@ -311,6 +311,7 @@ int runRun(const Argv& argv) {
     j.set("reference_ms", report.referenceMs);
     j.set("compiled_ms", report.compiledMs);
     j.set("compiled_prepare_ms", report.arena.prepareMs);
+    j.set("reference_constants_ms", report.referenceConstantsMs);
     {  // what each run added to the process's resident memory at its peak; null: not measured
       Json m = Json::object();
       m.set("weights_bytes", constantBytes(og));
@@ -381,7 +382,12 @@ int runRun(const Argv& argv) {
                 << "reference   " << formatDuration(report.referenceMs / 1000.0)
                 << (sourceRun  ? " (" + *referencePath + " on the reference kernels)"
                     : geGraph ? std::string(" (the file's own graph, fp16 computed in fp32, every tensor its own buffer)")
-                              : std::string(" (original graph, every tensor its own buffer)"))
+                              : std::string(" (original graph, every tensor its own buffer") +
+                                    (report.referenceConstantsMs > 0.05
+                                         ? "; what depends on constants only computed before it in " +
+                                               formatDuration(report.referenceConstantsMs / 1000.0)
+                                         : std::string()) +
+                                    ")")
                 << "\n";
     if (ge) printGeRun(*ge, sourceRun ? &*sourceRun : nullptr);
     if (notEmulatable.empty() && report.compiledError.empty())

@@ -20,7 +20,8 @@ struct EmulationReport {
   std::vector<Tensor> reference, compiled;  // one per graph output
   std::vector<OutputError> errors;          // compiled against reference, per output
   // compiledMs: the compiled run's nodes; its weights' re-layout before them is arena.prepareMs, apart.
-  double referenceMs = 0, compiledMs = 0;
+  // referenceMs likewise leaves out referenceConstantsMs (ReferenceRun::constantsMs).
+  double referenceMs = 0, compiledMs = 0, referenceConstantsMs = 0;
   ArenaRunResult arena;
   // Resident memory the compiled run (its weights' re-layout included) added at its peak; nullopt: not measured.
   std::optional<int64_t> compiledPeakBytes, referencePeakBytes;
@@ -47,6 +48,8 @@ EmulationReport emulateModel(const Model& original, const Model& compiled, const
 struct ReferenceRun {
   std::vector<Tensor> outputs;
   double ms = 0;
+  // The nodes that depend on constants only, computed before the run (emulator/constant_nodes.h): not in `ms`.
+  double constantsMs = 0;
   // Resident memory the run added at its peak (util/resident_memory.h); nullopt where it cannot be measured.
   std::optional<int64_t> peakBytes;
   // The first node (in execution order) whose fp32 output holds a finite value beyond fp16's largest (65504), with

@@ -1,4 +1,5 @@
 #include "emulator/reference_executor.h"
+#include "emulator/constant_nodes.h"
 
 #include <unordered_set>
 
@@ -77,6 +78,10 @@ class Run {
     Scope scope(outer);
     for (const Value* v : g.values())
       if (v->constant()) scope.set(v, *v->constant());
+    const ConstantNodes* ahead = depth == 0 ? options_.constants.get() : nullptr;
+    if (ahead)
+      for (const auto& [v, t] : ahead->values)
+        if (v->graph() == &g) scope.set(v, t);
     for (size_t i = 0; i < g.inputs().size(); ++i) {
       const Value* v = g.inputs()[i];
       // An omitted input (an optional one of a function body) stays unset: reading it fails at the reader.
@@ -106,6 +111,15 @@ class Run {
         dropDeadInputs(n, step);
         continue;
       }
+      if (ahead && ahead->nodes.count(&n)) {  // computed before the run: its outputs are in scope already
+        if (options_.afterNode) {
+          std::vector<Tensor> out;
+          for (const Value* v : n.outputs()) out.push_back(v && scope.find(v) ? *scope.find(v) : Tensor());
+          options_.afterNode(n, out);
+        }
+        dropDeadInputs(n, step);
+        continue;
+      }
       std::vector<const Tensor*> in;
       in.reserve(n.numInputs());
       for (const Value* v : n.inputs()) {
@@ -119,6 +133,7 @@ class Run {
       }
       if (auto chain = chains.find(&n); chain != chains.end()) {
         for (const Node* early : chain->second.early) {  // operands of the followers, made ahead of their place
+          if (ahead && ahead->nodes.count(early)) continue;  // made before the run
           std::vector<const Tensor*> earlyIn;
           for (const Value* v : early->inputs()) earlyIn.push_back(v ? scope.find(v) : nullptr);
           std::vector<Tensor> made;

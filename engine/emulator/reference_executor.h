@@ -22,6 +22,8 @@
 
 namespace kiln {
 
+struct ConstantNodes;
+
 // The graph holds an op the emulator cannot run (no kernel, no function body). what(): "not emulatable: op X".
 class NotEmulatable : public std::runtime_error {
  public:
@@ -75,6 +77,9 @@ struct ExecutionOptions {
   // runReference: look for the first fp32 value beyond fp16's range (ReferenceRun::beyondFp16). emulateModel sets it
   // when the compiled graph computes in fp16; it reads every intermediate once, so it is off otherwise.
   bool watchFp16Range = false;
+  // Nodes of the top-level graph computed ahead of the run (emulator/constant_nodes.h): it reads their outputs
+  // instead of running them. Null: every node runs.
+  std::shared_ptr<const ConstantNodes> constants;
 };
 
 class Options;
