@@ -399,7 +399,7 @@ int runRun(const Argv& argv) {
                         ? ", " + std::to_string(report.arena.asideTensors) + " unsized kept aside"
                         : "")
                 << (report.arena.prepareMs > 0.05
-                        ? "; weights re-laid out for the kernels before it in " +
+                        ? "; its memory allocated and weights re-laid out for the kernels before it in " +
                               formatDuration(report.arena.prepareMs / 1000.0)
                         : "")
                 << ")\n";

@@ -3,6 +3,7 @@
 #include "emulator/stored_layout.h"
 #include "kernels/transdata.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -83,6 +84,9 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
   }
   if (!planned && g.numNodes() > 0)
     throw std::runtime_error("the graph has no memory plan: compile it through Stage 3 (MemoryAssignment) first");
+  // Before the first node, as the device's runtime does when it loads a model: the arena, the convolutions' workspace
+  // (GE plans each op's workspace in the model's memory) and the weights in the form the kernels read.
+  const auto prepareStart = std::chrono::steady_clock::now();
   std::vector<uint8_t> arena(static_cast<size_t>(result.arenaBytes));
   auto storage = std::make_shared<ArenaStorage>(arena.data(), arena.size());
 
@@ -99,7 +103,6 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
   if (limits.opset == 0) limits.opset = options.opset;
   // Blocked weights in the logical form their kernels compute on, converted once before the nodes run (a weight
   // read by several nodes, or by every step of a loop, is not converted again) and dropped after its last reader.
-  const auto prepareStart = std::chrono::steady_clock::now();
   LogicalByValue prepared;
   std::unordered_map<const Value*, int> readersLeft;
   for (const Node* n : g.nodes()) {
@@ -110,6 +113,10 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
         ++readersLeft[v];
       }
   }
+  int64_t workspaceFloats = 0;
+  for (const Node* n : g.nodes()) workspaceFloats = std::max(workspaceFloats, blockedConvWorkspace(*n));
+  if (workspaceFloats > limits.maxOutputBytes / int64_t(sizeof(float))) workspaceFloats = 0;  // the kernel decides
+  std::vector<float> workspace(static_cast<size_t>(workspaceFloats));
   result.prepareMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - prepareStart).count();
   // The planned block of an fp32 output, for kernels that can write their result there.
   const auto blockOf = [&](const Value* v) -> std::span<float> {
@@ -126,7 +133,7 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
   // if they can.
   const auto onStoredBlocks = [&](const Node& n, const std::vector<const Tensor*>& in) -> std::optional<Tensor> {
     if (n.numOutputs() != 1) return std::nullopt;
-    std::optional<Tensor> y = convolveOnStoredBlocks(n, in, limits, &prepared, blockOf(n.output(0)));
+    std::optional<Tensor> y = convolveOnStoredBlocks(n, in, limits, &prepared, blockOf(n.output(0)), workspace);
     if (!y) y = channelOpOnStoredBlocks(n, in, limits, &prepared, blockOf(n.output(0)));
     return y ? y : poolOnStoredBlocks(n, in, limits);
   };

@@ -19,7 +19,8 @@ struct OutputError {
 struct EmulationReport {
   std::vector<Tensor> reference, compiled;  // one per graph output
   std::vector<OutputError> errors;          // compiled against reference, per output
-  // compiledMs: the compiled run's nodes; its weights' re-layout before them is arena.prepareMs, apart.
+  // compiledMs: the compiled run's nodes; its memory's allocation and its weights' re-layout before them are
+  // arena.prepareMs, apart.
   // referenceMs likewise leaves out referenceConstantsMs (ReferenceRun::constantsMs).
   double referenceMs = 0, compiledMs = 0, referenceConstantsMs = 0;
   ArenaRunResult arena;

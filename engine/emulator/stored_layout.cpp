@@ -10,6 +10,7 @@
 #include "kernels/pool_blocked.h"
 #include "kernels/conv_followers.h"
 #include "kernels/kernel_util.h"
+#include "kernels/nn_kernels.h"
 #include "kernels/transdata.h"
 #include "ir/graph.h"
 #include "ir/shape.h"
@@ -194,7 +195,7 @@ bool nc1hwc0Float(const Value* v) {
 
 std::optional<Tensor> convolveOnStoredBlocks(const Node& n, const std::vector<const Tensor*>& stored,
                                              const KernelLimits& limits, const LogicalByValue* prepared,
-                                             std::span<float> into) {
+                                             std::span<float> into, std::span<float> workspace) {
   const bool fused = n.domain() == "kiln" && n.opType() == "FusedConv";
   if (!fused && !(n.domain().empty() && n.opType() == "Conv")) return std::nullopt;
   if (n.numOutputs() != 1 || n.numInputs() < 2 || stored.size() < 2 || !stored[0] || !stored[1] ||
@@ -207,7 +208,21 @@ std::optional<Tensor> convolveOnStoredBlocks(const Node& n, const std::vector<co
   converted.reserve(2);  // no reallocation: inputs points into it
   for (size_t i = 1; i <= 2 && i < inputs.size() && i < n.numInputs(); ++i)  // W and B in logical form
     inputs[i] = logicalOperand(n.input(i), inputs[i], prepared, limits.maxOutputBytes, converted);
-  return kernels::convolveStoredNc1hwc0(n, inputs, transDataOrigin(n.input(0)->type()), limits, into);
+  return kernels::convolveStoredNc1hwc0(n, inputs, transDataOrigin(n.input(0)->type()), limits, into, workspace);
+}
+
+int64_t blockedConvWorkspace(const Node& n) {
+  const bool conv = (n.domain() == "kiln" && n.opType() == "FusedConv") || (n.domain().empty() && n.opType() == "Conv");
+  if (!conv || n.numOutputs() != 1 || n.numInputs() < 2 || !nc1hwc0Float(n.input(0)) || !nc1hwc0Float(n.output(0)) ||
+      !n.input(1) || n.attrInt("group", 1) != 1)
+    return 0;
+  const ValueType& w = n.input(1)->type();
+  const std::optional<std::vector<int64_t>> wDims =
+      isBlockedFormat(w.format) ? std::optional<std::vector<int64_t>>(transDataOrigin(w)) : w.shape.staticExtents();
+  const std::vector<int64_t> out = transDataOrigin(n.output(0)->type());
+  if (!wDims || wDims->size() != 4 || out.size() != 4) return 0;
+  const std::optional<int64_t> taps = checkedMul((*wDims)[2], (*wDims)[3]);
+  return taps ? kernels::nn::blockedConvWorkspace((*wDims)[1], *taps, out[1], out[2], out[3]) : 0;
 }
 
 std::optional<Tensor> channelOpOnStoredBlocks(const Node& n, const std::vector<const Tensor*>& stored,

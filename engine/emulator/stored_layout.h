@@ -57,9 +57,13 @@ class KernelOperands {
 // it holds them): the output as stored. Nullopt, having computed nothing, for any other node or a convolution the
 // blocked kernel has no form for (the caller then converts the operands as for any kernel).
 // `into`: where the output should go if it can (kernels::convolveStoredNc1hwc0); an invalid result means it went there.
+// `workspace`: scratch for the convolution (blockedConvWorkspace), allocated by the kernel when it is smaller.
 std::optional<Tensor> convolveOnStoredBlocks(const Node& n, const std::vector<const Tensor*>& stored,
                                              const KernelLimits& limits, const LogicalByValue* prepared = nullptr,
-                                             std::span<float> into = {});
+                                             std::span<float> into = {}, std::span<float> workspace = {});
+// The scratch, in floats, convolveOnStoredBlocks takes for n (0 for a node it does not compute on the blocks, or
+// one that needs none), from the extents its values record.
+int64_t blockedConvWorkspace(const Node& n);
 
 // BatchNormalization (inference), or a Mul or Add by a per-channel operand, on an fp32 NC1HWC0 activation: one
 // pass over the stored blocks (kernels::followersOnNc1hwc0) instead of a round trip through NCHW. `into` as for

@@ -14,9 +14,10 @@ namespace kiln::kernels {
 // output stored NC1HWC0, spare lanes zero. Nullopt, having computed nothing, for what has no blocked form here
 // (another element type, a grouped convolution that is not depthwise, not 2-D); a malformed node throws.
 // `into`, when it has exactly the output's elements and overlaps no input, receives the output instead (the
-// compiled mode's arena block): the result is then an invalid Tensor.
+// compiled mode's arena block): the result is then an invalid Tensor. `workspace`: the convolution's scratch
+// (nn::blockedConvWorkspace floats), allocated here when it is smaller.
 std::optional<Tensor> convolveStoredNc1hwc0(const Node& n, const std::vector<const Tensor*>& inputs,
                                             const std::vector<int64_t>& xLogical, const KernelLimits& limits,
-                                            std::span<float> into = {});
+                                            std::span<float> into = {}, std::span<float> workspace = {});
 
 }  // namespace kiln::kernels

@@ -8,7 +8,10 @@
 // Each output is the same sum, in the same order, as the NCHW kernels' (conv.cpp, conv_depthwise.cpp): the same bits.
 #include "kernels/nn_kernels.h"
 
+#include <climits>
 #include <memory>
+#include <optional>
+#include <span>
 
 #include "ir/shape.h"
 #include "kernels/transdata_blocked.h"
@@ -75,27 +78,48 @@ void storeBlocked(float* part, const float* bias, int64_t channels, int64_t widt
     rowsToBlocks(part + k * kC0 * width, width, width, std::min(kC0, channels - k * kC0), y + (k * plane + pos0) * kC0);
 }
 
+// Output lines per band, as conv.cpp cuts them (so each GEMM has the same shape there and here, and the same bits),
+// and the scratch a band takes: its im2col rows and its product. Nullopt when the extents overflow.
+struct Bands {
+  int64_t lines = 1, colFloats = 0, partFloats = 0;
+};
+std::optional<Bands> bandsOf(int64_t rows, int64_t outChannels, int64_t outH, int64_t outW) {
+  const std::optional<int64_t> line = checkedMul(rows, outW);
+  const std::optional<int64_t> lineBytes = line ? checkedMul(*line, 4) : std::nullopt;
+  if (!lineBytes) return std::nullopt;
+  Bands b;
+  b.lines = std::clamp<int64_t>(kColumnBandBytes / std::max<int64_t>(1, *lineBytes), 1, std::max<int64_t>(outH, 1));
+  const std::optional<int64_t> col = checkedMul(*line, b.lines);
+  const std::optional<int64_t> part = checkedMul(outChannels, b.lines * outW);
+  if (!col || !part) return std::nullopt;
+  b.colFloats = *col;
+  b.partFloats = *part;
+  return b;
+}
+
 void denseBlocked(const KernelContext& ctx, const ConvShape& s, const float* x, const float* w, const float* bias,
-                  float* y) {
+                  float* y, std::span<float> workspace) {
   const Window& win = s.window;
   const int64_t inPlane = win.in[0] * win.in[1], outPlane = win.out[0] * win.out[1];
   const int64_t rows = mul(ctx, s.inChannels, win.kernel[0] * win.kernel[1]);
   const int64_t outW = win.out[1], lines = win.out[0];
-  // Bands as conv.cpp cuts them, so each GEMM has the same shape there and here.
-  const int64_t lineBytes = std::max<int64_t>(1, mul(ctx, mul(ctx, rows, outW), 4));
-  const int64_t band = std::clamp<int64_t>(kColumnBandBytes / lineBytes, 1, std::max<int64_t>(lines, 1));
+  const std::optional<Bands> bands = bandsOf(rows, s.outChannels, lines, outW);
+  if (!bands) ctx.fail("convolution extents overflow");
+  const int64_t band = bands->lines;
   checkScratch(ctx, mul(ctx, rows + s.outChannels, band * outW), sizeof(float));
   // Not zeroed: im2col writes every element of a band and the GEMM every element of `part`.
-  std::unique_ptr<float[]> col(new float[static_cast<size_t>(rows * band * outW)]);
-  std::unique_ptr<float[]> part(new float[static_cast<size_t>(s.outChannels * band * outW)]);
+  const auto need = static_cast<size_t>(bands->colFloats + bands->partFloats);
+  std::unique_ptr<float[]> own(workspace.size() >= need ? nullptr : new float[need]);
+  float* col = own ? own.get() : workspace.data();
+  float* part = col + bands->colFloats;
   for (int64_t n = 0; n < s.batch; ++n) {
     const float* xn = x + n * blocksOf(s.inChannels) * inPlane * kC0;
     float* yn = y + n * blocksOf(s.outChannels) * outPlane * kC0;
     for (int64_t line0 = 0; line0 < lines; line0 += band) {
       const int64_t line1 = std::min(lines, line0 + band), width = (line1 - line0) * outW;
-      im2colBlocked(win, xn, s.inChannels, line0, line1, col.get());
-      gemm(false, false, s.outChannels, width, rows, 1.0f, w, col.get(), 0.0f, part.get());
-      storeBlocked(part.get(), bias, s.outChannels, width, line0 * outW, outPlane, yn);
+      im2colBlocked(win, xn, s.inChannels, line0, line1, col);
+      gemm(false, false, s.outChannels, width, rows, 1.0f, w, col, 0.0f, part);
+      storeBlocked(part, bias, s.outChannels, width, line0 * outW, outPlane, yn);
     }
   }
 }
@@ -172,14 +196,20 @@ bool depthwiseBlocked(const ConvShape& s, const float* x, const float* w, const 
 }  // namespace
 
 bool convolveNc1hwc0(const KernelContext& ctx, const ConvShape& s, const float* x, const float* w, const float* bias,
-                     float* y) {
+                     float* y, std::span<float> workspace) {
   if (s.window.rank() != 2) return false;
   if (s.group == 1) {
-    denseBlocked(ctx, s, x, w, bias, y);
+    denseBlocked(ctx, s, x, w, bias, y, workspace);
     return true;
   }
   if (s.group == s.inChannels && s.outChannels == s.inChannels) return depthwiseBlocked(s, x, w, bias, y);
   return false;
+}
+
+int64_t blockedConvWorkspace(int64_t inChannels, int64_t taps, int64_t outChannels, int64_t outH, int64_t outW) {
+  const std::optional<int64_t> rows = checkedMul(inChannels, taps);
+  const std::optional<Bands> b = rows ? bandsOf(*rows, outChannels, outH, outW) : std::nullopt;
+  return b && b->colFloats <= INT64_MAX - b->partFloats ? b->colFloats + b->partFloats : 0;
 }
 
 }  // namespace kiln::kernels::nn

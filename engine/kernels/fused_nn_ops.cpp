@@ -369,7 +369,7 @@ namespace kiln::kernels {
 
 std::optional<Tensor> convolveStoredNc1hwc0(const Node& n, const std::vector<const Tensor*>& inputs,
                                             const std::vector<int64_t>& xLogical, const KernelLimits& limits,
-                                            std::span<float> into) {
+                                            std::span<float> into, std::span<float> workspace) {
   const bool fused = n.domain() == "kiln" && n.opType() == "FusedConv";
   if (!fused && !(n.domain().empty() && n.opType() == "Conv")) return std::nullopt;
   const KernelContext ctx(n, inputs, limits);
@@ -401,7 +401,7 @@ std::optional<Tensor> convolveStoredNc1hwc0(const Node& n, const std::vector<con
   const nn::Operand<float, float> xv(ctx, x), wv(ctx, w);
   const std::optional<nn::Operand<float, float>> bv =
       b ? std::optional<nn::Operand<float, float>>(std::in_place, ctx, *b) : std::nullopt;
-  if (!nn::convolveNc1hwc0(ctx, s, xv.data(), wv.data(), bv ? bv->data() : nullptr, y)) return std::nullopt;
+  if (!nn::convolveNc1hwc0(ctx, s, xv.data(), wv.data(), bv ? bv->data() : nullptr, y, workspace)) return std::nullopt;
   if (z) {  // the residual has the output's layout: element by element, spare lanes 0 + 0
     const nn::Operand<float, float> zv(ctx, *z);
     for (int64_t i = 0; i < count; ++i) y[i] += zv.data()[i];

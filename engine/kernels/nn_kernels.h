@@ -10,6 +10,7 @@
 #include <optional>
 #include <type_traits>
 #include <utility>
+#include <span>
 #include <vector>
 
 #include "kernels/kernel_util.h"
@@ -241,8 +242,14 @@ void convolve(const KernelContext& ctx, const ConvShape& s, const double* x, con
 // Conv of fp32 activations stored NC1HWC0 with C0 = 16 (x: [N, ⌈C/16⌉, H, W, 16]) into y stored the same way
 // ([N, ⌈M/16⌉, outH, outW, 16], spare lanes written as zeros); w and bias as for convolve. For 2-D convolutions of
 // group 1 and depthwise ones (conv_nc1hwc0.cpp); false, writing nothing, for others.
+// `workspace`: scratch for its im2col band and product when it holds blockedConvWorkspace floats (else allocated).
 bool convolveNc1hwc0(const KernelContext& ctx, const ConvShape& s, const float* x, const float* w, const float* bias,
-                     float* y);
+                     float* y, std::span<float> workspace = {});
+// The scratch, in floats, convolveNc1hwc0 takes for a group-1 convolution of inChannels × taps (kernel elements)
+// into outChannels × [outH, outW]: one band's im2col and its product; 0 when the extents overflow. The compiled mode
+// allocates it with its arena before the first node (GE plans each op's workspace in the model's memory), so the
+// convolutions do not fault fresh pages in mid-run.
+int64_t blockedConvWorkspace(int64_t inChannels, int64_t taps, int64_t outChannels, int64_t outH, int64_t outW);
 // The im2col buffer is built for a band of output lines at a time, at most this many bytes (but one line at least):
 // memory stays bounded for large images (fns-candy's 9×9 convolutions would need gigabytes at once) and the band
 // stays in cache while the GEMM reads it.

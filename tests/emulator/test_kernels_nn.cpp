@@ -11,6 +11,7 @@
 
 #include "support/kernel_op.h"
 #include "kernels/conv_blocked.h"
+#include "kernels/nn_kernels.h"
 #include "kernels/pool_blocked.h"
 #include "kernels/conv_followers.h"
 #include "kernels/kernel.h"
@@ -189,6 +190,16 @@ class KernelNnTest : public QObject {
         if (!got) QFAIL(qPrintable(what + ": declined"));
         // The same sums in the same order as the NCHW kernels: the same bits.
         if (std::memcmp(got->data(), want.data(), want.byteSize()) != 0) QFAIL(qPrintable(what));
+        if (c.group == 1) {  // with the workspace the compiled mode allocates ahead: used, and the same bits
+          std::vector<float> workspace(size_t(kernels::nn::blockedConvWorkspace(c.c, c.k * c.k, c.m, plain.dims()[2], plain.dims()[3])),
+                                       std::numeric_limits<float>::quiet_NaN());
+          QVERIFY(!workspace.empty());
+          const std::optional<Tensor> again =
+              kernels::convolveStoredNc1hwc0(**op.graph().nodes().begin(), in, x.dims(), {}, {}, workspace);
+          QVERIFY(again && std::memcmp(again->data(), want.data(), want.byteSize()) == 0);
+          QVERIFY2(std::any_of(workspace.begin(), workspace.end(), [](float v) { return !std::isnan(v); }),
+                   qPrintable(what + ": the workspace was not used"));
+        }
         const std::vector<float> g = values<float>(*got);
         for (size_t i = 0; i < g.size(); ++i)
           if (int64_t((i / 16) / size_t(got->dims()[2] * got->dims()[3]) % size_t(got->dims()[1])) == got->dims()[1] - 1 &&
