@@ -311,7 +311,7 @@ int runRun(const Argv& argv) {
     j.set("reference_ms", report.referenceMs);
     j.set("compiled_ms", report.compiledMs);
     j.set("compiled_prepare_ms", report.arena.prepareMs);
-    j.set("reference_constants_ms", report.referenceConstantsMs);
+    j.set("reference_prepare_ms", report.referencePrepareMs);
     {  // what each run added to the process's resident memory at its peak; null: not measured
       Json m = Json::object();
       m.set("weights_bytes", constantBytes(og));
@@ -383,9 +383,9 @@ int runRun(const Argv& argv) {
                 << (sourceRun  ? " (" + *referencePath + " on the reference kernels)"
                     : geGraph ? std::string(" (the file's own graph, fp16 computed in fp32, every tensor its own buffer)")
                               : std::string(" (original graph, every tensor its own buffer") +
-                                    (report.referenceConstantsMs > 0.05
+                                    (report.referencePrepareMs > 0.05
                                          ? "; what depends on constants only computed before it in " +
-                                               formatDuration(report.referenceConstantsMs / 1000.0)
+                                               formatDuration(report.referencePrepareMs / 1000.0)
                                          : std::string()) +
                                     ")")
                 << "\n";

@@ -21,8 +21,8 @@ struct EmulationReport {
   std::vector<OutputError> errors;          // compiled against reference, per output
   // compiledMs: the compiled run's nodes; its memory's allocation and its weights' re-layout before them are
   // arena.prepareMs, apart.
-  // referenceMs likewise leaves out referenceConstantsMs (ReferenceRun::constantsMs).
-  double referenceMs = 0, compiledMs = 0, referenceConstantsMs = 0;
+  // referenceMs likewise leaves out referencePrepareMs (ReferenceRun::prepareMs).
+  double referenceMs = 0, compiledMs = 0, referencePrepareMs = 0;
   ArenaRunResult arena;
   // Resident memory the compiled run (its weights' re-layout included) added at its peak; nullopt: not measured.
   std::optional<int64_t> compiledPeakBytes, referencePeakBytes;
@@ -49,8 +49,9 @@ EmulationReport emulateModel(const Model& original, const Model& compiled, const
 struct ReferenceRun {
   std::vector<Tensor> outputs;
   double ms = 0;
-  // The nodes that depend on constants only, computed before the run (emulator/constant_nodes.h): not in `ms`.
-  double constantsMs = 0;
+  // Before the clock starts, not in `ms`: the nodes that depend on constants only computed
+  // (emulator/constant_nodes.h).
+  double prepareMs = 0;
   // Resident memory the run added at its peak (util/resident_memory.h); nullopt where it cannot be measured.
   std::optional<int64_t> peakBytes;
   // The first node (in execution order) whose fp32 output holds a finite value beyond fp16's largest (65504), with

@@ -3,7 +3,7 @@
 
 For each model, taken in turn so that the machine's noise falls on all alike: ONNX Runtime CPU (npm onnxruntime-node,
 all graph optimisations, ort_run_time.js) and Kiln's reference and compiled modes (`kiln run --set
-precision_mode=force_fp32 --random 1 --json`: reference_ms and compiled_ms, with reference_constants_ms and
+precision_mode=force_fp32 --random 1 --json`: reference_ms and compiled_ms, with reference_prepare_ms and
 compiled_prepare_ms apart, as ORT's session creation is apart from its runs; ORT runs on
 zeros of the same extents Kiln bound to symbolic dims), each at one thread (KILN_THREADS=1, ORT intraOpNumThreads 1)
 and at all threads. Each time is the best of --runs (Kiln: whole `kiln run` processes, but the times are the runs'
@@ -75,7 +75,7 @@ def kiln_time(kiln, model, threads):
     mib = lambda b: b / 2**20 if isinstance(b, (int, float)) else None
     return {"binding": binding, "reference_ms": j["reference_ms"], "compiled_ms": j.get("compiled_ms"),
             "compiled_prepare_ms": j.get("compiled_prepare_ms"), "arena_bytes": j.get("arena_bytes"),
-            "reference_constants_ms": j.get("reference_constants_ms"),
+            "reference_prepare_ms": j.get("reference_prepare_ms"),
             # The weights: the model's, or the compiled graph's where it folded weights computed at run time.
             "weights_mib": mib(max(mem.get("weights_bytes") or 0, mem.get("compiled_weights_bytes") or 0)), "reference_peak_mib": mib(mem.get("reference_peak_bytes")),
             "compiled_peak_mib": mib(mem.get("compiled_peak_bytes")),
@@ -142,7 +142,7 @@ def main():
             run_peak = max(peaks) if None not in peaks else None
             row.update({"ort_ms": ort_ms, "reference_ms": ref, "compiled_ms": comp,
                         "compiled_prepare_ms": best.get("kiln:compiled_prepare_ms"),
-                        "reference_constants_ms": best.get("kiln:reference_constants_ms"),
+                        "reference_prepare_ms": best.get("kiln:reference_prepare_ms"),
                         "weights_mib": weights, "reference_peak_mib": peaks[0], "compiled_peak_mib": peaks[1],
                         "run_peak_over_budget": run_peak / budget if run_peak is not None and budget else None,
                         "process_peak_mib": best.get("kiln:process_peak_mib"),
@@ -150,9 +150,9 @@ def main():
                         "compiled_over_reference": comp / ref if comp and ref else None})
             rows.append(row)
             fmt = lambda v, f="%.1f": (f % v) if isinstance(v, (int, float)) else "missing"
-            print("%-30s %3s  ORT %7s ms  ref %7s ms (+%s const)  comp %7s ms (+%s prep)  ref/ORT %5s  comp/ref %4s  "
+            print("%-30s %3s  ORT %7s ms  ref %7s ms (+%s prep)  comp %7s ms (+%s prep)  ref/ORT %5s  comp/ref %4s  "
                   "peak/budget %4s  process %s MiB%s" % (
-                name[:30], row["threads"], fmt(ort_ms), fmt(ref), fmt(row["reference_constants_ms"], "%.0f"), fmt(comp),
+                name[:30], row["threads"], fmt(ort_ms), fmt(ref), fmt(row["reference_prepare_ms"], "%.0f"), fmt(comp),
                 fmt(row["compiled_prepare_ms"], "%.0f"),
                 fmt(row["reference_over_ort"], "%.2f"), fmt(row["compiled_over_reference"], "%.2f"),
                 fmt(row["run_peak_over_budget"], "%.2f"), fmt(row["process_peak_mib"], "%.0f"),
