@@ -156,9 +156,14 @@ void addBroadcast(const KernelContext& ctx, std::span<W> y, const std::vector<in
   }
   const int64_t row = dims.empty() ? 1 : dims.back();
   if (t.numel() == row && !t.dims().empty() && t.dims().back() == row && row > 0) {  // a bias along the last axis
-    for (size_t i = 0; i < y.size(); i += static_cast<size_t>(row))
-      for (int64_t j = 0; j < row; ++j)
-        y[i + size_t(j)] = nn::roundAs<S>(y[i + size_t(j)] + static_cast<W>(Elem<S>::load(p, j)));
+    // Read once; each row's sums rounded in bulk (for fp16 through F16C: a scalar rounding per element was a quarter
+    // of a compiled fp16 BERT-base run).
+    std::vector<W> bias(static_cast<size_t>(row));
+    for (int64_t j = 0; j < row; ++j) bias[size_t(j)] = static_cast<W>(Elem<S>::load(p, j));
+    for (size_t i = 0; i < y.size(); i += static_cast<size_t>(row)) {
+      for (int64_t j = 0; j < row; ++j) y[i + size_t(j)] += bias[size_t(j)];
+      nn::roundAllAs<S>(y.data() + i, row);
+    }
     return;
   }
   BroadcastWalker w(dims, {&t.dims()});

@@ -491,6 +491,14 @@ class KernelNnTest : public QObject {
         Op("Relu").one({Op("Add").one({Op("Mul").one({Op("MatMul").one({a2, b2}), f32({}, {0.5f})}), bias})});
     QVERIFY(near(scaled.one({a2, b2, bias}), want));
     QVERIFY(throws(Op("FusedMatMul", 1, "kiln").s("activation", "Swish"), {a2, b2}));
+    // fp16: the product rounded to fp16 as MatMul stores it, then each biased sum rounded as Add stores it before
+    // the activation reads it: the same bits as the three ops (rows of a bias along the last axis).
+    const auto half = [](const Tensor& t) { return convertTensor(t, DType::Float16); };
+    const Tensor a3 = half(randomTensor({4, 6, 8}, rng)), b3 = half(randomTensor({8, 5}, rng)), bias3 = half(bias);
+    const Tensor got = Op("FusedMatMul", 1, "kiln").s("activation", "Tanh").one({a3, b3, bias3});
+    const Tensor unfused = Op("Tanh").one({Op("Add").one({Op("MatMul").one({a3, b3}), bias3})});
+    QCOMPARE(got.dims(), unfused.dims());
+    QVERIFY(std::memcmp(got.data(), unfused.data(), unfused.byteSize()) == 0);
   }
 
   void fusedConvMatchesUnfused() {
