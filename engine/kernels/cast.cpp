@@ -13,6 +13,7 @@
 #include "ir/graph.h"
 #include "ir/shape.h"
 #include "util/parallel_for.h"
+#include "kernels/cast_rounding.h"
 
 namespace kiln::kernels {
 namespace {
@@ -48,6 +49,17 @@ void store(uint8_t* out, int64_t i, CIn v) {
 }
 
 }  // namespace
+
+void roundDoublesToHalves(const double* in, uint16_t* out, size_t n) {
+  constexpr size_t kChunk = 1024;
+  float narrow[kChunk];
+  for (size_t i = 0; i < n; i += kChunk) {
+    const size_t m = std::min(kChunk, n - i);
+    for (size_t j = 0; j < m; ++j) narrow[j] = toFloatRoundToOdd(in[i + j]);
+    floatsToHalves(narrow, out + i, m);
+  }
+}
+
 }  // namespace kiln::kernels
 
 namespace kiln {

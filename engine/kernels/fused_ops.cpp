@@ -9,6 +9,7 @@
 #include <optional>
 #include <numbers>
 
+#include "kernels/cast_rounding.h"
 #include "kernels/kernel_util.h"
 #include "ir/graph.h"
 
@@ -123,12 +124,37 @@ AddendWalk addendWalk(const std::vector<int64_t>& ad, const std::vector<int64_t>
   return tail == rowSize && bNumel == rowSize ? AddendWalk::PerRow : AddendWalk::Other;
 }
 
-// The norms on fp32 rows, one row at a time in a double buffer: the same arithmetic, in the same order, as
+// A row of n elements of `type` (fp32 or fp16) at p, widened into r (as Tensor::toDouble would).
+void widenRow(DType type, const uint8_t* p, size_t n, std::vector<float>& narrow, std::vector<uint16_t>& halves,
+              double* r) {
+  if (type == DType::Float16) {
+    std::memcpy(halves.data(), p, n * sizeof(uint16_t));
+    halvesToFloats(halves.data(), narrow.data(), n);
+  } else {
+    std::memcpy(narrow.data(), p, n * sizeof(float));
+  }
+  for (size_t i = 0; i < n; ++i) r[i] = narrow[i];
+}
+
+// r rounded into n elements of `type` at p, as convertTensor rounds doubles.
+void storeRow(DType type, const double* r, size_t n, std::vector<float>& narrow, std::vector<uint16_t>& halves,
+              uint8_t* p) {
+  if (type == DType::Float16) {
+    roundDoublesToHalves(r, halves.data(), n);
+    std::memcpy(p, halves.data(), n * sizeof(uint16_t));
+  } else {
+    for (size_t i = 0; i < n; ++i) narrow[i] = static_cast<float>(r[i]);
+    std::memcpy(p, narrow.data(), n * sizeof(float));
+  }
+}
+
+// The norms on fp32 or fp16 rows, one row at a time in a double buffer: the same arithmetic, in the same order, as
 // addInto + normalise over the whole tensor (so the same bits), without a double copy of every operand.
 // Returns false where B's broadcast is not one of the two walks rows can take.
 template <bool Centred, bool WithAdd>
-bool normFloatRows(const KernelContext& ctx, int64_t rowSize, std::vector<Tensor>& out) {
+bool normRows(const KernelContext& ctx, int64_t rowSize, std::vector<Tensor>& out) {
   const Tensor& a = ctx.required(0);
+  const DType type = a.dtype();
   const Tensor* addend = WithAdd ? &ctx.required(1) : nullptr;
   AddendWalk walk = AddendWalk::Elementwise;
   if (addend && (walk = addendWalk(a.dims(), addend->dims(), rowSize)) == AddendWalk::Other) return false;
@@ -145,34 +171,31 @@ bool normFloatRows(const KernelContext& ctx, int64_t rowSize, std::vector<Tensor
   const std::vector<double> g = param(scale, 1.0), b = param(bias, 0.0);
   const double eps = ctx.node().attrFloat("epsilon", 1e-5f);
   const bool wantSum = WithAdd && ctx.node().numOutputs() > 1;
-  OutBuffer y(ctx, DType::Float, a.dims(), HeapStorage::Start::Unset);
+  OutBuffer y(ctx, type, a.dims(), HeapStorage::Start::Unset);
   std::optional<OutBuffer> sum;
-  if (wantSum) sum.emplace(ctx, DType::Float, a.dims(), HeapStorage::Start::Unset);
+  if (wantSum) sum.emplace(ctx, type, a.dims(), HeapStorage::Start::Unset);
   const auto n = static_cast<size_t>(rowSize);
-  std::vector<double> r(n);
-  std::vector<float> row(n), other(n);
+  const size_t bytes = n * dtypeSize(type);
+  std::vector<double> r(n), other(n);
+  std::vector<float> narrow(n);
+  std::vector<uint16_t> halves(n);
   const uint8_t* src = a.data();
   const uint8_t* add = addend ? addend->data() : nullptr;
   const size_t rows = n ? static_cast<size_t>(a.numel()) / n : 0;
   for (size_t k = 0; k < rows; ++k) {
-    std::memcpy(row.data(), src + k * n * sizeof(float), n * sizeof(float));
-    for (size_t i = 0; i < n; ++i) r[i] = row[i];
+    widenRow(type, src + k * bytes, n, narrow, halves, r.data());
     if (add) {
-      const size_t at = walk == AddendWalk::PerRow ? 0 : k * n;
-      std::memcpy(other.data(), add + at * sizeof(float), n * sizeof(float));
+      widenRow(type, add + (walk == AddendWalk::PerRow ? 0 : k * bytes), n, narrow, halves, other.data());
       for (size_t i = 0; i < n; ++i) r[i] += other[i];
-      if (wantSum) {
-        for (size_t i = 0; i < n; ++i) row[i] = static_cast<float>(r[i]);
-        std::memcpy(sum->data() + k * n * sizeof(float), row.data(), n * sizeof(float));
-      }
+      if (wantSum) storeRow(type, r.data(), n, narrow, halves, sum->data() + k * bytes);
     }
     double mean = 0, sq = 0;
     for (size_t i = 0; i < n; ++i) mean += r[i];
     mean = Centred ? mean / static_cast<double>(n) : 0.0;
     for (size_t i = 0; i < n; ++i) sq += (r[i] - mean) * (r[i] - mean);
     const double inv = 1.0 / std::sqrt(sq / static_cast<double>(n) + eps);
-    for (size_t i = 0; i < n; ++i) row[i] = static_cast<float>((r[i] - mean) * inv * g[i] + b[i]);
-    std::memcpy(y.data() + k * n * sizeof(float), row.data(), n * sizeof(float));
+    for (size_t i = 0; i < n; ++i) r[i] = (r[i] - mean) * inv * g[i] + b[i];
+    storeRow(type, r.data(), n, narrow, halves, y.data() + k * bytes);
   }
   out.push_back(y.finish());
   if (wantSum) out.push_back(sum->finish());
@@ -183,13 +206,14 @@ template <bool Centred, bool WithAdd>
 std::vector<Tensor> norm(const KernelContext& ctx) {
   const Tensor& a = ctx.required(0);
   if (!isFloating(a.dtype()) || (WithAdd && !isFloating(ctx.required(1).dtype()))) return {};
-  if (a.dtype() == DType::Float && (!WithAdd || ctx.required(1).dtype() == DType::Float)) {
+  const bool rowsFit = a.dtype() == DType::Float || a.dtype() == DType::Float16;
+  if (rowsFit && (!WithAdd || ctx.required(1).dtype() == a.dtype())) {
     const auto rank = static_cast<int64_t>(a.dims().size());
     const int64_t axis = normalizeAxis(ctx, ctx.node().attrInt("axis", -1), rank, "axis");
     int64_t rowSize = 1;
     for (auto d = static_cast<size_t>(axis); d < a.dims().size(); ++d) rowSize *= a.dims()[d];
     std::vector<Tensor> out;
-    if (normFloatRows<Centred, WithAdd>(ctx, rowSize, out)) return out;
+    if (normRows<Centred, WithAdd>(ctx, rowSize, out)) return out;
   }
   std::vector<double> x = WithAdd ? addInto(ctx, a, ctx.required(1)) : a.toDouble();
   const auto rank = static_cast<int64_t>(a.dims().size());

@@ -136,41 +136,46 @@ class ContribKernelsTest : public QObject {
                  Op("RmsNorm", 1, "kiln").f("epsilon", 1e-5f).one({x, gamma}));
   }
 
-  void fp32NormsRoundTheDoubleResultOnce() {
-    // Kiln's norms compute in double and round once: fp32 rows (a faster path for fp32 operands) must give the
-    // bits of the same norm run on fp64 operands and rounded to fp32, whatever the addend's broadcast.
-    const Tensor a = f32({2, 3, 8}, ramp(48, -1.5f, 0.37f));
-    const Tensor gamma = f32({8}, ramp(8, 0.5f, 0.21f));
-    const Tensor beta = f32({8}, ramp(8, -0.2f, 0.05f));
-    const auto wide = [](const Tensor& t) { return t.valid() ? convertTensor(t, DType::Double) : t; };
-    const auto same = [](const Tensor& got, const Tensor& fromDouble) {
-      const Tensor want = convertTensor(fromDouble, DType::Float);
-      QCOMPARE(got.dims(), want.dims());
-      QVERIFY(std::equal(got.bytes().begin(), got.bytes().end(), want.bytes().begin(), want.bytes().end()));
-    };
-    for (const Dims& addendDims : {Dims{2, 3, 8}, Dims{8}, Dims{1, 8}, Dims{3, 8}, Dims{2, 1, 8}}) {
-      int64_t numel = 1;
-      for (int64_t d : addendDims) numel *= d;
-      const Tensor addend = f32(addendDims, ramp(size_t(numel), 0.3f, -0.11f));
-      for (const char* op : {"AddLayerNorm", "AddRmsNorm"}) {
-        const bool centred = std::string(op) == "AddLayerNorm";
-        std::vector<Tensor> narrow{a, addend, gamma}, fromDouble{wide(a), wide(addend), wide(gamma)};
-        if (centred) {
-          narrow.push_back(beta);
-          fromDouble.push_back(wide(beta));
+  void normsRoundTheDoubleResultOnce() {
+    // Kiln's norms compute in double and round once: fp32 and fp16 rows (a faster path for them) must give the bits
+    // of the same norm run on fp64 operands and rounded to the type, whatever the addend's broadcast.
+    for (const DType type : {DType::Float, DType::Float16}) {
+      const auto narrow = [&](const Tensor& t) { return convertTensor(t, type); };
+      const auto wide = [](const Tensor& t) { return t.valid() ? convertTensor(t, DType::Double) : t; };
+      const auto same = [&](const Tensor& got, const Tensor& fromDouble) {
+        const Tensor want = convertTensor(fromDouble, type);
+        QCOMPARE(got.dtype(), type);
+        QCOMPARE(got.dims(), want.dims());
+        QVERIFY(std::equal(got.bytes().begin(), got.bytes().end(), want.bytes().begin(), want.bytes().end()));
+      };
+      const Tensor a = narrow(f32({2, 3, 8}, ramp(48, -1.5f, 0.37f)));
+      const Tensor gamma = narrow(f32({8}, ramp(8, 0.5f, 0.21f)));
+      const Tensor beta = narrow(f32({8}, ramp(8, -0.2f, 0.05f)));
+      for (const Dims& addendDims : {Dims{2, 3, 8}, Dims{8}, Dims{1, 8}, Dims{3, 8}, Dims{2, 1, 8}}) {
+        int64_t numel = 1;
+        for (int64_t d : addendDims) numel *= d;
+        const Tensor addend = narrow(f32(addendDims, ramp(size_t(numel), 0.3f, -0.11f)));
+        for (const char* op : {"AddLayerNorm", "AddRmsNorm"}) {
+          const bool centred = std::string(op) == "AddLayerNorm";
+          std::vector<Tensor> in{a, addend, gamma}, fromDouble{wide(a), wide(addend), wide(gamma)};
+          if (centred) {
+            in.push_back(beta);
+            fromDouble.push_back(wide(beta));
+          }
+          const auto got = Op(op, 2, "kiln").f("epsilon", 1e-5f).run(in);
+          const auto want = Op(op, 2, "kiln").f("epsilon", 1e-5f).run(fromDouble);
+          QCOMPARE(got.size(), size_t{2});
+          same(got[0], want[0]);
+          same(got[1], want[1]);  // the sum, rounded as stored
         }
-        const auto got = Op(op, 2, "kiln").f("epsilon", 1e-5f).run(narrow);
-        const auto want = Op(op, 2, "kiln").f("epsilon", 1e-5f).run(fromDouble);
-        QCOMPARE(got.size(), size_t{2});
-        same(got[0], want[0]);
-        same(got[1], want[1]);  // the sum, rounded as stored
       }
+      // Rows over the last two axes, and no scale or bias at all.
+      const Tensor g24 = narrow(f32({3, 8}, ramp(24, 0.9f, -0.03f)));
+      same(Op("LayerNorm", 1, "kiln").i("axis", -2).f("epsilon", 1e-5f).one({a, g24, none()}),
+           Op("LayerNorm", 1, "kiln").i("axis", -2).f("epsilon", 1e-5f).one({wide(a), wide(g24), none()}));
+      same(Op("RmsNorm", 1, "kiln").f("epsilon", 1e-5f).one({a}),
+           Op("RmsNorm", 1, "kiln").f("epsilon", 1e-5f).one({wide(a)}));
     }
-    // Rows over the last two axes, and no scale or bias at all.
-    const Tensor g24 = f32({3, 8}, ramp(24, 0.9f, -0.03f));
-    same(Op("LayerNorm", 1, "kiln").i("axis", -2).f("epsilon", 1e-5f).one({a, g24, none()}),
-         Op("LayerNorm", 1, "kiln").i("axis", -2).f("epsilon", 1e-5f).one({wide(a), wide(g24), none()}));
-    same(Op("RmsNorm", 1, "kiln").f("epsilon", 1e-5f).one({a}), Op("RmsNorm", 1, "kiln").f("epsilon", 1e-5f).one({wide(a)}));
   }
 
   void embedLayerNormIsGatherAddLayerNorm() {
