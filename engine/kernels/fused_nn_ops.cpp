@@ -276,21 +276,25 @@ Tensor attentionTyped(const KernelContext& ctx, const Tensor& q, const Tensor& k
       split(kv, bi, h, skv, d, kh);
       split(vv, bi, h, skv, dv, vh);
       nn::gemm(false, true, sq, skv, d, W(1), qh.data(), kh.data(), W(0), s.data());
-      // Scaled, then masked, row by row (the mask's offset found once per row, not per score).
+      // Scaled, then masked, row by row (the mask's offset found once per row, not per score); each stored
+      // intermediate rounded to S a row at a time (fp16 in bulk, through F16C).
       for (int64_t i = 0; i < sq; ++i) {
         W* row = s.data() + i * skv;
-        for (int64_t j = 0; j < skv; ++j) row[j] = nn::roundAs<S>(nn::roundAs<S>(row[j]) * scale);
+        nn::roundAllAs<S>(row, skv);
+        for (int64_t j = 0; j < skv; ++j) row[j] *= scale;
+        nn::roundAllAs<S>(row, skv);
         if (!mask) continue;
         const int64_t base = bi * maskStrides[0] + h * maskStrides[1] + i * maskStrides[2], step = maskStrides[3];
         const uint8_t* m = mask->data();
-        if (boolMask)
+        if (boolMask) {
           for (int64_t j = 0; j < skv; ++j) row[j] = m[base + j * step] != 0 ? fill : row[j];
-        else
-          for (int64_t j = 0; j < skv; ++j)
-            row[j] = nn::roundAs<S>(row[j] + static_cast<W>(Elem<S>::load(m, base + j * step)));
+        } else {
+          for (int64_t j = 0; j < skv; ++j) row[j] += static_cast<W>(Elem<S>::load(m, base + j * step));
+          nn::roundAllAs<S>(row, skv);
+        }
       }
       nn::softmaxRows(s.data(), sq, skv, 1, nn::SoftmaxKind::Softmax);
-      for (W& e : s) e = nn::roundAs<S>(e);
+      nn::roundAllAs<S>(s.data(), static_cast<int64_t>(s.size()));
       nn::gemm(false, false, sq, dv, skv, W(1), s.data(), vh.data(), W(0), o.data());
       for (int64_t i = 0; i < sq; ++i)
         for (int64_t c = 0; c < dv; ++c)

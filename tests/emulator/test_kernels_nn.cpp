@@ -555,6 +555,12 @@ class KernelNnTest : public QObject {
                    return Op("Where").one({cond, f32({}, {-10000.0f}), s});
                  })));
     QVERIFY(throws(Op("Attention", 1, "kiln").i("num_heads", 3), {q, k, v}));  // 8 does not split into 3 heads
+    // fp16: each stored intermediate rounded to fp16 (the scores, scaled, masked; the probabilities).
+    const auto half = [](const Tensor& t) { return convertTensor(t, DType::Float16); };
+    const Tensor got = fused.one({half(q), half(k), half(v), half(mask)});
+    QCOMPARE(got.dtype(), DType::Float16);
+    QVERIFY(near(convertTensor(got, DType::Float), unfused([&](const Tensor& s) { return Op("Add").one({s, mask}); }),
+                 2e-3));
   }
 
   void softmaxFusionsMatchUnfused() {
