@@ -169,6 +169,13 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
         if (auto a = aside.find(v); a != aside.end()) return &a->second;
         return nullptr;
       });
+    } else if (std::optional<Tensor> chained = body ? channelChainOnStoredBlocks(*n, in, limits, &prepared,
+                                                                                 blockOf(n->output(0)))
+                                                    : std::nullopt) {
+      // A body of per-channel ops on blocks: one pass, into its planned block when that overlaps no input.
+      const Value* y = n->output(0);
+      out.push_back(chained->valid() ? std::move(*chained)
+                                     : Tensor(y->type().dtype, placed.at(y).dims, storage, size_t(placed.at(y).offset)));
     } else if (body) {
       // The op's own body (a fused chain) runs as this one step, on the tensors as laid out: its values record
       // the same layouts, and each of its nodes converts for itself.

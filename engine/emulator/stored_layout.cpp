@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "emulator/reference_executor.h"
 #include "kernels/conv_blocked.h"
 #include "kernels/pool_blocked.h"
 #include "kernels/conv_followers.h"
@@ -255,6 +256,72 @@ std::optional<Tensor> channelOpOnStoredBlocks(const Node& n, const std::vector<c
     follower.inputs.push_back(i == slot ? nullptr
                                         : logicalOperand(n.input(i), stored[i], prepared, limits.maxOutputBytes, converted));
   return kernels::followersOnNc1hwc0({follower}, *stored[slot], logical, limits, into);
+}
+
+std::optional<Tensor> channelChainOnStoredBlocks(const Node& n, const std::vector<const Tensor*>& stored,
+                                                 const KernelLimits& limits, const LogicalByValue* prepared,
+                                                 std::span<float> into) {
+  const Graph* body = definingBody(n);
+  if (!body || n.numOutputs() != 1 || !nc1hwc0Float(n.output(0)) || body->outputs().size() != 1 ||
+      stored.size() != n.numInputs() || body->inputs().size() != n.numInputs() || body->numNodes() < 2)
+    return std::nullopt;
+  const auto order = body->topologicalOrder();
+  if (!order) return std::nullopt;
+  const ValueType& out = n.output(0)->type();
+  const std::vector<int64_t> logical = transDataOrigin(out);
+  // The outer tensor behind a body value: a body input is the node's input at the same place.
+  const auto outerIndex = [&](const Value* v) -> std::optional<size_t> {
+    for (size_t i = 0; i < body->inputs().size(); ++i)
+      if (body->inputs()[i] == v) return i;
+    return std::nullopt;
+  };
+  // The body must be one chain: the first node reads the activation (a body input stored as the output is), each
+  // next node reads the one before, only the last one's value leaves the body, every other operand is per-channel.
+  std::vector<kernels::ConvFollower> followers;
+  std::vector<Tensor> converted;
+  converted.reserve(2 * order->size());  // no reallocation: follower inputs point into it
+  const Tensor* activation = nullptr;
+  const Value* previous = nullptr;
+  for (const Node* m : *order) {
+    if (m->numOutputs() != 1 || !m->output(0)) return std::nullopt;
+    kernels::ConvFollower f{m, {}, m->numInputs()};
+    for (size_t k = 0; k < m->numInputs(); ++k) {
+      const Value* v = m->input(k);
+      const bool chain = previous ? v == previous
+                                  : v && v->type() == out && outerIndex(v) && stored[*outerIndex(v)];
+      if (chain && f.chainInput == m->numInputs()) {
+        f.chainInput = k;
+        if (!previous) activation = stored[*outerIndex(v)];
+        continue;
+      }
+      if (!v) return std::nullopt;
+      const ValueType& t = v->type();
+      const std::optional<std::vector<int64_t>> extents =
+          isBlockedFormat(t.format) ? std::optional<std::vector<int64_t>>(transDataOrigin(t)) : t.shape.staticExtents();
+      const std::optional<int64_t> count = extents ? checkedProduct(*extents) : std::nullopt;
+      if (!count || *count < 1 || *count > logical[1]) return std::nullopt;
+    }
+    if (f.chainInput == m->numInputs() || !kernels::canFollowConv(*m, f.chainInput)) return std::nullopt;
+    if (m != order->back() && (m->output(0)->uses().size() != 1 || m->output(0)->isGraphOutput())) return std::nullopt;
+    followers.push_back(std::move(f));
+    previous = m->output(0);
+  }
+  if (!activation || previous != body->outputs()[0]) return std::nullopt;
+  for (kernels::ConvFollower& f : followers) {  // the operands, in the logical form the steps read
+    for (size_t k = 0; k < f.node->numInputs(); ++k) {
+      if (k == f.chainInput) {
+        f.inputs.push_back(nullptr);
+        continue;
+      }
+      const Value* v = f.node->input(k);
+      const std::optional<size_t> outer = outerIndex(v);
+      const Tensor* t = outer ? stored[*outer] : v->constant();
+      if (!t) return std::nullopt;
+      f.inputs.push_back(logicalOperand(outer ? n.input(*outer) : v, t, outer ? prepared : nullptr,
+                                        limits.maxOutputBytes, converted));
+    }
+  }
+  return kernels::followersOnNc1hwc0(followers, *activation, logical, limits, into);
 }
 
 std::optional<Tensor> poolOnStoredBlocks(const Node& n, const std::vector<const Tensor*>& stored,

@@ -72,6 +72,14 @@ std::optional<Tensor> channelOpOnStoredBlocks(const Node& n, const std::vector<c
                                               const KernelLimits& limits, const LogicalByValue* prepared = nullptr,
                                               std::span<float> into = {});
 
+// A fused op whose body is one chain of such per-channel ops on an fp32 NC1HWC0 activation (BatchNormalization, Mul
+// or Add by a per-channel operand, Relu, Clip: DenseNet's Mul, Add, Relu before each convolution) in one pass over
+// the stored blocks instead of node by node. `into` as for convolveOnStoredBlocks. Nullopt, having computed
+// nothing, for any other node or body.
+std::optional<Tensor> channelChainOnStoredBlocks(const Node& n, const std::vector<const Tensor*>& stored,
+                                                 const KernelLimits& limits, const LogicalByValue* prepared = nullptr,
+                                                 std::span<float> into = {});
+
 // GlobalAveragePool / GlobalMaxPool of an fp32 NC1HWC0 activation into an NC1HWC0 output, reduced on the stored
 // blocks (kernels::globalPoolNc1hwc0). Nullopt, having computed nothing, for any other node or layout.
 std::optional<Tensor> poolOnStoredBlocks(const Node& n, const std::vector<const Tensor*>& stored,

@@ -87,7 +87,8 @@ void overlap(Graph& g, const std::string& moved, const std::string& onto) {
 // (fp32 within 1e-5, fp16 within 1e-2). Empty when so, else what went wrong.
 std::string compiledOnBlocksMatchesReference(const std::function<void(samples::GraphBuilder&)>& body,
                                              const std::string& precision,
-                                             const std::function<bool(const Node&)>& wanted, uint32_t seed) {
+                                             const std::function<bool(const Node&)>& wanted, uint32_t seed,
+                                             const std::string& level = "O1") {
   const auto build = [&] {
     auto m = std::make_unique<Model>();
     m->opsets[""] = 17;
@@ -99,7 +100,7 @@ std::string compiledOnBlocksMatchesReference(const std::function<void(samples::G
   auto compiled = build();
   Options o;
   o.set("precision_mode=" + precision);
-  o.set("oo_level=O1");
+  o.set("oo_level=" + level);
   PassManager pm;
   addStandardPasses(pm, o, {});
   if (pm.run(*compiled, o).status != RunStatus::Ok) return precision + ": the compile failed";
@@ -202,6 +203,32 @@ class EmulationTest : public QObject {
     };
     for (const char* precision : {"force_fp32", "force_fp16"}) {
       const std::string problem = compiledOnBlocksMatchesReference(body, precision, broadcastOnBlocks, 3);
+      QVERIFY2(problem.empty(), problem.c_str());
+    }
+  }
+
+  void perChannelBodiesRunInOnePassOnTheBlocks() {
+    // DenseNet's pre-activation: whole C0 blocks of channels joined, then BatchNorm, a per-channel Mul and Add and a
+    // Relu before the next convolution. The compiler (its UB fusion, on by default) makes the Mul, Add and Relu one
+    // element-wise op whose body the compiled run applies in one pass over the blocks; the numbers match.
+    const auto body = [](samples::GraphBuilder& b) {
+      Value* x = b.input("image", DType::Float, {Dim::fixed(2), Dim::fixed(3), Dim::fixed(9), Dim::fixed(9)});
+      Value* a = b.relu(b.conv(x, "a", 3, 16, 3, 1, 1, 1, true));
+      Value* c = b.relu(b.conv(x, "c", 3, 32, 1, 1, 0, 1, true));
+      Value* y = b.batchNorm(b.concat({a, c}, 1), "norm", 48);
+      y = b.mul(y, b.weight("scale", {1, 48, 1, 1}, samples::Init::fanIn(1)));
+      y = b.add(y, b.weight("shift", {1, 48, 1, 1}, samples::Init::fanIn(1)));
+      b.output(b.conv(b.relu(y), "next", 48, 8, 3, 1, 1, 1, true), "out");
+    };
+    const auto channelBody = [](const Node& n) {  // the case this test is about
+      const Graph* g = definingBody(n);
+      return g && g->numNodes() >= 2 && n.output(0)->type().format == Format::NC1HWC0 &&
+             std::all_of(g->nodes().begin(), g->nodes().end(), [](const Node* m) {
+               return m->opType() == "Mul" || m->opType() == "Add" || m->opType() == "Relu";
+             });
+    };
+    for (const char* precision : {"force_fp32", "force_fp16"}) {
+      const std::string problem = compiledOnBlocksMatchesReference(body, precision, channelBody, 6, "O3");
       QVERIFY2(problem.empty(), problem.c_str());
     }
   }
