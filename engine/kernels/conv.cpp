@@ -1,10 +1,12 @@
 // Conv and ConvTranspose (1-D/2-D/3-D and beyond, group, dilations, strides, pads, auto_pad) as im2col / col2im
-// around one GEMM per image and group, so the arithmetic is OpenBLAS's. Also the sliding-window geometry the pools
-// share (nn_kernels.h).
+// around one GEMM per image and group (nn::gemm: the tiled kernel or OpenBLAS; a large fp32 convolution gathers its
+// im2col columns straight into the tiled kernel's slivers instead). Also the sliding-window geometry the pools share
+// (nn_kernels.h).
 #include <algorithm>
 #include <memory>
 
 #include "kernels/nn_kernels.h"
+#include "kernels/sgemm_tiles.h"
 #include "ir/graph.h"
 #include "ir/shape.h"
 
@@ -197,6 +199,64 @@ void im2col2d(const Window& w, const W* x, int64_t channels, int64_t line0, int6
       }
 }
 
+// What im2col2d writes, for the rows [p0, p0 + depth) and columns [j0, j0 + width) of one image and group, gathered
+// straight into a GEMM sliver (kernels/sgemm_tiles.h): the product reads the same values and gives the same bits,
+// without an im2col matrix written out and read back (7 MiB for a 3×3 convolution over 56×56×64, beyond L2).
+// Rows walk (channel, kh, kw) without division; each row's columns are runs along output lines.
+class ColumnGather {
+ public:
+  ColumnGather(const Window& w, const float* x) : w_(w), x_(x) {
+    for (int64_t kw = 0; kw < w.kernel[1]; ++kw) {
+      const int64_t offset = kw * w.dilation[1] - w.padBegin[1];
+      const auto [lo, hi] = insideColumns(offset, w.stride[1], w.in[1], w.out[1]);
+      spans_.push_back({offset, lo, hi});
+    }
+  }
+  void operator()(int64_t p0, int64_t depth, int64_t j0, int width, float* sliver) const {
+    const int64_t kH = w_.kernel[0], kW = w_.kernel[1], outW = w_.out[1], inH = w_.in[0], inW = w_.in[1];
+    const int64_t sH = w_.stride[0], sW = w_.stride[1];
+    int64_t c = p0 / (kH * kW), kh = p0 / kW % kH, kw = p0 % kW;
+    for (int64_t p = 0; p < depth; ++p) {
+      const Span& t = spans_[static_cast<size_t>(kw)];
+      float* dst = sliver + p * kSliverWidth;
+      int64_t oh = j0 / outW, ow = j0 % outW;
+      for (int64_t jj = 0; jj < width; ow = 0, ++oh) {
+        const int64_t run = std::min<int64_t>(width - jj, outW - ow), end = ow + run;
+        float* out = dst + jj - ow;  // out[o]: output column o of this line
+        const int64_t ih = oh * sH - w_.padBegin[0] + kh * w_.dilation[0];
+        const int64_t a = ih < 0 || ih >= inH ? end : std::clamp(t.lo, ow, end), b = std::clamp(t.hi, a, end);
+        for (int64_t o = ow; o < a; ++o) out[o] = 0.0f;
+        if (a < b) {
+          const float* row = x_ + (c * inH + ih) * inW + t.offset;
+          if (sW == 1)
+            std::copy(row + a, row + b, out + a);
+          else
+            for (int64_t o = a; o < b; ++o) out[o] = row[o * sW];
+        }
+        for (int64_t o = b; o < end; ++o) out[o] = 0.0f;
+        jj += run;
+      }
+      if (++kw == kW) {
+        kw = 0;
+        if (++kh == kH) kh = 0, ++c;
+      }
+    }
+  }
+
+ private:
+  struct Span {
+    int64_t offset, lo, hi;
+  };
+  const Window& w_;
+  const float* x_;
+  std::vector<Span> spans_;
+};
+
+// The im2col matrix of a convolution larger than this is gathered column sliver by column sliver instead of written
+// out (where the kernel allows: kernels/sgemm_tiles.h); a smaller one stays in L2 and im2col's long runs are cheaper
+// than the gather's short ones.
+constexpr int64_t kGatherColumnsFrom = int64_t{1} << 20;
+
 template <typename W>
 void addBias(const W* bias, int64_t batch, int64_t channels, int64_t size, W* y) {
   for (int64_t n = 0; n < batch; ++n)
@@ -227,10 +287,16 @@ void convolveImpl(const KernelContext& ctx, const ConvShape& s, const W* x, cons
   const int64_t lines = lastOut ? outSize / lastOut : 0;
   const int64_t lineBytes = std::max<int64_t>(1, mul(ctx, mul(ctx, rows, lastOut), int64_t(sizeof(W))));
   const int64_t band = std::clamp<int64_t>(kColumnBandBytes / lineBytes, 1, std::max<int64_t>(lines, 1));
+  bool gather = false;
+  if constexpr (std::is_same_v<W, float>) {
+    int64_t colBytes = 0;  // the whole im2col matrix (an overflow is a large one)
+    const bool huge = __builtin_mul_overflow(lineBytes, lines, &colBytes);
+    gather = !pointwise && win.rank() == 2 && (huge || colBytes > kGatherColumnsFrom) && tiledSgemmAvailable();
+  }
   // Not zeroed: im2col writes every element of a band (padding as zeros) and the GEMM every element of `part`.
   std::unique_ptr<W[]> col, part;
   std::vector<std::vector<int64_t>> taps;
-  if (!pointwise && rows > 0 && outSize > 0) {
+  if (!pointwise && !gather && rows > 0 && outSize > 0) {
     checkScratch(ctx, mul(ctx, rows, band * lastOut), sizeof(W));
     col.reset(new W[static_cast<size_t>(rows * band * lastOut)]);
     if (band < lines) part.reset(new W[static_cast<size_t>(mg * band * lastOut)]);
@@ -253,6 +319,12 @@ void convolveImpl(const KernelContext& ctx, const ConvShape& s, const W* x, cons
       const W* xg = x + (n * s.inChannels + g * cg) * inSize;
       W* yg = y + (n * s.outChannels + g * mg) * outSize;
       const W* wg = w + g * mg * rows;
+      if constexpr (std::is_same_v<W, float>)
+        if (gather && rows > 0 && outSize > 0) {
+          tiledSgemm(mg, outSize, rows, wg, rows, ColumnGather(win, xg), yg, outSize);
+          finish(g, yg, outSize, outSize);
+          continue;
+        }
       if (pointwise || !col) {
         gemm(false, false, mg, outSize, rows, W(1), wg, xg, W(0), yg);
         finish(g, yg, outSize, outSize);

@@ -2,7 +2,7 @@
 // c % 16, the last block's spare lanes zero), written straight into an NC1HWC0 output: the compiled mode's
 // convolutions no longer convert their input to NCHW and their output back around each node (two passes over each
 // activation, and two tensors allocated). The same idea as ONNX Runtime's NCHWc kernels.
-//  - group 1: im2col reads the blocked input band by band, sgemm multiplies as for NCHW, and each band's product is
+//  - group 1: im2col reads the blocked input band by band, nn::gemm multiplies as for NCHW, and each band's product is
 //    transposed into the output's blocks while it is in cache;
 //  - depthwise (one input channel per group, multiplier 1): direct, 16 channels at a time, one lane each.
 // Each output is the same sum, in the same order, as the NCHW kernels' (conv.cpp, conv_depthwise.cpp): the same bits.

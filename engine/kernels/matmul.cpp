@@ -1,12 +1,14 @@
 // MatMul (numpy batched broadcasting, 1-D operands promoted then dropped) and Gemm (transA/transB, alpha, beta, C
-// broadcast into [M, N]). Floats go through OpenBLAS (kernels/openblas.h) (fp16/bf16 widened to float, rounded once on store); int32 and
-// int64 MatMul are plain loops that wrap like the device's integer multiply-add.
+// broadcast into [M, N]). Floats go through Kiln's tiled kernel (kernels/sgemm_tiles.h: the plain fp32 product) or
+// OpenBLAS (kernels/openblas.h) (fp16/bf16 widened to float, rounded once on store); int32 and int64 MatMul are plain
+// loops that wrap like the device's integer multiply-add.
 #include <algorithm>
 #include <climits>
 #include <vector>
 
 #include "kernels/nn_kernels.h"
 #include "kernels/openblas.h"
+#include "kernels/sgemm_tiles.h"
 #include "ir/graph.h"
 #include "ir/shape.h"
 
@@ -62,6 +64,10 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha
           float beta, float* c) {
   if (m == 0 || n == 0) return;
   if (k == 0) return scaleC(m * n, beta, c);
+  // The plain product (every convolution, most MatMuls) takes Kiln's own kernel where the build has it
+  // (kernels/sgemm_tiles.h): no per-call packing of the operands.
+  if (!transA && !transB && alpha == 1.0f && beta == 0.0f && useBlas(m, n, k) && tiledSgemmAvailable())
+    return tiledSgemm(m, n, k, a, k, b, n, c, n);
   const auto i = [](int64_t v) { return static_cast<int>(v); };
   if (!useBlas(m, n, k) ||
       !blasSgemm(transA, transB, i(m), i(n), i(k), alpha, a, i(transA ? m : k), b, i(transB ? k : n), beta, c, i(n)))

@@ -13,6 +13,7 @@
 #include "kernels/conv_blocked.h"
 #include "kernels/nn_kernels.h"
 #include "kernels/pool_blocked.h"
+#include "kernels/sgemm_tiles.h"
 #include "kernels/conv_followers.h"
 #include "kernels/kernel.h"
 #include "kernels/vector_math.h"
@@ -359,6 +360,86 @@ class KernelNnTest : public QObject {
     QVERIFY(throws(Op("MatMul"), {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({2, 3}, {1, 2, 3, 4, 5, 6})}));
   }
 
+  void tiledProductIsOneFmaChainPerOutput() {
+    // Kiln's own GEMM (kernels/sgemm_tiles.h) against its definition: each output one fused multiply-add chain over
+    // p in order from zero, bit for bit, whatever the tiling: row tails (4, 8 and 12-row tiles), column tails
+    // (16 and 32-wide panels), few panels (row tiles outside) and many (panels outside), depths across the 256-deep
+    // blocks, and leading dimensions wider than the extents.
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (const int64_t m : {1, 5, 12, 13, 25})
+      for (const int64_t n : {1, 17, 33, 160})
+        for (const int64_t k : {1, 255, 257, 600}) {
+          const int64_t lda = k + 3, ldb = n + 5, ldc = n + 2;
+          std::vector<float> a(static_cast<size_t>(m * lda)), b(static_cast<size_t>(k * ldb));
+          for (float& v : a) v = u(rng);
+          for (float& v : b) v = u(rng);
+          std::vector<float> c(static_cast<size_t>(m * ldc), 42.0f);
+          kernels::tiledSgemm(m, n, k, a.data(), lda, b.data(), ldb, c.data(), ldc);
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < ldc; ++j) {
+              float want = 42.0f;  // beyond n: untouched
+              if (j < n) {
+                want = 0.0f;
+                for (int64_t p = 0; p < k; ++p) want = std::fma(a[size_t(i * lda + p)], b[size_t(p * ldb + j)], want);
+              }
+              const float got = c[size_t(i * ldc + j)];
+              if (std::memcmp(&got, &want, sizeof got) != 0)
+                QFAIL(qPrintable(QString("m %1 n %2 k %3: C[%4][%5] = %6, the chain gives %7")
+                                     .arg(m).arg(n).arg(k).arg(i).arg(j).arg(double(got), 0, 'g', 9)
+                                     .arg(double(want), 0, 'g', 9)));
+            }
+        }
+  }
+
+  void largeConvolutionsGatherTheirColumns() {
+    // A convolution whose im2col matrix would pass 1 MiB gathers its columns straight into the GEMM's slivers
+    // (conv.cpp, ColumnGather): each output must still be the chain over (channel, kh, kw) in order of the values
+    // im2col holds (zero in the padding), bit for bit, at strides 1 and 2, dilation, padding on any side, output
+    // lines shorter and longer than a 32-column sliver. The compiled mode's blocked kernel (im2col from blocks)
+    // gives the same bits.
+    if (!kernels::tiledSgemmAvailable()) QSKIP("this build multiplies through OpenBLAS (no AVX-512 kernel)");
+    std::mt19937 rng(9);
+    struct Case {
+      int64_t c, m, h, w, k, stride, dilation;
+      std::vector<int64_t> pads;
+    };
+    const std::vector<Case> cases = {{24, 16, 60, 70, 3, 1, 1, {1, 1, 1, 1}}, {8, 12, 90, 96, 7, 2, 1, {3, 3, 3, 3}},
+                                     {48, 8, 40, 20, 3, 1, 2, {2, 0, 1, 3}}, {32, 20, 64, 64, 3, 2, 1, {0, 0, 1, 1}}};
+    for (const Case& c : cases) {
+      const Tensor x = randomTensor({1, c.c, c.h, c.w}, rng), w = randomTensor({c.m, c.c, c.k, c.k}, rng);
+      const Tensor y = Op("Conv").ints("strides", {c.stride, c.stride}).ints("dilations", {c.dilation, c.dilation})
+                           .ints("pads", c.pads).one({x, w});
+      const int64_t oh = y.dims()[2], ow = y.dims()[3];
+      QVERIFY(c.c * c.k * c.k * oh * ow * 4 > (int64_t{1} << 20));
+      const float* xv = reinterpret_cast<const float*>(x.data());
+      const float* wv = reinterpret_cast<const float*>(w.data());
+      const float* yv = reinterpret_cast<const float*>(y.data());
+      for (int64_t m = 0; m < c.m; ++m)
+        for (int64_t i = 0; i < oh; ++i)
+          for (int64_t j = 0; j < ow; ++j) {
+            float acc = 0.0f;
+            for (int64_t ch = 0; ch < c.c; ++ch)
+              for (int64_t kh = 0; kh < c.k; ++kh)
+                for (int64_t kw = 0; kw < c.k; ++kw) {
+                  const int64_t ih = i * c.stride - c.pads[0] + kh * c.dilation, iw = j * c.stride - c.pads[1] + kw * c.dilation;
+                  const float v = ih >= 0 && ih < c.h && iw >= 0 && iw < c.w ? xv[(ch * c.h + ih) * c.w + iw] : 0.0f;
+                  acc = std::fma(wv[((m * c.c + ch) * c.k + kh) * c.k + kw], v, acc);
+                }
+            const float got = yv[(m * oh + i) * ow + j];
+            if (std::memcmp(&got, &acc, sizeof got) != 0)
+              QFAIL(qPrintable(QString("%1x%2 kernel %3 stride %4: y[%5][%6][%7] = %8, the chain gives %9")
+                                   .arg(c.h).arg(c.w).arg(c.k).arg(c.stride).arg(m).arg(i).arg(j)
+                                   .arg(double(got), 0, 'g', 9).arg(double(acc), 0, 'g', 9)));
+          }
+      const Tensor xb = toNc1hwc0(x);
+      Op conv("Conv");
+      conv.ints("strides", {c.stride, c.stride}).ints("dilations", {c.dilation, c.dilation}).ints("pads", c.pads);
+      const std::optional<Tensor> blocked = kernels::convolveStoredNc1hwc0(**conv.graph().nodes().begin(), {&xb, &w}, x.dims(), {});
+      QVERIFY(blocked && std::memcmp(blocked->data(), toNc1hwc0(y).data(), blocked->byteSize()) == 0);
+    }
+  }
+
   void gemmTransposes() {
     const Tensor a = f32({3, 2}, {1, 2, 3, 4, 5, 6}), b = f32({2, 3}, {1, 0, 1, 0, 1, 0});
     Op gemm("Gemm");
@@ -366,6 +447,46 @@ class KernelNnTest : public QObject {
     QVERIFY(near(gemm.one({a, b, f32({2}, {1, 2})}), f32({2, 2}, {12.5f, 7, 16.5f, 9})));
     QVERIFY(near(gemm.one({a, b}), f32({2, 2}, {12, 6, 16, 8})));  // no C
     QVERIFY(throws(Op("Gemm").i("transA", 1), {a, b}));            // Aᵀ [2,3] x B [2,3]: inner dims differ
+  }
+
+  void stride1PoolsMatchTheirDefinition() {
+    // 3×3 MaxPool and AveragePool at stride 1 (Inception's branch pools) against the definition, bit for bit:
+    // the maximum of the inside taps; the taps summed in double row by row, column by column, divided by the taps
+    // counted (padding included or not). Plane widths from 1 up, so that rows of every length meet.
+    std::mt19937 rng(5);
+    for (const int64_t h : {1, 3, 7, 14})
+      for (const int64_t wd : {1, 2, 7, 14, 17}) {
+        const Tensor x = randomTensor({1, 3, h, wd}, rng);
+        const float* xv = reinterpret_cast<const float*>(x.data());
+        const Tensor mx = Op("MaxPool").ints("kernel_shape", {3, 3}).ints("pads", {1, 1, 1, 1}).one({x});
+        for (const int64_t includePad : {0, 1}) {
+          const Tensor av = Op("AveragePool").ints("kernel_shape", {3, 3}).ints("pads", {1, 1, 1, 1})
+                                .i("count_include_pad", includePad).one({x});
+          QCOMPARE(av.dims(), (Dims{1, 3, h, wd}));
+          for (int64_t c = 0; c < 3; ++c)
+            for (int64_t oh = 0; oh < h; ++oh)
+              for (int64_t ow = 0; ow < wd; ++ow) {
+                double sum = 0;
+                float most = -std::numeric_limits<float>::infinity();
+                int64_t inside = 0;
+                for (int64_t ih = oh - 1; ih <= oh + 1; ++ih)
+                  for (int64_t iw = ow - 1; iw <= ow + 1; ++iw) {
+                    const bool in = ih >= 0 && ih < h && iw >= 0 && iw < wd;
+                    const float v = in ? xv[(c * h + ih) * wd + iw] : 0.0f;
+                    sum += static_cast<double>(v);
+                    if (in) most = std::max(most, v), ++inside;
+                  }
+                const float wantAv = static_cast<float>(sum / static_cast<double>(includePad ? 9 : inside));
+                const size_t at = static_cast<size_t>((c * h + oh) * wd + ow);
+                const float gotAv = reinterpret_cast<const float*>(av.data())[at];
+                const float gotMax = reinterpret_cast<const float*>(mx.data())[at];
+                QVERIFY2(std::memcmp(&gotAv, &wantAv, sizeof gotAv) == 0,
+                         qPrintable(QString("AveragePool %1x%2 at (%3, %4, %5)").arg(h).arg(wd).arg(c).arg(oh).arg(ow)));
+                QVERIFY2(gotMax == most,
+                         qPrintable(QString("MaxPool %1x%2 at (%3, %4, %5)").arg(h).arg(wd).arg(c).arg(oh).arg(ow)));
+              }
+        }
+      }
   }
 
   void pools() {
