@@ -177,9 +177,10 @@ Tensor gemmTyped(const KernelContext& ctx, const Tensor& a, const Tensor& b, con
   const int64_t kB = tb ? b.dims()[1] : b.dims()[0], n = tb ? b.dims()[0] : b.dims()[1];
   if (k != kB) ctx.fail("inner dimensions differ (" + std::to_string(k) + " against " + std::to_string(kB) + ")");
   const std::vector<int64_t> outDims{m, n};
-  OutBuffer probe(ctx, a.dtype(), outDims);
-  checkScratch(ctx, probe.numel(), sizeof(W));
-  std::vector<W> y(static_cast<size_t>(probe.numel()), W(0));
+  // fp32 operands are read in place and the result computed straight into the output tensor (a classifier's
+  // weights were copied on every run: 5 MB for MobileNetV2's).
+  nn::Result<S, W> y(ctx, a.dtype(), outDims);  // size check before any work
+  std::fill(y.begin(), y.end(), W(0));
   const W beta = static_cast<W>(node.attrFloat("beta", 1.0f));
   if (c && c->dtype() != a.dtype()) ctx.fail("C has another element type than A");
   if (c) {
@@ -189,12 +190,13 @@ Tensor gemmTyped(const KernelContext& ctx, const Tensor& a, const Tensor& b, con
       if (c->dims()[i] != 1 && c->dims()[i] != want) ctx.fail("C does not broadcast to [M, N]");
     }
     BroadcastWalker w(outDims, {&c->dims()});
-    for (size_t i = 0; i < y.size(); ++i, w.next()) y[i] = static_cast<W>(Elem<S>::load(c->data(), w.offset(0)));
+    W* out = y.data();
+    for (int64_t i = 0; i < y.numel(); ++i, w.next()) out[i] = static_cast<W>(Elem<S>::load(c->data(), w.offset(0)));
   }
-  const std::vector<W> av = nn::loadAll<S>(ctx, a), bv = nn::loadAll<S>(ctx, b);
+  const nn::Operand<S, W> av(ctx, a), bv(ctx, b);
   nn::gemm(ta, tb, m, n, k, static_cast<W>(node.attrFloat("alpha", 1.0f)), av.data(), bv.data(), c ? beta : W(0),
            y.data());
-  return nn::storeAll<S>(ctx, outDims, y);
+  return y.finish();
 }
 
 std::vector<Tensor> gemmKernel(const KernelContext& ctx) {

@@ -32,8 +32,8 @@ constexpr size_t kFewPanels = 8;
 // whose chains start from zero; later blocks continue the chains from C, which holds them unrounded (fp32 is the
 // accumulator's type), so the result is one chain whatever the blocking.
 template <int R, int NV>
-[[gnu::noinline]] void tile(bool first, int64_t depth, const float* a, int64_t lda, int rows, const float* sliver,
-                            float* c, int64_t ldc, int width) {
+[[gnu::noinline]] void tile(bool first, int64_t depth, const float* a, int64_t lda, int rows, const float* b,
+                            int64_t ldb, float* c, int64_t ldc, int width) {
   __mmask16 mask[NV];
 #pragma GCC unroll 4
   for (int v = 0; v < NV; ++v) {
@@ -50,11 +50,11 @@ template <int R, int NV>
     for (int v = 0; v < NV; ++v)
       acc[r][v] = _mm512_maskz_loadu_ps(first || r >= rows ? __mmask16(0) : mask[v], c + r * ldc + v * 16);
   for (int64_t p = 0; p < depth; ++p) {
-    _mm_prefetch(reinterpret_cast<const char*>(sliver + (p + 8) * kPanel), _MM_HINT_T0);
-    if (NV > 1) _mm_prefetch(reinterpret_cast<const char*>(sliver + (p + 8) * kPanel + 16), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(b + (p + 8) * ldb), _MM_HINT_T0);
+    if (NV > 1) _mm_prefetch(reinterpret_cast<const char*>(b + (p + 8) * ldb + 16), _MM_HINT_T0);
     __m512 bv[NV];
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(sliver + p * kPanel + v * 16);
+    for (int v = 0; v < NV; ++v) bv[v] = _mm512_maskz_loadu_ps(mask[v], b + p * ldb + v * 16);
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
       const __m512 av = _mm512_set1_ps(row[r][p]);
@@ -69,14 +69,14 @@ template <int R, int NV>
 }
 
 template <int NV>
-void tileRows(bool first, int64_t depth, const float* a, int64_t lda, int rows, const float* sliver, float* c,
+void tileRows(bool first, int64_t depth, const float* a, int64_t lda, int rows, const float* b, int64_t ldb, float* c,
               int64_t ldc, int width) {
   if (rows > 8)
-    tile<12, NV>(first, depth, a, lda, rows, sliver, c, ldc, width);
+    tile<12, NV>(first, depth, a, lda, rows, b, ldb, c, ldc, width);
   else if (rows > 4)
-    tile<8, NV>(first, depth, a, lda, rows, sliver, c, ldc, width);
+    tile<8, NV>(first, depth, a, lda, rows, b, ldb, c, ldc, width);
   else
-    tile<4, NV>(first, depth, a, lda, rows, sliver, c, ldc, width);
+    tile<4, NV>(first, depth, a, lda, rows, b, ldb, c, ldc, width);
 }
 
 // B's rows [p0, p0 + depth), columns [j0, j0 + width) into a 32-wide sliver, zeros beyond `width`.
@@ -90,6 +90,25 @@ void packSliver(const float* b, int64_t ldb, int64_t p0, int64_t depth, int64_t 
   }
 }
 
+// C's tile `tile` (rows) by panel `panel` (columns) over depth [p0, p0 + depth); B's rows of that panel at b, `ldb`
+// apart (a sliver, or B itself).
+void multiplyTile(int64_t m, int64_t n, const float* a, int64_t lda, float* c, int64_t ldc, int64_t p0, int64_t depth,
+                  size_t tile, size_t panel, const float* b, int64_t ldb) {
+  const int64_t i0 = static_cast<int64_t>(tile) * kRows, j0 = static_cast<int64_t>(panel) * kPanel;
+  const int rows = static_cast<int>(std::min<int64_t>(kRows, m - i0));
+  const int width = static_cast<int>(std::min<int64_t>(kPanel, n - j0));
+  const float* ai = a + i0 * lda + p0;
+  float* ci = c + i0 * ldc + j0;
+  if (width > 16)
+    tileRows<2>(p0 == 0, depth, ai, lda, rows, b, ldb, ci, ldc, width);
+  else
+    tileRows<1>(p0 == 0, depth, ai, lda, rows, b, ldb, ci, ldc, width);
+}
+
+// Up to this many rows of A (two row tiles), B is read where it lies: a sliver copy would serve too few tiles to
+// repay itself (MobileNetV2's 16- and 24-channel pointwise convolutions, a BERT of few tokens).
+constexpr int64_t kReadBInPlaceUpTo = 2 * kRows;
+
 }  // namespace
 
 bool tiledSgemmAvailable() { return true; }
@@ -99,15 +118,7 @@ void tiledSgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
   const auto panels = static_cast<size_t>((n + kPanel - 1) / kPanel);
   const auto tiles = static_cast<size_t>((m + kRows - 1) / kRows);
   const auto multiply = [&](int64_t p0, int64_t depth, size_t tile, size_t panel, const float* sliver) {
-    const int64_t i0 = static_cast<int64_t>(tile) * kRows, j0 = static_cast<int64_t>(panel) * kPanel;
-    const int rows = static_cast<int>(std::min<int64_t>(kRows, m - i0));
-    const int width = static_cast<int>(std::min<int64_t>(kPanel, n - j0));
-    const float* ai = a + i0 * lda + p0;
-    float* ci = c + i0 * ldc + j0;
-    if (width > 16)
-      tileRows<2>(p0 == 0, depth, ai, lda, rows, sliver, ci, ldc, width);
-    else
-      tileRows<1>(p0 == 0, depth, ai, lda, rows, sliver, ci, ldc, width);
+    multiplyTile(m, n, a, lda, c, ldc, p0, depth, tile, panel, sliver, kPanel);
   };
   // A few panels (a convolution over a 7×7 or 14×14 plane, a MatMul of few rows): all of a depth block's slivers
   // are gathered first and each row tile of A passes over them while it is in L1; with the panel-first order a
@@ -147,6 +158,21 @@ void tiledSgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
 
 void tiledSgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
                 int64_t ldc) {
+  if (m <= kReadBInPlaceUpTo) {
+    const auto panels = static_cast<size_t>((n + kPanel - 1) / kPanel);
+    const auto tiles = static_cast<size_t>((m + kRows - 1) / kRows);
+    for (int64_t p0 = 0; p0 < k; p0 += kDepth) {
+      const int64_t depth = std::min(kDepth, k - p0);
+      const auto panelFlops = static_cast<size_t>(2 * m * depth * kPanel);
+      parallelFor(panels, std::max<size_t>(1, (size_t{1} << 20) / panelFlops), 1, [&](size_t first, size_t last) {
+        for (size_t panel = first; panel < last; ++panel)
+          for (size_t tile = 0; tile < tiles; ++tile)
+            multiplyTile(m, n, a, lda, c, ldc, p0, depth, tile, panel, b + p0 * ldb + static_cast<int64_t>(panel) * kPanel,
+                         ldb);
+      });
+    }
+    return;
+  }
   tiledSgemm(m, n, k, a, lda, [&](int64_t p0, int64_t depth, int64_t j0, int width, float* sliver) {
     packSliver(b, ldb, p0, depth, j0, width, sliver);
   }, c, ldc);
@@ -157,29 +183,28 @@ void tiledSgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
 bool tiledSgemmAvailable() { return false; }
 
 // The same chains, one element at a time (callers take OpenBLAS on such builds; this keeps the functions whole).
-void tiledSgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
-                int64_t ldc) {
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      float acc = 0.0f;
-      for (int64_t p = 0; p < k; ++p) acc = std::fma(a[i * lda + p], b[p * ldb + j], acc);
-      c[i * ldc + j] = acc;
-    }
-}
-
 void tiledSgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const SliverSource& source, float* c,
                 int64_t ldc) {
   std::vector<float> b(static_cast<size_t>(k * kSliverWidth));
   for (int64_t j0 = 0; j0 < n; j0 += kSliverWidth) {
     const int width = static_cast<int>(std::min<int64_t>(kSliverWidth, n - j0));
     source(0, k, j0, width, b.data());
-    for (int64_t i = 0; i < m; ++i)
+    for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < width; ++j) {
         float acc = 0.0f;
         for (int64_t p = 0; p < k; ++p) acc = std::fma(a[i * lda + p], b[static_cast<size_t>(p * kSliverWidth + j)], acc);
         c[i * ldc + j0 + j] = acc;
       }
+    }
   }
+}
+
+void tiledSgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                int64_t ldc) {
+  tiledSgemm(m, n, k, a, lda, [&](int64_t p0, int64_t depth, int64_t j0, int width, float* sliver) {
+    for (int64_t p = 0; p < depth; ++p)
+      std::copy_n(b + (p0 + p) * ldb + j0, width, sliver + p * kSliverWidth);
+  }, c, ldc);
 }
 
 #endif

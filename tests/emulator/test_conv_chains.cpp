@@ -188,6 +188,27 @@ class ConvChainsTest : public QObject {
     expectSameBitsAsNodeByNode(t.m, {t.input(4)});
   }
 
+  // A pointwise convolution large enough for the tiled GEMM (kernels/sgemm_tiles.h) and a 3×3 one whose columns are
+  // gathered, with their followers: the bits of the nodes one by one, the channel count not a multiple of the
+  // 12-row tiles.
+  void tiledConvolutionsWithFollowers() {
+    for (const int64_t kernel : {int64_t{1}, int64_t{3}}) {
+      ConvSpec spec;
+      spec.in = 40;
+      spec.out = 30;
+      spec.kernel = kernel;
+      spec.pad = kernel / 2;
+      spec.size = 64;
+      ConvBatchNorm t(spec, "tiled");
+      Node* clip = t.g.addNode("Clip", {t.bn->output(0)}, {"y"});
+      clip->setAttr("min", Attribute(0.0f));
+      clip->setAttr("max", Attribute(6.0f));
+      t.g.addOutput(clip->output(0));
+      QCOMPARE(chainLength(t.g, "tiled"), size_t(2));
+      expectSameBitsAsNodeByNode(t.m, {t.input(3)});
+    }
+  }
+
   // A value read twice, or given as an output, stays a tensor of its own.
   void sharedValuesEndTheChain() {
     ConvBatchNorm t;
