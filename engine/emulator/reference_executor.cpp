@@ -148,15 +148,23 @@ class Run {
             if (early->output(i) && made[i].valid()) scope.set(early->output(i), std::move(made[i]));
           ranInChain.insert(early);
         }
+        // A follower whose operands turn out not to allow it (a residual Add of a whole tensor after Conv →
+        // BatchNormalization, as in every ResNet block) ends the chain there: the Conv still takes the followers
+        // before it, and the rest run as nodes of their own.
+        const std::vector<const Node*>& all = chain->second.followers;
         std::optional<Tensor> y;
-        try {
-          y = runChain(n, in, chain->second.followers, scope);
-        } catch (const std::runtime_error& e) {
-          throw NodeFailed(e.what(), &n);
+        size_t taken = all.size();
+        for (; taken > 0 && !y; --taken) {
+          try {
+            y = runChain(n, in, std::vector<const Node*>(all.begin(), all.begin() + static_cast<ptrdiff_t>(taken)), scope);
+          } catch (const std::runtime_error& e) {
+            throw NodeFailed(e.what(), &n);
+          }
+          if (y) break;
         }
         if (y) {
-          scope.set(chain->second.followers.back()->output(0), std::move(*y));
-          ranInChain.insert(chain->second.followers.begin(), chain->second.followers.end());
+          scope.set(all[taken - 1]->output(0), std::move(*y));
+          ranInChain.insert(all.begin(), all.begin() + static_cast<ptrdiff_t>(taken));
           dropDeadInputs(n, step);
           continue;
         }

@@ -226,6 +226,26 @@ class ConvChainsTest : public QObject {
   }
 
   // An Add of a whole tensor is planned (the shapes are known only at run time) but declined when it runs.
+  // A ResNet block's end: Conv → BatchNormalization → Add(residual) → Relu. The Add's whole-tensor operand ends the
+  // chain at run time; the Conv still takes the BatchNormalization, the Add and the Relu run on their own: the bits
+  // of the nodes one by one.
+  void chainEndsAtAWholeTensorOperand() {
+    ConvBatchNorm t;
+    Value* residual = t.g.addInput("r", tensorType(DType::Float, {1, t.c.out, t.c.size, t.c.size}));
+    Node* add = t.g.addNode("Add", {t.bn->output(0), residual}, {"sum"});
+    t.g.addOutput(t.g.addNode("Relu", {add->output(0)}, {"y"})->output(0));
+    QCOMPARE(chainLength(t.g, "conv"), size_t(3));
+    const Tensor in = t.input(2), r = values(DType::Float, {1, t.c.out, t.c.size, t.c.size}, 8);
+    const std::vector<const Tensor*> convIn{&in, t.conv->input(1)->constant(), t.conv->input(2)->constant()};
+    std::vector<kernels::ConvFollower> followers;
+    followers.push_back({t.bn, {nullptr, t.bn->input(1)->constant(), t.bn->input(2)->constant(),
+                                t.bn->input(3)->constant(), t.bn->input(4)->constant()}, 0});
+    QVERIFY(kernels::convolveWithFollowers(*t.conv, convIn, followers, {}));  // the prefix the executor takes
+    followers.push_back({add, {nullptr, &r}, 0});
+    QVERIFY(!kernels::convolveWithFollowers(*t.conv, convIn, followers, {}));  // the whole chain: declined
+    expectSameBitsAsNodeByNode(t.m, {in, r});
+  }
+
   void wholeTensorOperandIsDeclinedAtRunTime() {
     Model m;
     Graph& g = *m.graph;
