@@ -52,12 +52,10 @@ ReferenceRun runReference(const Model& original, const std::vector<Tensor>& inpu
   kernels::loadBlas();  // before the clock starts
   ReferenceRun run;
   // What depends on constants only, computed once before the clock starts (as ONNX Runtime folds it when it creates
-  // a session); the values count in the run's memory.
+  // a session), and the run's plan (order, last reads, conv chains); the values count in the run's memory.
   const ResidentPeak memory;
   const auto prepareStart = std::chrono::steady_clock::now();
   if (!refOptions.constants) refOptions.constants = computeConstantNodes(ref, ReferenceExecutor(refOptions));
-  run.prepareMs = msSince(prepareStart);
-  const auto start = std::chrono::steady_clock::now();
   if (options.watchFp16Range) refOptions.afterNode = [&run, chained = options.afterNode](const Node& n, const std::vector<Tensor>& out) {
     if (chained) chained(n, out);
     if (!run.beyondFp16.empty()) return;
@@ -80,6 +78,9 @@ ReferenceRun runReference(const Model& original, const std::vector<Tensor>& inpu
       }
     }
   };
+  if (!refOptions.plan) refOptions.plan = planGraphRun(ref, refOptions);
+  run.prepareMs = msSince(prepareStart);
+  const auto start = std::chrono::steady_clock::now();
   run.outputs = ReferenceExecutor(refOptions).run(ref, inputs);
   run.ms = msSince(start);
   run.peakBytes = memory.addedBytes();

@@ -67,11 +67,77 @@ void checkInput(const Value& v, const Tensor& t, std::map<std::string, int64_t>&
   }
 }
 
+}  // namespace
+
+struct GraphRunPlan {
+  struct Step {
+    const Node* node = nullptr;
+    bool needed = false;                    // something the graph gives depends on it
+    const ConvChain* chain = nullptr;       // it heads a conv chain (in `chains`)
+    std::vector<const Value*> dropAfter;    // its inputs nobody reads after it
+  };
+  const Graph* graph = nullptr;
+  bool chainsAllowed = false;
+  std::vector<Step> steps;
+  std::unordered_map<const Node*, ConvChain> chains;
+};
+
+namespace {
+
+// Step at which each of g's values is read for the last time (reads from inside subgraphs count for the owner).
+std::unordered_map<const Value*, size_t> lastUses(const Graph& g, const std::vector<Node*>& order) {
+  std::unordered_map<const Value*, size_t> last;
+  for (size_t step = 0; step < order.size(); ++step) {
+    const Node& n = *order[step];
+    for (const Value* v : n.inputs())
+      if (v) last[v] = step;
+    for (const Graph* sub : n.subgraphs())
+      sub->forEachGraph([&](const Graph& inner) {
+        for (const Node* m : inner.nodes())
+          for (const Value* v : m->inputs())
+            if (v && v->graph() == &g) last[v] = step;
+        for (const Value* v : inner.outputs())
+          if (v && v->graph() == &g) last[v] = step;
+      });
+  }
+  return last;
+}
+
+std::shared_ptr<GraphRunPlan> makePlan(const Graph& g, bool chainsAllowed) {
+  const auto order = g.topologicalOrder();
+  if (!order) throw std::runtime_error("graph '" + g.name() + "' has a cycle");
+  auto plan = std::make_shared<GraphRunPlan>();
+  plan->graph = &g;
+  plan->chainsAllowed = chainsAllowed;
+  if (chainsAllowed) plan->chains = planConvChains(g, *order);
+  const auto lastUse = lastUses(g, *order);
+  const std::unordered_set<const Node*> needed = nodesTheOutputsNeed(g);
+  plan->steps.resize(order->size());
+  for (size_t step = 0; step < order->size(); ++step) {
+    const Node* n = (*order)[step];
+    GraphRunPlan::Step& s = plan->steps[step];
+    s.node = n;
+    s.needed = needed.count(n) > 0;
+    if (auto c = plan->chains.find(n); c != plan->chains.end()) s.chain = &c->second;
+    // Tensors nobody reads any more are dropped, so a deep model needs its live set, not every activation.
+    for (const Value* v : n->inputs())
+      if (v && v->graph() == &g && !v->isGraphOutput() && !v->constant() &&
+          std::find(s.dropAfter.begin(), s.dropAfter.end(), v) == s.dropAfter.end()) {
+        auto it = lastUse.find(v);
+        if (it != lastUse.end() && it->second == step) s.dropAfter.push_back(v);
+      }
+  }
+  return plan;
+}
+
 class Run {
  public:
   explicit Run(const ExecutionOptions& options) : options_(options) {}
 
-  std::vector<Tensor> graph(const Graph& g, const std::vector<Tensor>& inputs, const Scope* outer, int depth) {
+  // `stable`: g lives as long as the model (the top-level graph, a control-flow or fused node's body), so its plan is
+  // kept for the next time it runs (a Loop's body every iteration); a function body is made afresh for each call.
+  std::vector<Tensor> graph(const Graph& g, const std::vector<Tensor>& inputs, const Scope* outer, int depth,
+                            bool stable = true) {
     if (inputs.size() > g.inputs().size())
       throw std::runtime_error("graph '" + g.name() + "' takes " + std::to_string(g.inputs().size()) +
                                " inputs, got " + std::to_string(inputs.size()));
@@ -87,26 +153,24 @@ class Run {
       // An omitted input (an optional one of a function body) stays unset: reading it fails at the reader.
       if (i < inputs.size() && inputs[i].valid()) scope.set(v, inputs[i]);
     }
-    const auto order = g.topologicalOrder();
-    if (!order) throw std::runtime_error("graph '" + g.name() + "' has a cycle");
-    const auto lastUse = lastUses(g, *order);
-    const std::unordered_set<const Node*> needed = nodesTheOutputsNeed(g);
     // Conv chains run as one kernel call, except where a caller looks at every node's outputs (or supplies them).
     const bool chainsAllowed = depth > 0 || (!options_.afterNode && !options_.reuse);
-    const std::unordered_map<const Node*, ConvChain> chains =
-        chainsAllowed ? planConvChains(g, *order) : std::unordered_map<const Node*, ConvChain>{};
+    std::shared_ptr<const GraphRunPlan> plan;
+    if (depth == 0 && options_.plan && options_.plan->graph == &g && options_.plan->chainsAllowed == chainsAllowed)
+      plan = options_.plan;
+    else if (auto kept = plans_.find(&g); stable && kept != plans_.end() && kept->second->chainsAllowed == chainsAllowed)
+      plan = kept->second;
+    else {
+      plan = makePlan(g, chainsAllowed);
+      if (stable) plans_[&g] = plan;
+    }
     std::unordered_set<const Node*> ranInChain;
-    // Tensors nobody reads any more are dropped, so a deep model needs its live set, not every activation.
-    const auto dropDeadInputs = [&](const Node& n, size_t step) {
-      for (const Value* v : n.inputs())
-        if (v && v->graph() == &g && !v->isGraphOutput() && !v->constant()) {
-          auto it = lastUse.find(v);
-          if (it != lastUse.end() && it->second == step) scope.erase(v);
-        }
+    const auto dropDeadInputs = [&](const Node&, size_t step) {
+      for (const Value* v : plan->steps[step].dropAfter) scope.erase(v);
     };
-    for (size_t step = 0; step < order->size(); ++step) {
-      const Node& n = *(*order)[step];
-      if (!needed.count(&n)) continue;  // nothing the graph gives depends on it
+    for (size_t step = 0; step < plan->steps.size(); ++step) {
+      const Node& n = *plan->steps[step].node;
+      if (!plan->steps[step].needed) continue;  // nothing the graph gives depends on it
       if (ranInChain.count(&n)) {
         dropDeadInputs(n, step);
         continue;
@@ -131,8 +195,8 @@ class Run {
         if (!t) throw std::runtime_error(nodeLabel(n) + ": input '" + v->name() + "' has no value");
         in.push_back(t);
       }
-      if (auto chain = chains.find(&n); chain != chains.end()) {
-        for (const Node* early : chain->second.early) {  // operands of the followers, made ahead of their place
+      if (const ConvChain* chain = plan->steps[step].chain) {
+        for (const Node* early : chain->early) {  // operands of the followers, made ahead of their place
           if (ahead && ahead->nodes.count(early)) continue;  // made before the run
           std::vector<const Tensor*> earlyIn;
           for (const Value* v : early->inputs()) earlyIn.push_back(v ? scope.find(v) : nullptr);
@@ -151,7 +215,7 @@ class Run {
         // A follower whose operands turn out not to allow it (a residual Add of a whole tensor after Conv →
         // BatchNormalization, as in every ResNet block) ends the chain there: the Conv still takes the followers
         // before it, and the rest run as nodes of their own.
-        const std::vector<const Node*>& all = chain->second.followers;
+        const std::vector<const Node*>& all = chain->followers;
         std::optional<Tensor> y;
         size_t taken = all.size();
         for (; taken > 0 && !y; --taken) {
@@ -211,25 +275,6 @@ class Run {
   }
 
  private:
-  // Step at which each of g's values is read for the last time (reads from inside subgraphs count for the owner).
-  static std::unordered_map<const Value*, size_t> lastUses(const Graph& g, const std::vector<Node*>& order) {
-    std::unordered_map<const Value*, size_t> last;
-    for (size_t step = 0; step < order.size(); ++step) {
-      const Node& n = *order[step];
-      for (const Value* v : n.inputs())
-        if (v) last[v] = step;
-      for (const Graph* sub : n.subgraphs())
-        sub->forEachGraph([&](const Graph& inner) {
-          for (const Node* m : inner.nodes())
-            for (const Value* v : m->inputs())
-              if (v && v->graph() == &g) last[v] = step;
-          for (const Value* v : inner.outputs())
-            if (v && v->graph() == &g) last[v] = step;
-        });
-    }
-    return last;
-  }
-
   // A Conv and its followers (emulator/conv_chains.h) as one kernel call; nullopt when their operands do not allow it.
   std::optional<Tensor> runChain(const Node& conv, const std::vector<const Tensor*>& in,
                                  const std::vector<const Node*>& chain, const Scope& scope) {
@@ -283,7 +328,7 @@ class Run {
       if (std::shared_ptr<Graph> body = options_.functions(n, operands.inputs())) {
         std::vector<Tensor> args;
         for (const Tensor* t : operands.inputs()) args.push_back(t ? *t : Tensor());
-        out = graph(*body, args, nullptr, depth + 1);
+        out = graph(*body, args, nullptr, depth + 1, false);
       }
     }
     if (!out.empty()) {
@@ -399,6 +444,7 @@ class Run {
   }
 
   const ExecutionOptions& options_;
+  std::unordered_map<const Graph*, std::shared_ptr<const GraphRunPlan>> plans_;  // of the stable graphs run so far
 };
 
 }  // namespace
@@ -426,6 +472,10 @@ ExecutionOptions withLimits(ExecutionOptions base, const Options& options) {
 
 ReferenceExecutor::ReferenceExecutor(ExecutionOptions options) : options_(std::move(options)) {
   if (options_.kernel.opset == 0) options_.kernel.opset = options_.opset;
+}
+
+std::shared_ptr<const GraphRunPlan> planGraphRun(const Graph& g, const ExecutionOptions& options) {
+  return makePlan(g, !options.afterNode && !options.reuse);
 }
 
 std::vector<Tensor> ReferenceExecutor::run(const Graph& g, const std::vector<Tensor>& inputs) const {

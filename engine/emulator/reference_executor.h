@@ -53,6 +53,9 @@ class NodeFailed : public std::runtime_error {
 // null when the op has no function body. `inputs` are the tensors the node is about to run on (element types decide
 // some bodies); empty when asking ahead of a run, when the declared types are used instead.
 using FunctionExpander = std::function<std::shared_ptr<Graph>(const Node&, const std::vector<const Tensor*>& inputs)>;
+// How one graph runs: its nodes in order, which of them its outputs need, after which step each value is read for the
+// last time, its conv chains (reference_executor.cpp).
+struct GraphRunPlan;
 
 struct ExecutionOptions {
   KernelLimits kernel;
@@ -80,11 +83,18 @@ struct ExecutionOptions {
   // Nodes of the top-level graph computed ahead of the run (emulator/constant_nodes.h): it reads their outputs
   // instead of running them. Null: every node runs.
   std::shared_ptr<const ConstantNodes> constants;
+  // The top-level graph's plan, made ahead (planGraphRun) as ONNX Runtime makes its execution plan when it creates a
+  // session, so the run's clock does not count it. Null: planned as the run starts.
+  std::shared_ptr<const GraphRunPlan> plan;
 };
 
 class Options;
 // `base` with an option set's resource limits: emulator.max_arena_bytes, emulator.max_tensor_bytes.
 ExecutionOptions withLimits(ExecutionOptions base, const Options& options);
+
+// The plan a run of `g` at the top level with `options` follows (their afterNode and reuse decide whether conv chains
+// run as one call). Throws std::runtime_error for a graph with a cycle.
+std::shared_ptr<const GraphRunPlan> planGraphRun(const Graph& g, const ExecutionOptions& options);
 
 class ReferenceExecutor {
  public:

@@ -314,16 +314,61 @@ Tensor mapUnary(const KernelContext& ctx, const Tensor& x, Fn&& fn) {
 // out[i] = fn(a[ia], b[ib]) over the numpy broadcast of a and b.
 template <typename SA, typename SB, typename SOut, typename Fn>
 Tensor mapBinary(const KernelContext& ctx, const Tensor& a, const Tensor& b, Fn&& fn) {
-  OutBuffer out(ctx, dtypeOf<SOut>(), broadcastShapes(ctx, {&a.dims(), &b.dims()}), HeapStorage::Start::Unset);
+  OutBuffer out(ctx, dtypeOf<SOut>(), a.dims() == b.dims() ? a.dims() : broadcastShapes(ctx, {&a.dims(), &b.dims()}),
+                HeapStorage::Start::Unset);
   const uint8_t* pa = a.data();
   const uint8_t* pb = b.data();
   uint8_t* po = out.data();
+  const int64_t total = out.numel();
+  if (total == 0) return out.finish();
+  // `inner` elements of the output from `base`, each operand advancing by a constant stride (1, or 0 where it is
+  // broadcast: a bias, a scalar) from its offset — a plain loop the compiler vectorises.
+  const auto span = [&](int64_t base, int64_t inner, int64_t oa, int64_t ob, int64_t ia, int64_t ib) {
+    if constexpr (std::is_same_v<SA, Half> && std::is_same_v<SB, Half> && std::is_same_v<SOut, Half>) {
+      float va[kHalfChunk], vb[kHalfChunk];
+      for (int64_t j0 = 0; j0 < inner; j0 += kHalfChunk) {
+        const int64_t m = std::min(kHalfChunk, inner - j0);
+        widenHalves(pa, oa + j0 * ia, ia, m, va);
+        widenHalves(pb, ob + j0 * ib, ib, m, vb);
+        for (int64_t j = 0; j < m; ++j) va[j] = fn(va[j], vb[j]);
+        narrowToHalves(va, m, po, base + j0);
+      }
+    } else {
+      // The common strides as constants (both operands contiguous, or one broadcast), so the loop vectorises. The
+      // pointers and bounds by value: stores through uint8_t may alias anything reached by reference, which would
+      // reload them every element and keep the loop scalar.
+      const auto row = [=, &fn](auto sa1, auto sb1) {
+        for (int64_t j = 0; j < inner; ++j)
+          Elem<SOut>::store(po, base + j, fn(Elem<SA>::load(pa, oa + j * sa1), Elem<SB>::load(pb, ob + j * sb1)));
+      };
+      using One = std::integral_constant<int64_t, 1>;
+      using Zero = std::integral_constant<int64_t, 0>;
+      if (ia == 1 && ib == 1)
+        row(One{}, One{});
+      else if (ia == 1 && ib == 0)
+        row(One{}, Zero{});
+      else if (ia == 0 && ib == 1)
+        row(Zero{}, One{});
+      else
+        row(ia, ib);
+    }
+  };
+  // An operand with as many elements as the output is the output's shape (each extent 1 or the output's): same
+  // shapes and a scalar on either side, most element-wise nodes of a model, are one span with no strides worked out.
+  const int64_t na = a.numel(), nb = b.numel();
+  if ((na == total || na == 1) && (nb == total || nb == 1)) {
+    span(0, total, 0, 0, na == total ? 1 : 0, nb == total ? 1 : 0);
+    return out.finish();
+  }
   const std::vector<int64_t>& od = out.dims();
   // The axes as the loop walks them: extent-1 axes dropped, and trailing axes merged while both operands step
   // through them as one (contiguous, or both broadcast): a per-channel scale over [N, C, 7, 7] walks rows of 49.
   std::vector<int64_t> dims, sa, sb;
   {
     const std::vector<int64_t> fa = broadcastStrides(od, a.dims()), fb = broadcastStrides(od, b.dims());
+    dims.reserve(od.size());
+    sa.reserve(od.size());
+    sb.reserve(od.size());
     for (size_t k = 0; k < od.size(); ++k)
       if (od[k] != 1) {
         dims.push_back(od[k]);
@@ -342,47 +387,19 @@ Tensor mapBinary(const KernelContext& ctx, const Tensor& a, const Tensor& b, Fn&
     }
   }
   if (!dims.empty() && dims.back() > 1) {
-    // Row by row: the walker steps once per row of the last axis, and inside a row each operand advances by a
-    // constant stride (1, or 0 where it is broadcast: a bias, a scalar) — a plain loop the compiler vectorises,
-    // not the walker's per-element bookkeeping (a BERT layer's bias Adds spent 8% of a run in it).
+    // Row by row: the walker steps once per row of the last axis (not the walker's per-element bookkeeping: a BERT
+    // layer's bias Adds spent 8% of a run in it).
     const int64_t inner = dims.back(), ia = sa.back(), ib = sb.back();
     sa.pop_back();
     sb.pop_back();
-    StrideWalker w(std::vector<int64_t>(dims.begin(), dims.end() - 1), {sa, sb});
-    const int64_t rows = out.numel() / inner;
-    for (int64_t r = 0; r < rows; ++r, w.next()) {
-      const int64_t oa = w.offset(0), ob = w.offset(1), base = r * inner;
-      if constexpr (std::is_same_v<SA, Half> && std::is_same_v<SB, Half> && std::is_same_v<SOut, Half>) {
-        float va[kHalfChunk], vb[kHalfChunk];
-        for (int64_t j0 = 0; j0 < inner; j0 += kHalfChunk) {
-          const int64_t m = std::min(kHalfChunk, inner - j0);
-          widenHalves(pa, oa + j0 * ia, ia, m, va);
-          widenHalves(pb, ob + j0 * ib, ib, m, vb);
-          for (int64_t j = 0; j < m; ++j) va[j] = fn(va[j], vb[j]);
-          narrowToHalves(va, m, po, base + j0);
-        }
-        continue;
-      }
-      // The common strides as constants (both operands contiguous, or one broadcast), so the loop vectorises.
-      const auto row = [&](auto sa1, auto sb1) {
-        for (int64_t j = 0; j < inner; ++j)
-          Elem<SOut>::store(po, base + j, fn(Elem<SA>::load(pa, oa + j * sa1), Elem<SB>::load(pb, ob + j * sb1)));
-      };
-      using One = std::integral_constant<int64_t, 1>;
-      using Zero = std::integral_constant<int64_t, 0>;
-      if (ia == 1 && ib == 1)
-        row(One{}, One{});
-      else if (ia == 1 && ib == 0)
-        row(One{}, Zero{});
-      else if (ia == 0 && ib == 1)
-        row(Zero{}, One{});
-      else
-        row(ia, ib);
-    }
+    dims.pop_back();
+    StrideWalker w(std::move(dims), {sa, sb});
+    const int64_t rows = total / inner;
+    for (int64_t r = 0; r < rows; ++r, w.next()) span(r * inner, inner, w.offset(0), w.offset(1), ia, ib);
     return out.finish();
   }
   BroadcastWalker w(od, {&a.dims(), &b.dims()});
-  for (int64_t i = 0; i < out.numel(); ++i, w.next())
+  for (int64_t i = 0; i < total; ++i, w.next())
     Elem<SOut>::store(po, i, fn(Elem<SA>::load(pa, w.offset(0)), Elem<SB>::load(pb, w.offset(1))));
   return out.finish();
 }

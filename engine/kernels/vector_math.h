@@ -6,9 +6,8 @@
 
 namespace kiln::kernels {
 
-// out[i] = e^in[i] for i < n (in and out may be the same array). Computed in double (a degree-11 polynomial after
-// reducing by a multiple of ln 2, relative error below 1e-15) and rounded once to float: the correctly rounded value
-// but for inputs within ~1e-15 of a rounding tie, so it agrees with glibc's expf except in rare last-bit cases.
+// out[i] = e^in[i] for i < n (in and out may be the same array). Computed in float (a polynomial after reducing by a
+// multiple of ln 2), within one ulp of glibc's expf for every float (tested on a sweep of the float patterns).
 // Overflow gives +inf, underflow 0 (or the subnormal), NaN stays NaN.
 void expFloats(const float* in, float* out, size_t n);
 
