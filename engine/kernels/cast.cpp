@@ -161,11 +161,15 @@ Tensor castTensor(const Tensor& x, DType to, bool saturate, int64_t maxOutputByt
   }
   bool supported = false;
   using namespace kernels;
+  // The source pointer and count in locals: a store through uint8_t may alias anything, and x.data() is a virtual
+  // call, so read inside the loop they were fetched again for every element.
+  const uint8_t* const in = x.data();
+  const int64_t n = x.numel();
   dispatch<kAll>(x.dtype(), [&](auto inTag) {
     using SIn = typename decltype(inTag)::type;
     supported = dispatch<kAll>(to, [&](auto outTag) {
       using SOut = typename decltype(outTag)::type;
-      for (int64_t i = 0; i < x.numel(); ++i) kernels::store<SOut>(out, i, Elem<SIn>::load(x.data(), i));
+      for (int64_t i = 0; i < n; ++i) kernels::store<SOut>(out, i, Elem<SIn>::load(in, i));
     });
   });
   if (!supported) return Tensor();

@@ -6,18 +6,53 @@
 // Computed in double, rounded once into the input's type. Forms the CPU provider refuses too (packed QKV in
 // MultiHeadAttention's query, Megatron 4-D masks, do_rotary) throw with the reason instead of guessing.
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <memory>
 
+#include "kernels/cast_rounding.h"
 #include "kernels/kernel_util.h"
 #include "ir/graph.h"
 
 namespace kiln::kernels {
 namespace {
 
-Tensor typed(DType t, std::vector<int64_t> dims, const std::vector<double>& v) {
-  return convertTensor(Tensor::fromVector(DType::Double, std::move(dims), v), t);
+// n doubles stored as `t` (with Cast's rounding) into `out` from element `at`.
+void narrowInto(DType t, const double* v, size_t n, uint8_t* out, size_t at) {
+  if (t == DType::Float) {
+    for (size_t i = 0; i < n; ++i) Elem<float>::store(out, int64_t(at + i), static_cast<float>(v[i]));
+  } else if (t == DType::Double) {
+    std::memcpy(out + at * sizeof(double), v, n * sizeof(double));
+  } else if (t == DType::Float16) {
+    roundDoublesToHalves(v, reinterpret_cast<uint16_t*>(out) + at, n);
+  } else {
+    const Tensor narrow = convertTensor(Tensor::fromVector(DType::Double, {int64_t(n)}, std::vector<double>(v, v + n)), t);
+    std::memcpy(out + at * dtypeSize(t), narrow.data(), narrow.byteSize());
+  }
+}
+
+// The doubles of `parts`, one after the other, as one tensor of type t (the outputs are written straight into
+// their storage: an attention with a 128-token past spent most of its time copying and converting it).
+Tensor typed(DType t, std::vector<int64_t> dims, std::initializer_list<const std::vector<double>*> parts) {
+  size_t n = 0;
+  for (const std::vector<double>* p : parts) n += p->size();
+  auto storage = std::make_shared<HeapStorage>(n * dtypeSize(t), HeapStorage::Start::Unset);
+  size_t at = 0;
+  for (const std::vector<double>* p : parts) {
+    narrowInto(t, p->data(), p->size(), storage->data(), at);
+    at += p->size();
+  }
+  return Tensor(t, std::move(dims), std::move(storage));
+}
+
+// Elements [from, from + n) of a floating tensor as doubles, appended to `out`.
+void appendDoubles(const Tensor& t, int64_t from, int64_t n, std::vector<double>& out) {
+  const uint8_t* const p = t.data();
+  dispatch<kFloats>(t.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    for (int64_t i = 0; i < n; ++i) out.push_back(static_cast<double>(Elem<S>::load(p, from + i)));
+  });
 }
 
 // Heads in [B, N, T, H] order, the layout both ops attend in.
@@ -46,15 +81,15 @@ Heads splitHeads(const KernelContext& ctx, const std::vector<double>& x, int64_t
   return h;
 }
 
-// past [B, N, P, H] followed by cur [B, N, T, H] along the sequence.
-Heads concatPast(const Heads* past, const Heads& cur) {
-  if (!past || past->length == 0) return cur;
-  Heads out{cur.batch, cur.heads, past->length + cur.length, cur.size, {}};
+// past [B, N, P, H] (the elements of `past` from `offset`, in its own type) followed by cur [B, N, T, H] along the
+// sequence.
+Heads concatPast(const Tensor& past, int64_t offset, int64_t pastLength, const Heads& cur) {
+  if (pastLength == 0) return cur;
+  Heads out{cur.batch, cur.heads, pastLength + cur.length, cur.size, {}};
   out.v.reserve(size_t(out.batch * out.heads * out.length * out.size));
   for (int64_t b = 0; b < cur.batch; ++b)
     for (int64_t n = 0; n < cur.heads; ++n) {
-      const auto p0 = past->v.begin() + (b * cur.heads + n) * past->length * cur.size;
-      out.v.insert(out.v.end(), p0, p0 + past->length * cur.size);
+      appendDoubles(past, offset + (b * cur.heads + n) * pastLength * cur.size, pastLength * cur.size, out.v);
       const auto c0 = cur.v.begin() + (b * cur.heads + n) * cur.length * cur.size;
       out.v.insert(out.v.end(), c0, c0 + cur.length * cur.size);
     }
@@ -137,13 +172,13 @@ int64_t numHeads(const KernelContext& ctx, int64_t width) {
   return n;
 }
 
-// Heads back to [2, B, N, T, H] (Attention's present) or [B, N, T, H] (MultiHeadAttention's present_key/value).
-Tensor presentOf(DType t, const Heads& h, bool stacked, const Heads* second = nullptr) {
-  std::vector<double> v = h.v;
-  if (second) v.insert(v.end(), second->v.begin(), second->v.end());
+// Heads back to [2, B, N, T, H] (Attention's present: keys, then values) or [B, N, T, H] (MultiHeadAttention's
+// present_key/value).
+Tensor presentOf(DType t, const Heads& h, const Heads* values = nullptr) {
   std::vector<int64_t> dims{h.batch, h.heads, h.length, h.size};
-  if (stacked) dims.insert(dims.begin(), 2);
-  return typed(t, dims, v);
+  if (!values) return typed(t, dims, {&h.v});
+  dims.insert(dims.begin(), 2);
+  return typed(t, dims, {&h.v, &values->v});
 }
 
 std::vector<Tensor> attention(const KernelContext& ctx) {
@@ -190,19 +225,17 @@ std::vector<Tensor> attention(const KernelContext& ctx) {
     const auto& d = past->dims();
     if (d.size() != 5 || d[0] != 2 || d[1] != B || d[2] != N || d[4] != k.size || k.size != v.size)
       ctx.fail("past must be [2, batch, heads, past, head size]");
+    if (!isFloating(past->dtype())) ctx.fail("past must be of a floating type");
     pastLength = d[3];
-    const std::vector<double> pv = past->toDouble();
-    const size_t half = pv.size() / 2;
-    const Heads pk{B, N, pastLength, k.size, std::vector<double>(pv.begin(), pv.begin() + long(half))};
-    const Heads pvv{B, N, pastLength, v.size, std::vector<double>(pv.begin() + long(half), pv.end())};
-    k = concatPast(&pk, k);
-    v = concatPast(&pvv, v);
+    k = concatPast(*past, 0, pastLength, k);
+    v = concatPast(*past, past->numel() / 2, pastLength, v);
   }
   const int64_t T = k.length;
   const ScoreBias bias2 = maskBias(ctx, ctx.input(3), B, S, T, ctx.node().attrInt("unidirectional", 0) != 0,
                                    pastLength, attentionBias(ctx, ctx.input(5), B, N, S, T));
-  std::vector<Tensor> out{typed(x.dtype(), {B, S, sizes[2]}, attend(q, k, v, scaleFor(ctx, q.size), bias2))};
-  if (ctx.node().numOutputs() > 1) out.push_back(presentOf(x.dtype(), k, true, &v));
+  const std::vector<double> y = attend(q, k, v, scaleFor(ctx, q.size), bias2);
+  std::vector<Tensor> out{typed(x.dtype(), {B, S, sizes[2]}, {&y})};
+  if (ctx.node().numOutputs() > 1) out.push_back(presentOf(x.dtype(), k, &v));
   return out;
 }
 
@@ -243,18 +276,19 @@ std::vector<Tensor> multiHeadAttention(const KernelContext& ctx) {
     if (d.size() != 4 || d[0] != B || d[1] != N || d[3] != k.size || pastValue->dims().size() != 4 ||
         pastValue->dims()[2] != d[2] || pastValue->dims()[3] != v.size)
       ctx.fail("past_key / past_value must be [batch, heads, past, head size]");
+    if (!isFloating(pastKey->dtype()) || !isFloating(pastValue->dtype()))
+      ctx.fail("past_key / past_value must be of a floating type");
     pastLength = d[2];
-    const Heads pk{B, N, pastLength, k.size, pastKey->toDouble()};
-    const Heads pv{B, N, pastLength, v.size, pastValue->toDouble()};
-    k = concatPast(&pk, k);
-    v = concatPast(&pv, v);
+    k = concatPast(*pastKey, 0, pastLength, k);
+    v = concatPast(*pastValue, 0, pastLength, v);
   }
   const int64_t T = k.length;
   const ScoreBias bias2 = maskBias(ctx, ctx.input(4), B, S, T, ctx.node().attrInt("unidirectional", 0) != 0,
                                    pastLength, attentionBias(ctx, ctx.input(5), B, N, S, T));
-  std::vector<Tensor> out{typed(query.dtype(), {B, S, N * v.size}, attend(q, k, v, scaleFor(ctx, q.size), bias2))};
-  if (ctx.node().numOutputs() > 1) out.push_back(presentOf(query.dtype(), k, false));
-  if (ctx.node().numOutputs() > 2) out.push_back(presentOf(query.dtype(), v, false));
+  const std::vector<double> y = attend(q, k, v, scaleFor(ctx, q.size), bias2);
+  std::vector<Tensor> out{typed(query.dtype(), {B, S, N * v.size}, {&y})};
+  if (ctx.node().numOutputs() > 1) out.push_back(presentOf(query.dtype(), k));
+  if (ctx.node().numOutputs() > 2) out.push_back(presentOf(query.dtype(), v));
   return out;
 }
 
@@ -302,7 +336,7 @@ std::vector<Tensor> rotaryEmbedding(const KernelContext& ctx) {
         }
       }
     }
-  return {typed(x.dtype(), x.dims(), v)};
+  return {typed(x.dtype(), x.dims(), {&v})};
 }
 
 }  // namespace
