@@ -11,6 +11,7 @@
 #include "kernels/sgemm_tiles.h"
 #include "ir/graph.h"
 #include "ir/shape.h"
+#include "util/parallel_for.h"
 
 namespace kiln::kernels {
 namespace nn {
@@ -53,6 +54,31 @@ void gemmLoop(bool transA, bool transB, int64_t m, int64_t n, int64_t k, W alpha
   }
 }
 
+// C = alpha · A · Bᵀ + beta · C for a few rows of A (a classifier's Gemm over one image): each output the dot of a row
+// of A with a row of B, both contiguous, summed in 16 lanes the compiler vectorises. B (the weights, often megabytes)
+// is read once, where BLAS would copy all of it into its packed layout on every call.
+void dotRowsGemm(int64_t m, int64_t n, int64_t k, float alpha, const float* a, const float* b, float beta, float* c) {
+  parallelFor(static_cast<size_t>(n), std::max<size_t>(1, size_t{1 << 16} / static_cast<size_t>(k)), 1,
+              [&](size_t j0, size_t j1) {
+                for (int64_t i = 0; i < m; ++i) {
+                  const float* ai = a + i * k;
+                  for (auto j = static_cast<int64_t>(j0); j < static_cast<int64_t>(j1); ++j) {
+                    const float* bj = b + j * k;
+                    constexpr int kLanes = 16;
+                    float lane[kLanes] = {};
+                    int64_t p = 0;
+                    for (; p + kLanes <= k; p += kLanes)
+                      for (int l = 0; l < kLanes; ++l) lane[l] += ai[p + l] * bj[p + l];
+                    float dot = 0;
+                    for (; p < k; ++p) dot += ai[p] * bj[p];
+                    for (int l = 0; l < kLanes; ++l) dot += lane[l];
+                    float& out = c[i * n + j];
+                    out = alpha * dot + (beta == 0.0f ? 0.0f : beta * out);
+                  }
+                }
+              });
+}
+
 template <typename W>
 void scaleC(int64_t count, W beta, W* c) {
   for (int64_t i = 0; i < count; ++i) c[i] = beta == W(0) ? W(0) : beta * c[i];
@@ -68,6 +94,7 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha
   // (kernels/sgemm_tiles.h): no per-call packing of the operands.
   if (!transA && !transB && alpha == 1.0f && beta == 0.0f && useBlas(m, n, k) && tiledSgemmAvailable())
     return tiledSgemm(m, n, k, a, k, b, n, c, n);
+  if (!transA && transB && m <= 4 && useBlas(m, n, k)) return dotRowsGemm(m, n, k, alpha, a, b, beta, c);
   const auto i = [](int64_t v) { return static_cast<int>(v); };
   if (!useBlas(m, n, k) ||
       !blasSgemm(transA, transB, i(m), i(n), i(k), alpha, a, i(transA ? m : k), b, i(transB ? k : n), beta, c, i(n)))

@@ -392,6 +392,39 @@ class KernelNnTest : public QObject {
         }
   }
 
+  void classifierGemmIsDotProductsOfRows() {
+    // Gemm with transB over a few rows (a classifier over one image: kernels/matmul.cpp, dotRowsGemm) against the
+    // definition in double: every output alpha·(row of A · row of B) + beta·C, C broadcast; k not a multiple of the
+    // 16 lanes, n split between threads.
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (const int64_t m : {1, 3})
+      for (const int64_t k : {1000, 1283}) {
+        const int64_t n = 257;
+        std::vector<float> av(static_cast<size_t>(m * k)), bv(static_cast<size_t>(n * k)), cv(static_cast<size_t>(n));
+        for (float& v : av) v = u(rng);
+        for (float& v : bv) v = u(rng);
+        for (float& v : cv) v = u(rng);
+        const Tensor y = Op("Gemm").i("transB", 1).f("alpha", 0.5f).f("beta", 2.0f)
+                             .one({f32({m, k}, av), f32({n, k}, bv), f32({n}, cv)});
+        QCOMPARE(y.dims(), (Dims{m, n}));
+        const float* got = reinterpret_cast<const float*>(y.data());
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            double dot = 0, scale = 0;
+            for (int64_t p = 0; p < k; ++p) {
+              dot += double(av[size_t(i * k + p)]) * bv[size_t(j * k + p)];
+              scale += std::fabs(double(av[size_t(i * k + p)]) * bv[size_t(j * k + p)]);
+            }
+            const double want = 0.5 * dot + 2.0 * cv[size_t(j)];
+            // float sums in 16 lanes of k / 16 products each: well within 16 ulps of the sum of the magnitudes
+            if (std::fabs(got[i * n + j] - want) > 1e-6 * (scale + 2.0 * std::fabs(cv[size_t(j)])))
+              QFAIL(qPrintable(QString("m %1 k %2: Y[%3][%4] = %5, want %6").arg(m).arg(k).arg(i).arg(j)
+                                   .arg(double(got[i * n + j]), 0, 'g', 9).arg(want, 0, 'g', 9)));
+          }
+      }
+  }
+
   void largeConvolutionsGatherTheirColumns() {
     // A convolution whose im2col matrix would pass 1 MiB gathers its columns straight into the GEMM's slivers
     // (conv.cpp, ColumnGather): each output must still be the chain over (channel, kh, kw) in order of the values
