@@ -74,27 +74,38 @@ KernelRegistry& KernelRegistry::global() {
 }
 
 void KernelRegistry::add(const std::string& opType, KernelFn fn, const std::string& domain) {
-  kernels_[{domain, opType}] = fn;
+  kernels_[domain][opType].fn = fn;
 }
 
 void KernelRegistry::addStringAware(const std::string& opType, KernelFn fn, const std::string& domain) {
-  add(opType, fn, domain);
-  stringAware_.insert({domain, opType});
+  Entry& e = kernels_[domain][opType];
+  e.fn = fn;
+  e.readsStrings = true;
+}
+
+const KernelRegistry::Entry* KernelRegistry::entry(const std::string& domain, const std::string& opType) const {
+  // "ai.onnx" is the default domain spelled out.
+  auto d = kernels_.find(domain == "ai.onnx" ? std::string_view() : std::string_view(domain));
+  if (d == kernels_.end()) return nullptr;
+  auto it = d->second.find(std::string_view(opType));
+  return it == d->second.end() ? nullptr : &it->second;
 }
 
 bool KernelRegistry::readsStrings(const std::string& domain, const std::string& opType) const {
-  return stringAware_.count({domain == "ai.onnx" ? std::string() : domain, opType}) > 0;
+  const Entry* e = entry(domain, opType);
+  return e && e->readsStrings;
 }
 
 KernelFn KernelRegistry::find(const std::string& domain, const std::string& opType) const {
-  // "ai.onnx" is the default domain spelled out.
-  auto it = kernels_.find({domain == "ai.onnx" ? std::string() : domain, opType});
-  return it == kernels_.end() ? nullptr : it->second;
+  const Entry* e = entry(domain, opType);
+  return e ? e->fn : nullptr;
 }
 
 std::vector<std::string> KernelRegistry::opTypes() const {
   std::vector<std::string> out;
-  for (const auto& [key, fn] : kernels_) out.push_back(key.first.empty() ? key.second : key.first + ":" + key.second);
+  for (const auto& [domain, ops] : kernels_)
+    for (const auto& [op, e] : ops) out.push_back(domain.empty() ? op : domain + ":" + op);
+  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -147,7 +158,9 @@ std::vector<Tensor> evaluateNode(const Node& node, const std::vector<const Tenso
   if (!fn) return {};
   // String and complex tensors are outside the library (strings only reach kernels that read them): decline rather
   // than let a kernel misread them.
-  const bool strings = KernelRegistry::global().readsStrings(node.domain(), node.opType());
+  const bool strings = std::any_of(inputs.begin(), inputs.end(), [](const Tensor* t) {
+                         return t && t->dtype() == DType::String;
+                       }) && KernelRegistry::global().readsStrings(node.domain(), node.opType());
   for (const Tensor* t : inputs)
     if (t && (!t->valid() || (dtypeSize(t->dtype()) == 0 && !(strings && t->dtype() == DType::String)) ||
               t->dtype() == DType::Complex64 || t->dtype() == DType::Complex128))

@@ -15,6 +15,8 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -76,11 +78,23 @@ class KernelRegistry {
   bool readsStrings(const std::string& domain, const std::string& opType) const;
   // Null when no kernel implements domain:opType.
   KernelFn find(const std::string& domain, const std::string& opType) const;
-  std::vector<std::string> opTypes() const;  // "Add", "com.x:Op", ... for reports and tests
+  std::vector<std::string> opTypes() const;  // "Add", "com.x:Op", ... sorted, for reports and tests
 
  private:
-  std::map<std::pair<std::string, std::string>, KernelFn> kernels_;
-  std::set<std::pair<std::string, std::string>> stringAware_;
+  struct Entry {
+    KernelFn fn = nullptr;
+    bool readsStrings = false;
+  };
+  // Looked up once per node a run evaluates: hashed by domain, then op type, without building a key (an ordered map
+  // of string pairs cost a small transformer's run more than some of its kernels).
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  template <typename V>
+  using ByName = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
+  const Entry* entry(const std::string& domain, const std::string& opType) const;
+  ByName<ByName<Entry>> kernels_;
 };
 
 // Evaluates one node on concrete inputs (inputs[i] null for an omitted optional input). Returns one tensor per node

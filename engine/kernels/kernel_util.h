@@ -361,8 +361,9 @@ Tensor mapBinary(const KernelContext& ctx, const Tensor& a, const Tensor& b, Fn&
     return out.finish();
   }
   const std::vector<int64_t>& od = out.dims();
-  // The axes as the loop walks them: extent-1 axes dropped, and trailing axes merged while both operands step
-  // through them as one (contiguous, or both broadcast): a per-channel scale over [N, C, 7, 7] walks rows of 49.
+  // The axes as the loop walks them: extent-1 axes dropped, and neighbouring axes merged where both operands step
+  // through them as one (contiguous, or both broadcast): a per-channel scale over [N, C, 7, 7] walks rows of 49, an
+  // attention mask [B, 1, 1, T] over scores [B, H, S, T] rows of T.
   std::vector<int64_t> dims, sa, sb;
   {
     const std::vector<int64_t> fa = broadcastStrides(od, a.dims()), fb = broadcastStrides(od, b.dims());
@@ -375,15 +376,14 @@ Tensor mapBinary(const KernelContext& ctx, const Tensor& a, const Tensor& b, Fn&
         sa.push_back(fa[k]);
         sb.push_back(fb[k]);
       }
-    while (dims.size() > 1) {
-      const size_t k = dims.size() - 2;
-      if (sa[k] != sa[k + 1] * dims[k + 1] || sb[k] != sb[k + 1] * dims[k + 1]) break;
-      dims[k] *= dims[k + 1];
-      sa[k] = sa[k + 1];
-      sb[k] = sb[k + 1];
-      dims.pop_back();
-      sa.pop_back();
-      sb.pop_back();
+    for (size_t k = dims.size(); k-- > 1;) {  // axes k - 1 and k
+      if (sa[k - 1] != sa[k] * dims[k] || sb[k - 1] != sb[k] * dims[k]) continue;
+      dims[k - 1] *= dims[k];
+      sa[k - 1] = sa[k];
+      sb[k - 1] = sb[k];
+      dims.erase(dims.begin() + static_cast<ptrdiff_t>(k));
+      sa.erase(sa.begin() + static_cast<ptrdiff_t>(k));
+      sb.erase(sb.begin() + static_cast<ptrdiff_t>(k));
     }
   }
   if (!dims.empty() && dims.back() > 1) {
@@ -393,8 +393,12 @@ Tensor mapBinary(const KernelContext& ctx, const Tensor& a, const Tensor& b, Fn&
     sa.pop_back();
     sb.pop_back();
     dims.pop_back();
-    StrideWalker w(std::move(dims), {sa, sb});
     const int64_t rows = total / inner;
+    if (dims.size() == 1) {  // one axis of rows (a bias over tokens, a LayerNorm's division): offsets by multiplying
+      for (int64_t r = 0; r < rows; ++r) span(r * inner, inner, r * sa[0], r * sb[0], ia, ib);
+      return out.finish();
+    }
+    StrideWalker w(std::move(dims), {sa, sb});
     for (int64_t r = 0; r < rows; ++r, w.next()) span(r * inner, inner, w.offset(0), w.offset(1), ia, ib);
     return out.finish();
   }

@@ -1,6 +1,7 @@
 #include "kernels/sgemm_tiles.h"
 
 #include <algorithm>
+#include <memory>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -124,8 +125,10 @@ void tiledSgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
   // are gathered first and each row tile of A passes over them while it is in L1; with the panel-first order a
   // large A (ResNet-50's 2048 × 512 weights) came from L3 once per panel.
   if (panels <= kFewPanels) {
-    std::vector<float> room(panels * kDepth * kPanel + 16);
-    float* slivers = room.data() + (16 - reinterpret_cast<uintptr_t>(room.data()) / sizeof(float) % 16) % 16;
+    // Uninitialised (the source writes every column a tile reads): zeroing it cost a small MatMul more than its
+    // products.
+    const auto room = std::make_unique_for_overwrite<float[]>(panels * kDepth * kPanel + 16);
+    float* slivers = room.get() + (16 - reinterpret_cast<uintptr_t>(room.get()) / sizeof(float) % 16) % 16;
     for (int64_t p0 = 0; p0 < k; p0 += kDepth) {
       const int64_t depth = std::min(kDepth, k - p0);
       for (size_t panel = 0; panel < panels; ++panel) {
