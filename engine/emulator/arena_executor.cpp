@@ -224,7 +224,11 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
           std::memmove(arena.data() + p->second.offset, out[i].data(), out[i].byteSize());
         ++result.placedTensors;
       } else {
-        aside.insert_or_assign(v, ownedCopy(out[i]));
+        // A kernel's own result is kept as it is; one that views the arena (a Reshape of a placed tensor) is
+        // copied out, since its block is reused once the value dies.
+        const auto at = reinterpret_cast<uintptr_t>(out[i].data()), base = reinterpret_cast<uintptr_t>(arena.data());
+        const bool viewsArena = out[i].data() && at >= base && at < base + arena.size();
+        aside.insert_or_assign(v, viewsArena ? ownedCopy(out[i]) : std::move(out[i]));
         if (!v->isGraphOutput()) ++result.asideTensors;
       }
     }

@@ -48,10 +48,13 @@ Tensor typed(DType t, std::vector<int64_t> dims, std::initializer_list<const std
 
 // Elements [from, from + n) of a floating tensor as doubles, appended to `out`.
 void appendDoubles(const Tensor& t, int64_t from, int64_t n, std::vector<double>& out) {
+  const size_t at = out.size();
+  out.resize(at + static_cast<size_t>(n));
+  double* const dst = out.data() + at;
   const uint8_t* const p = t.data();
   dispatch<kFloats>(t.dtype(), [&](auto tag) {
     using S = typename decltype(tag)::type;
-    for (int64_t i = 0; i < n; ++i) out.push_back(static_cast<double>(Elem<S>::load(p, from + i)));
+    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<double>(Elem<S>::load(p, from + i));
   });
 }
 
@@ -196,15 +199,23 @@ std::vector<Tensor> attention(const KernelContext& ctx) {
   const int64_t N = numHeads(ctx, sizes[0]);
   if (sizes[2] % N) ctx.fail("num_heads does not divide the value hidden size");
   // The projection [B·S, in] × [in, q+k+v].
-  const std::vector<double> xv = x.toDouble(), wv = w.toDouble();
+  // The weights read where they are (converting them to double every run cost more than the product).
+  if (!isFloating(w.dtype())) ctx.fail("weights must be of a floating type");
+  const std::vector<double> xv = x.toDouble();
   const int64_t width = w.dims()[1];
   checkScratch(ctx, B * S * width, 8);
   std::vector<double> qkv(size_t(B * S * width), 0.0);
-  for (int64_t r = 0; r < B * S; ++r)
-    for (int64_t c = 0; c < in; ++c) {
-      const double a = xv[size_t(r * in + c)];
-      for (int64_t o = 0; o < width; ++o) qkv[size_t(r * width + o)] += a * wv[size_t(c * width + o)];
+  const uint8_t* const wp = w.data();
+  dispatch<kFloats>(w.dtype(), [&](auto tag) {
+    using W = typename decltype(tag)::type;
+    for (int64_t r = 0; r < B * S; ++r) {
+      double* const row = qkv.data() + r * width;
+      for (int64_t c = 0; c < in; ++c) {
+        const double a = xv[size_t(r * in + c)];
+        for (int64_t o = 0; o < width; ++o) row[o] += a * static_cast<double>(Elem<W>::load(wp, c * width + o));
+      }
     }
+  });
   std::vector<double> bias;
   if (const Tensor* b = ctx.input(2)) {
     bias = b->toDouble();

@@ -306,24 +306,31 @@ std::vector<Tensor> embedLayerNorm(const KernelContext& ctx) {
   if ((segmentIds && int64_t(segv.size()) != batch * seq) ||
       (positionIds && int64_t(posv.size()) != batch * seq && int64_t(posv.size()) != seq))
     ctx.fail("segment_ids / position_ids do not match input_ids");
+  if (!isFloating(positions.dtype()) || (segments && !isFloating(segments->dtype())))
+    ctx.fail("the embeddings must be of floating types");
   checkScratch(ctx, batch * seq * hidden, 8);
-  const std::vector<double> w = words.toDouble(), p = positions.toDouble();
-  const std::vector<double> sg = segments ? segments->toDouble() : std::vector<double>{};
   std::vector<double> sum(static_cast<size_t>(batch * seq * hidden));
-  auto row = [&](const std::vector<double>& table, int64_t rows, int64_t index, const char* what) {
-    if (index < 0 || index >= rows) ctx.fail(std::string(what) + " index " + std::to_string(index) + " is out of range");
-    return table.data() + index * hidden;
+  // Only the rows looked up are read, where they lie (the whole tables converted to double cost a small decoder's
+  // run a fifth of its time).
+  std::vector<double> wr(static_cast<size_t>(hidden)), pr(wr.size()), sr(wr.size());
+  auto row = [&](const Tensor& table, int64_t index, const char* what, std::vector<double>& into) {
+    if (index < 0 || index >= table.dims()[0])
+      ctx.fail(std::string(what) + " index " + std::to_string(index) + " is out of range");
+    const uint8_t* const data = table.data();
+    dispatch<kFloats>(table.dtype(), [&](auto tag) {
+      using S = typename decltype(tag)::type;
+      for (int64_t h = 0; h < hidden; ++h) into[size_t(h)] = static_cast<double>(Elem<S>::load(data, index * hidden + h));
+    });
   };
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t s = 0; s < seq; ++s) {
       const int64_t t = b * seq + s;
-      const double* wr = row(w, words.dims()[0], idv[size_t(t)], "input_ids");
+      row(words, idv[size_t(t)], "input_ids", wr);
       const int64_t pos = posv.empty() ? s : posv[size_t(int64_t(posv.size()) == seq ? s : t)];
-      const double* pr = row(p, positions.dims()[0], pos, "position_ids");
-      const double* sr = segments ? row(sg, segments->dims()[0], segv.empty() ? 0 : segv[size_t(t)], "segment_ids")
-                                  : nullptr;
+      row(positions, pos, "position_ids", pr);
+      if (segments) row(*segments, segv.empty() ? 0 : segv[size_t(t)], "segment_ids", sr);
       for (int64_t h = 0; h < hidden; ++h)
-        sum[size_t(t * hidden + h)] = wr[h] + pr[h] + (sr ? sr[h] : 0.0);
+        sum[size_t(t * hidden + h)] = wr[size_t(h)] + pr[size_t(h)] + (segments ? sr[size_t(h)] : 0.0);
     }
   const std::vector<int64_t> outDims{batch, seq, hidden};
   const Tensor embeddingSum = convertTensor(Tensor::fromVector(DType::Double, outDims, sum), words.dtype());
