@@ -14,6 +14,7 @@
 #include <span>
 
 #include "ir/shape.h"
+#include "kernels/sgemm_tiles.h"
 #include "kernels/transdata_blocked.h"
 #include "util/parallel_for.h"
 
@@ -33,13 +34,17 @@ int64_t mul(const KernelContext& ctx, int64_t a, int64_t b) {
 // im2col of a band of output lines [line0, line1) from the blocked input of image n: row (c·kH + kh)·kW + kw holds,
 // for each output position of the band, the input element that tap reads (zero in the padding). A tap's inputs for
 // one output line are positions of the block `stride` apart: one transpose for its 16 channels.
+// A pointwise convolution at stride 1 without padding: its band's positions are read as stored, one run for them all.
+bool pointwiseAsStored(const Window& w) {
+  return w.kernel[0] == 1 && w.kernel[1] == 1 && w.stride[0] == 1 && w.stride[1] == 1 && w.padBegin[0] == 0 &&
+         w.padBegin[1] == 0 && w.in[1] == w.out[1] && w.in[0] == w.out[0];
+}
+
 void im2colBlocked(const Window& w, const float* x, int64_t channels, int64_t line0, int64_t line1, float* col) {
   const int64_t inH = w.in[0], inW = w.in[1], kH = w.kernel[0], kW = w.kernel[1], outW = w.out[1];
   const int64_t sH = w.stride[0], sW = w.stride[1], width = (line1 - line0) * outW;
   const int64_t laneStride = kH * kW * width;  // between the rows of channels c and c + 1 for the same tap
-  // A pointwise convolution at stride 1 without padding reads the band's positions as stored, one run for them all.
-  const bool pointwise = kH == 1 && kW == 1 && sH == 1 && sW == 1 && w.padBegin[0] == 0 && w.padBegin[1] == 0 &&
-                         inW == outW && inH == w.out[0];
+  const bool pointwise = pointwiseAsStored(w);
   for (int64_t k = 0; k < blocksOf(channels); ++k) {
     const float* block = x + k * inH * inW * kC0;
     const int64_t lanes = std::min(kC0, channels - k * kC0);
@@ -117,8 +122,22 @@ void denseBlocked(const KernelContext& ctx, const ConvShape& s, const float* x, 
     float* yn = y + n * blocksOf(s.outChannels) * outPlane * kC0;
     for (int64_t line0 = 0; line0 < lines; line0 += band) {
       const int64_t line1 = std::min(lines, line0 + band), width = (line1 - line0) * outW;
-      im2colBlocked(win, xn, s.inChannels, line0, line1, col);
-      gemm(false, false, s.outChannels, width, rows, 1.0f, w, col, 0.0f, part);
+      if (pointwiseAsStored(win) && plainProductIsTiled(s.outChannels, width, rows)) {
+        // The GEMM's slivers of B transposed straight from the blocks (channel p = block · 16 + lane, the order
+        // im2col's rows have): no im2col copy of the band. Same chains, so the same bits.
+        const float* first = xn + line0 * outW * kC0;
+        tiledSgemm(s.outChannels, width, rows, w, rows, [&](int64_t p0, int64_t depth, int64_t j0, int cols, float* sliver) {
+          for (int64_t p = p0; p < p0 + depth; p += kC0 - p % kC0) {
+            const int64_t block = p / kC0, lane0 = p % kC0, lanes = std::min(kC0 - lane0, p0 + depth - p);
+            // (p0 is a multiple of the 256-deep block, so a sliver starts at lane 0 of a block)
+            blocksToRows(first + (block * inPlane + j0) * kC0 + lane0, cols, lanes, sliver + (p - p0) * kSliverWidth,
+                         kSliverWidth);
+          }
+        }, part, width);
+      } else {
+        im2colBlocked(win, xn, s.inChannels, line0, line1, col);
+        gemm(false, false, s.outChannels, width, rows, 1.0f, w, col, 0.0f, part);
+      }
       storeBlocked(part, bias, s.outChannels, width, line0 * outW, outPlane, yn);
     }
   }

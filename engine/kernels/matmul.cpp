@@ -86,13 +86,15 @@ void scaleC(int64_t count, W beta, W* c) {
 
 }  // namespace
 
+bool plainProductIsTiled(int64_t m, int64_t n, int64_t k) { return useBlas(m, n, k) && tiledSgemmAvailable(); }
+
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float* a, const float* b,
           float beta, float* c) {
   if (m == 0 || n == 0) return;
   if (k == 0) return scaleC(m * n, beta, c);
   // The plain product (every convolution, most MatMuls) takes Kiln's own kernel where the build has it
   // (kernels/sgemm_tiles.h): no per-call packing of the operands.
-  if (!transA && !transB && alpha == 1.0f && beta == 0.0f && useBlas(m, n, k) && tiledSgemmAvailable())
+  if (!transA && !transB && alpha == 1.0f && beta == 0.0f && plainProductIsTiled(m, n, k))
     return tiledSgemm(m, n, k, a, k, b, n, c, n);
   if (!transA && transB && m <= 4 && useBlas(m, n, k)) return dotRowsGemm(m, n, k, alpha, a, b, beta, c);
   const auto i = [](int64_t v) { return static_cast<int>(v); };

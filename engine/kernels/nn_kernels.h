@@ -157,6 +157,9 @@ void roundAllAs(W* v, int64_t n) {
 }
 
 // Row-major C[m,n] = alpha * op(A) @ op(B) + beta * C with dense rows (op(A) is m×k, op(B) k×n).
+// Whether gemm computes the plain fp32 product C = A·B (alpha 1, beta 0) of these extents with the tiled kernel
+// (kernels/sgemm_tiles.h): callers that feed the kernel their own operand source then get gemm's bits.
+bool plainProductIsTiled(int64_t m, int64_t n, int64_t k);
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float* a, const float* b,
           float beta, float* c);
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const double* a, const double* b,
