@@ -73,14 +73,16 @@ void im2colBlocked(const Window& w, const float* x, int64_t channels, int64_t li
   }
 }
 
-// part [M, width] (+ bias) into the output blocks of image n at positions [pos0, pos0 + width); spare lanes zero.
+// part [M, width] (+ bias, added as each block is written) into the output blocks of image n at positions
+// [pos0, pos0 + width); spare lanes zero.
 void storeBlocked(float* part, const float* bias, int64_t channels, int64_t width, int64_t pos0, int64_t plane,
                   float* y) {
-  if (bias)
-    for (int64_t m = 0; m < channels; ++m)
-      for (int64_t i = 0; i < width; ++i) part[m * width + i] += bias[m];
-  for (int64_t k = 0; k < blocksOf(channels); ++k)
-    rowsToBlocks(part + k * kC0 * width, width, width, std::min(kC0, channels - k * kC0), y + (k * plane + pos0) * kC0);
+  for (int64_t k = 0; k < blocksOf(channels); ++k) {
+    const int64_t lanes = std::min(kC0, channels - k * kC0);
+    float add[kC0] = {};  // the block's biases (the spare lanes' 0 keeps them 0)
+    if (bias) std::copy_n(bias + k * kC0, lanes, add);
+    rowsToBlocks(part + k * kC0 * width, width, width, lanes, y + (k * plane + pos0) * kC0, bias ? add : nullptr);
+  }
 }
 
 // Output lines per band, as conv.cpp cuts them (so each GEMM has the same shape there and here, and the same bits),

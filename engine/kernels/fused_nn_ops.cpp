@@ -411,12 +411,22 @@ std::optional<Tensor> convolveStoredNc1hwc0(const Node& n, const std::vector<con
   const std::optional<nn::Operand<float, float>> bv =
       b ? std::optional<nn::Operand<float, float>>(std::in_place, ctx, *b) : std::nullopt;
   if (!nn::convolveNc1hwc0(ctx, s, xv.data(), wv.data(), bv ? bv->data() : nullptr, y, workspace)) return std::nullopt;
-  if (z) {  // the residual has the output's layout: element by element, spare lanes 0 + 0
-    const nn::Operand<float, float> zv(ctx, *z);
-    for (int64_t i = 0; i < count; ++i) y[i] += zv.data()[i];
-  }
+  // The residual (it has the output's layout: element by element, spare lanes 0 + 0), then the activation, a piece
+  // at a time so each piece is still in cache for the second step (one pass over the output, not two).
+  const std::optional<nn::Operand<float, float>> zv =
+      z ? std::optional<nn::Operand<float, float>>(std::in_place, ctx, *z) : std::nullopt;
+  constexpr int64_t kPiece = 4096;
+  if (z || act.kind != Activation::None)
+    for (int64_t i0 = 0; i0 < count; i0 += kPiece) {
+      const int64_t piece = std::min(kPiece, count - i0);
+      if (zv) {
+        float* const yi = y + i0;
+        const float* const zi = zv->data() + i0;
+        for (int64_t i = 0; i < piece; ++i) yi[i] += zi[i];
+      }
+      if (act.kind != Activation::None) activateAll<float>(act, y + i0, piece);
+    }
   if (act.kind != Activation::None) {
-    activateAll<float>(act, y, count);
     // An activation of 0 need not be 0: the last block's spare lanes back to 0.
     if (const int64_t lanes = s.outChannels % c0; lanes != 0) {
       const int64_t plane = s.window.out[0] * s.window.out[1], c1 = blocks(s.outChannels);

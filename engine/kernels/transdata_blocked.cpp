@@ -1,5 +1,7 @@
 #include "kernels/transdata_blocked.h"
 
+#include <bit>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -37,8 +39,10 @@ constexpr int64_t kPlaneTile = 64;
 // Only the first srcRows rows and srcCols columns are read (the rest are zeros), and the first dstRows rows and
 // dstCols columns written: a block's last C0 group may hold fewer than 16 channels, and a run of positions may end
 // within the last 16 (masked loads and stores: no element outside the block is touched).
+// `add` (16 floats, or null): added as floats to every row written (a convolution's bias per channel, on its way into
+// the blocks).
 void transpose16x16(const uint32_t* src, int64_t srcStride, int64_t srcRows, int64_t srcCols, uint32_t* dst,
-                    int64_t dstStride, int64_t dstRows, int64_t dstCols) {
+                    int64_t dstStride, int64_t dstRows, int64_t dstCols, const float* add = nullptr) {
   const auto maskOf = [](int64_t cols) { return static_cast<__mmask16>(cols >= 16 ? 0xFFFF : (1u << cols) - 1); };
   const __mmask16 load = maskOf(srcCols), store = maskOf(dstCols);
   __m512i r[16], u[16];
@@ -53,14 +57,19 @@ void transpose16x16(const uint32_t* src, int64_t srcStride, int64_t srcRows, int
     u[4 * g + 2] = _mm512_unpacklo_epi64(t1, t3);
     u[4 * g + 3] = _mm512_unpackhi_epi64(t1, t3);
   }
+  const __m512 addend = add ? _mm512_loadu_ps(add) : _mm512_setzero_ps();
+  const auto put = [&](int64_t row, __m512i v) {
+    if (add) v = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(v), addend));
+    _mm512_mask_storeu_epi32(dst + row * dstStride, store, v);
+  };
   for (int c = 0; c < 4; ++c) {  // lanes [a0, a2, b0, b2] (0x88) and [a1, a3, b1, b3] (0xDD), twice
     const __m512i v0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x88), v1 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xDD);
     const __m512i w0 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x88);
     const __m512i w1 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xDD);
-    if (c < dstRows) _mm512_mask_storeu_epi32(dst + c * dstStride, store, _mm512_shuffle_i32x4(v0, w0, 0x88));
-    if (c + 8 < dstRows) _mm512_mask_storeu_epi32(dst + (c + 8) * dstStride, store, _mm512_shuffle_i32x4(v0, w0, 0xDD));
-    if (c + 4 < dstRows) _mm512_mask_storeu_epi32(dst + (c + 4) * dstStride, store, _mm512_shuffle_i32x4(v1, w1, 0x88));
-    if (c + 12 < dstRows) _mm512_mask_storeu_epi32(dst + (c + 12) * dstStride, store, _mm512_shuffle_i32x4(v1, w1, 0xDD));
+    if (c < dstRows) put(c, _mm512_shuffle_i32x4(v0, w0, 0x88));
+    if (c + 8 < dstRows) put(c + 8, _mm512_shuffle_i32x4(v0, w0, 0xDD));
+    if (c + 4 < dstRows) put(c + 4, _mm512_shuffle_i32x4(v1, w1, 0x88));
+    if (c + 12 < dstRows) put(c + 12, _mm512_shuffle_i32x4(v1, w1, 0xDD));
   }
 }
 #pragma GCC diagnostic pop
@@ -71,23 +80,26 @@ void transpose16x16(const uint32_t* src, int64_t srcStride, int64_t srcRows, int
 // has it, KILN_NATIVE_ARCH), instead of 256 scalar moves. Spare lanes are written as zeros going to the blocks.
 template <bool kToBlocks>
 void transposeBlock(const uint32_t* from, uint32_t* to, int64_t count, int64_t lanes, int64_t stride,
-                    int64_t positionStride = 16) {
+                    int64_t positionStride = 16, const float* add = nullptr) {
   int64_t i = 0;
 #if defined(__AVX512F__)
   for (; i < count; i += 16) {  // the last step may take fewer than 16 positions
     const int64_t positions = std::min<int64_t>(16, count - i);
     if constexpr (kToBlocks)
-      transpose16x16(from + i, stride, lanes, positions, to + i * 16, 16, positions, 16);
+      transpose16x16(from + i, stride, lanes, positions, to + i * 16, 16, positions, 16, add);
     else
       transpose16x16(from + i * positionStride, positionStride, positions, 16, to + i, stride, lanes, positions);
   }
 #endif
   for (; i < count; ++i)
     for (int64_t lane = 0; lane < 16; ++lane)
-      if constexpr (kToBlocks)
-        to[i * 16 + lane] = lane < lanes ? from[lane * stride + i] : 0;
-      else if (lane < lanes)
+      if constexpr (kToBlocks) {
+        uint32_t v = lane < lanes ? from[lane * stride + i] : 0;
+        if (add) v = std::bit_cast<uint32_t>(std::bit_cast<float>(v) + add[lane]);
+        to[i * 16 + lane] = v;
+      } else if (lane < lanes) {
         to[lane * stride + i] = from[i * positionStride + lane];
+      }
 }
 
 // NCHW [N, C, HW] <-> NC1HWC0 [N, C1, HW, C0]: block (n, k) gathers the planes of channels k·C0 … k·C0 + C0 - 1.
@@ -215,9 +227,9 @@ void blocksToRows(const float* blocks, int64_t count, int64_t lanes, float* rows
   transposeBlock<false>(reinterpret_cast<const uint32_t*>(blocks), reinterpret_cast<uint32_t*>(rows), count, lanes,
                         stride, positionStride);
 }
-void rowsToBlocks(const float* rows, int64_t stride, int64_t count, int64_t lanes, float* blocks) {
+void rowsToBlocks(const float* rows, int64_t stride, int64_t count, int64_t lanes, float* blocks, const float* add) {
   transposeBlock<true>(reinterpret_cast<const uint32_t*>(rows), reinterpret_cast<uint32_t*>(blocks), count, lanes,
-                       stride);
+                       stride, 16, add);
 }
 
 }  // namespace kiln

@@ -18,9 +18,11 @@ bool copyBlockedLayout(const uint8_t* x, uint8_t* y, Format src, Format dst, con
 
 // `count` positions of one NC1HWC0 block of 16 fp32 lanes ([count][16]; reading every positionStride / 16-th
 // position, for a strided window) to `lanes` plain rows `stride` apart, and back (the spare lanes written as zeros):
-// the transposes convolutions on blocked activations read and write with.
+// the transposes convolutions on blocked activations read and write with. `add` (16 floats, zero beyond `lanes`, or
+// null): added to every position written into the blocks (a convolution's bias on its way in: no pass of its own).
 void blocksToRows(const float* blocks, int64_t count, int64_t lanes, float* rows, int64_t stride,
                   int64_t positionStride = 16);
-void rowsToBlocks(const float* rows, int64_t stride, int64_t count, int64_t lanes, float* blocks);
+void rowsToBlocks(const float* rows, int64_t stride, int64_t count, int64_t lanes, float* blocks,
+                  const float* add = nullptr);
 
 }  // namespace kiln
