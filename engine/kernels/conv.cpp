@@ -4,6 +4,7 @@
 // (nn_kernels.h).
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "kernels/nn_kernels.h"
 #include "kernels/sgemm_tiles.h"
@@ -257,6 +258,11 @@ class ColumnGather {
 // than the gather's short ones.
 constexpr int64_t kGatherColumnsFrom = int64_t{1} << 20;
 
+// A product finished band by band (bias, channel steps) holds about this many floats a band (half of L2), but
+// has at least kFinishBandMin columns (eight GEMM panels: fewer and a large weight matrix is read once per band).
+constexpr int64_t kFinishBandFloats = int64_t(512) << 10 >> 2;
+constexpr int64_t kFinishBandMin = 256;
+
 template <typename W>
 void addBias(const W* bias, int64_t batch, int64_t channels, int64_t size, W* y) {
   for (int64_t n = 0; n < batch; ++n)
@@ -320,9 +326,24 @@ void convolveImpl(const KernelContext& ctx, const ConvShape& s, const W* x, cons
       W* yg = y + (n * s.outChannels + g * mg) * outSize;
       const W* wg = w + g * mg * rows;
       if constexpr (std::is_same_v<W, float>)
-        if (gather && rows > 0 && outSize > 0) {
-          tiledSgemm(mg, outSize, rows, wg, rows, ColumnGather(win, xg), yg, outSize);
-          finish(g, yg, outSize, outSize);
+        if ((gather || (pointwise && plainProductIsTiled(mg, outSize, rows))) && rows > 0 && outSize > 0) {
+          // Band by band of columns when a bias or steps follow, each band finished while it is in L2 (a
+          // MobileNet expansion's output is 5 MB: finished afterwards, it went to memory and back). Each output is
+          // the same chain of products whatever the band (kernels/sgemm_tiles.h): the same bits.
+          const int64_t columnBand =
+              bias || steps ? std::max(kFinishBandMin, kFinishBandFloats / mg / kSliverWidth * kSliverWidth) : outSize;
+          std::optional<ColumnGather> columns;
+          if (gather) columns.emplace(win, xg);
+          for (int64_t j0 = 0; j0 < outSize; j0 += columnBand) {
+            const int64_t width = std::min(columnBand, outSize - j0);
+            if (gather)
+              tiledSgemm(mg, width, rows, wg, rows, [&](int64_t p0, int64_t depth, int64_t c0, int cw, float* sliver) {
+                (*columns)(p0, depth, j0 + c0, cw, sliver);
+              }, yg + j0, outSize);
+            else
+              tiledSgemm(mg, width, rows, wg, rows, xg + j0, outSize, yg + j0, outSize);
+            finish(g, yg + j0, width, outSize);
+          }
           continue;
         }
       if (pointwise || !col) {

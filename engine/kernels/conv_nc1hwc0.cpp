@@ -104,6 +104,11 @@ std::optional<Bands> bandsOf(int64_t rows, int64_t outChannels, int64_t outH, in
   return b;
 }
 
+// A tiled product is stored into the blocks a band of about this many floats at a time (half of L2), at least
+// kStoreBandMin columns wide (eight GEMM panels).
+constexpr int64_t kStoreBandFloats = int64_t(512) << 10 >> 2;
+constexpr int64_t kStoreBandMin = 256;
+
 void denseBlocked(const KernelContext& ctx, const ConvShape& s, const float* x, const float* w, const float* bias,
                   float* y, std::span<float> workspace) {
   const Window& win = s.window;
@@ -124,18 +129,33 @@ void denseBlocked(const KernelContext& ctx, const ConvShape& s, const float* x, 
     float* yn = y + n * blocksOf(s.outChannels) * outPlane * kC0;
     for (int64_t line0 = 0; line0 < lines; line0 += band) {
       const int64_t line1 = std::min(lines, line0 + band), width = (line1 - line0) * outW;
-      if (pointwiseAsStored(win) && plainProductIsTiled(s.outChannels, width, rows)) {
-        // The GEMM's slivers of B transposed straight from the blocks (channel p = block · 16 + lane, the order
-        // im2col's rows have): no im2col copy of the band. Same chains, so the same bits.
-        const float* first = xn + line0 * outW * kC0;
-        tiledSgemm(s.outChannels, width, rows, w, rows, [&](int64_t p0, int64_t depth, int64_t j0, int cols, float* sliver) {
-          for (int64_t p = p0; p < p0 + depth; p += kC0 - p % kC0) {
-            const int64_t block = p / kC0, lane0 = p % kC0, lanes = std::min(kC0 - lane0, p0 + depth - p);
-            // (p0 is a multiple of the 256-deep block, so a sliver starts at lane 0 of a block)
-            blocksToRows(first + (block * inPlane + j0) * kC0 + lane0, cols, lanes, sliver + (p - p0) * kSliverWidth,
-                         kSliverWidth);
+      if (plainProductIsTiled(s.outChannels, width, rows)) {
+        // A band of columns at a time into `part`, each transposed into the output's blocks while it is in L2 (a
+        // whole plane's product went to memory and back). Same chains, so the same bits.
+        const bool asStored = pointwiseAsStored(win);
+        if (!asStored) im2colBlocked(win, xn, s.inChannels, line0, line1, col);
+        const int64_t columns =
+            std::max(kStoreBandMin, kStoreBandFloats / s.outChannels / kSliverWidth * kSliverWidth);
+        for (int64_t c0 = 0; c0 < width; c0 += columns) {
+          const int64_t cw = std::min(columns, width - c0), pos0 = line0 * outW + c0;
+          if (asStored) {
+            // The GEMM's slivers of B transposed straight from the blocks (channel p = block · 16 + lane, the order
+            // im2col's rows have): no im2col copy of the band. p0 is a multiple of the 256-deep block, so a sliver
+            // starts at lane 0 of a block.
+            const auto source = [&](int64_t p0, int64_t depth, int64_t j0, int cols, float* sliver) {
+              for (int64_t p = p0; p < p0 + depth; p += kC0 - p % kC0) {
+                const int64_t block = p / kC0, lane0 = p % kC0, lanes = std::min(kC0 - lane0, p0 + depth - p);
+                blocksToRows(xn + (block * inPlane + pos0 + j0) * kC0 + lane0, cols, lanes,
+                             sliver + (p - p0) * kSliverWidth, kSliverWidth);
+              }
+            };
+            tiledSgemm(s.outChannels, cw, rows, w, rows, source, part, cw);
+          } else {
+            tiledSgemm(s.outChannels, cw, rows, w, rows, col + c0, width, part, cw);
           }
-        }, part, width);
+          storeBlocked(part, bias, s.outChannels, cw, pos0, outPlane, yn);
+        }
+        continue;
       } else {
         im2colBlocked(win, xn, s.inChannels, line0, line1, col);
         gemm(false, false, s.outChannels, width, rows, 1.0f, w, col, 0.0f, part);

@@ -269,13 +269,40 @@ struct PaddedPlane {
   bool worthIt = false;
 };
 PaddedPlane paddedPlane(const Window& w);
-// Fills `out` (p.height × p.width) with `fill` and copies the input plane x (w.in[0] × w.in[1]) into it at the
-// window's top-left padding.
+// a[t] = in[2t] and b[t] = in[2t + 1] for the n elements of in (conv_depthwise.cpp).
+void deinterleave(const float* in, int64_t n, float* a, float* b);
+void deinterleave(const double* in, int64_t n, double* a, double* b);
+// The input plane x (w.in[0] × w.in[1]) copied into `out` (p.height × p.width) at the window's top-left padding,
+// the rest `fill`. With `splitColumns` each row is stored as its even columns (the first (p.width + 1) / 2) then
+// its odd ones: a window at column stride 2 then reads each tap's columns as one contiguous run.
 template <typename T>
-void copyIntoPadded(const Window& w, const PaddedPlane& p, const T* x, T fill, std::vector<T>& out) {
-  out.assign(static_cast<size_t>(p.height * p.width), fill);
-  for (int64_t ih = 0; ih < w.in[0]; ++ih)
-    std::copy_n(x + ih * w.in[1], w.in[1], out.data() + (w.padBegin[0] + ih) * p.width + w.padBegin[1]);
+void copyIntoPadded(const Window& w, const PaddedPlane& p, const T* x, T fill, std::vector<T>& out,
+                    bool splitColumns = false) {
+  out.resize(static_cast<size_t>(p.height * p.width));
+  T* o = out.data();
+  const int64_t top = w.padBegin[0], left = w.padBegin[1], inH = w.in[0], inW = w.in[1], pw = p.width;
+  std::fill_n(o, top * pw, fill);
+  std::fill(o + (top + inH) * pw, o + p.height * pw, fill);
+  const int64_t evens = (pw + 1) / 2, firstEven = left % 2;  // input column i sits at padded column left + i
+  const auto at = [evens](int64_t c) { return c % 2 == 0 ? c / 2 : evens + c / 2; };
+  for (int64_t ih = 0; ih < inH; ++ih) {
+    T* row = o + (top + ih) * pw;
+    const T* in = x + ih * inW;
+    if (!splitColumns) {
+      std::fill_n(row, left, fill);
+      std::copy_n(in, inW, row + left);
+      std::fill(row + left + inW, row + pw, fill);
+      continue;
+    }
+    for (int64_t c = 0; c < left; ++c) row[at(c)] = fill;
+    for (int64_t c = left + inW; c < pw; ++c) row[at(c)] = fill;
+    T* even = row + (left + firstEven) / 2;
+    T* odd = row + evens + (left + 1 - firstEven) / 2;
+    if (firstEven == 0)
+      deinterleave(in, inW, even, odd);
+    else
+      deinterleave(in, inW, odd, even);
+  }
 }
 // y = conv(x, w) + bias for a 2-D depthwise convolution (one input channel per group, any channel multiplier), computed directly
 // (conv_depthwise.cpp); false, writing nothing, for any other convolution.

@@ -125,7 +125,10 @@ class KernelNnTest : public QObject {
                                      {5, 2, 1, 1, {2, 2, 2, 2}}, {7, 1, 1, 1, {3, 3, 3, 3}}, {7, 2, 1, 1, {0, 0, 0, 0}},
                                      {4, 1, 1, 1, {1, 2, 2, 1}}, {3, 3, 1, 1, {1, 1, 1, 1}}, {3, 1, 2, 1, {2, 2, 2, 2}},
                                      {3, 1, 1, 1, {80, 1, 80, 1}}};
-    const int64_t C = 3, H = 11, W = 13;
+    // Rows of 13 and of 71 columns: at stride 2 a row is split into even and odd columns in one masked step or in
+    // several (conv_depthwise.cpp), and a row of outputs is one vector or several.
+    const int64_t C = 3;
+    for (const auto& [H, W] : {std::pair<int64_t, int64_t>{11, 13}, {8, 71}})
     for (const Case& c : cases) {
       const int64_t M = C * c.multiplier;
       const Tensor x = randomTensor({1, C, H, W}, rng), w = randomTensor({M, 1, c.k, c.k}, rng),
@@ -151,9 +154,9 @@ class KernelNnTest : public QObject {
             want.push_back(static_cast<float>(acc));
           }
       if (!near(y, f32({1, M, OH, OW}, want)))
-        QFAIL(qPrintable(QString("kernel %1 stride %2 dilation %3 multiplier %4 pads %5,%6,%7,%8")
+        QFAIL(qPrintable(QString("%9 x %10: kernel %1 stride %2 dilation %3 multiplier %4 pads %5,%6,%7,%8")
                              .arg(c.k).arg(c.stride).arg(c.dilation).arg(c.multiplier)
-                             .arg(c.pads[0]).arg(c.pads[1]).arg(c.pads[2]).arg(c.pads[3])));
+                             .arg(c.pads[0]).arg(c.pads[1]).arg(c.pads[2]).arg(c.pads[3]).arg(H).arg(W)));
     }
   }
 
@@ -161,15 +164,17 @@ class KernelNnTest : public QObject {
     // The compiled mode's convolutions on blocked activations (kernels/conv_blocked.h) against Conv / FusedConv on
     // the NCHW tensors, stored blocked: dense (im2col from blocks, 1×1, strided, dilated, channel counts that leave
     // spare lanes) and depthwise, with a Z residual and an activation whose value at 0 is not 0 (spare lanes stay 0).
-    // Pointwise ones large enough for the tiled GEMM take their slivers straight from the blocks (300 channels: depth
-    // blocks of 256 and a last block of 12 lanes).
+    // Products large enough for the tiled GEMM take their slivers straight from the blocks (300 channels: depth
+    // blocks of 256 and a last block of 12 lanes; 40 channels × 9 taps and 33 × 25: a depth block that starts inside
+    // a block of channels).
     std::mt19937 rng(5);
     struct Case {
       int64_t c, m, group, k, stride, dilation, pad;
     };
     const std::vector<Case> cases = {{20, 24, 1, 3, 1, 1, 1}, {16, 16, 1, 1, 1, 1, 0}, {5, 40, 1, 3, 2, 1, 1},
                                      {20, 20, 1, 3, 1, 2, 2}, {20, 20, 20, 3, 1, 1, 1}, {32, 32, 32, 5, 2, 1, 2},
-                                     {7, 9, 1, 1, 2, 1, 0}, {20, 24, 1, 1, 1, 1, 0}, {300, 40, 1, 1, 1, 1, 0}};
+                                     {7, 9, 1, 1, 2, 1, 0}, {20, 24, 1, 1, 1, 1, 0}, {300, 40, 1, 1, 1, 1, 0},
+                                     {40, 24, 1, 3, 1, 1, 1}, {40, 20, 1, 3, 2, 2, 2}, {33, 17, 1, 5, 1, 1, 2}};
     for (const bool fused : {false, true})
       for (const Case& c : cases) {
         const Tensor x = randomTensor({2, c.c, 9, 11}, rng), w = randomTensor({c.m, c.c / c.group, c.k, c.k}, rng);
@@ -472,6 +477,35 @@ class KernelNnTest : public QObject {
       conv.ints("strides", {c.stride, c.stride}).ints("dilations", {c.dilation, c.dilation}).ints("pads", c.pads);
       const std::optional<Tensor> blocked = kernels::convolveStoredNc1hwc0(**conv.graph().nodes().begin(), {&xb, &w}, x.dims(), {});
       QVERIFY(blocked && std::memcmp(blocked->data(), toNc1hwc0(y).data(), blocked->byteSize()) == 0);
+    }
+  }
+
+  void convolutionsFinishedBandByBandKeepTheirBits() {
+    // With a bias (or channel steps) a tiled convolution is multiplied and finished a band of columns at a time
+    // (conv.cpp), and the blocked kernel stores its product into the blocks band by band (conv_nc1hwc0.cpp): many
+    // output channels over many positions make several bands and a partial last one. Each output must still be
+    // the whole chain plus its bias: the bits of the product without a bias (one band) with the bias added after.
+    if (!kernels::tiledSgemmAvailable()) QSKIP("this build multiplies through OpenBLAS (no AVX-512 kernel)");
+    std::mt19937 rng(21);
+    struct Case {
+      int64_t c, m, h, w, k;
+    };
+    for (const Case& c : std::vector<Case>{{20, 600, 40, 37, 1}, {40, 300, 30, 31, 3}}) {
+      const Tensor x = randomTensor({1, c.c, c.h, c.w}, rng), w = randomTensor({c.m, c.c, c.k, c.k}, rng);
+      const Tensor b = randomTensor({c.m}, rng);
+      const std::vector<int64_t> pads(4, c.k / 2);
+      const Tensor product = Op("Conv").ints("pads", pads).one({x, w});
+      const Tensor y = Op("Conv").ints("pads", pads).one({x, w, b});
+      const Tensor want = Op("Add").one({product, kernels::viewAs(b, {c.m, 1, 1})});
+      const QString what = QString("C %1 M %2 %3x%4 kernel %5").arg(c.c).arg(c.m).arg(c.h).arg(c.w).arg(c.k);
+      QVERIFY2(std::memcmp(y.data(), want.data(), want.byteSize()) == 0, qPrintable(what));
+      const Tensor xb = toNc1hwc0(x);
+      Op conv("Conv");
+      conv.ints("pads", pads);
+      const std::optional<Tensor> blocked =
+          kernels::convolveStoredNc1hwc0(**conv.graph().nodes().begin(), {&xb, &w, &b}, x.dims(), {});
+      QVERIFY2(blocked && std::memcmp(blocked->data(), toNc1hwc0(want).data(), blocked->byteSize()) == 0,
+               qPrintable(what + " (blocked)"));
     }
   }
 
