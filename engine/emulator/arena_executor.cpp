@@ -62,6 +62,10 @@ struct Placement {
 
 ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, const ExecutionOptions& options) {
   ArenaRunResult result;
+  // Before the first node, as the device's runtime does when it loads a model (and as the reference run plans
+  // before its clock): where every value lives, the arena, the convolutions' workspace (GE plans each op's
+  // workspace in the model's memory) and the weights in the form the kernels read.
+  const auto prepareStart = std::chrono::steady_clock::now();
   // Where every placed value lives, from the plan the compiler recorded.
   std::unordered_map<const Value*, Placement> placed;
   bool planned = false;
@@ -84,9 +88,6 @@ ArenaRunResult runInArena(const Graph& g, const std::vector<Tensor>& inputs, con
   }
   if (!planned && g.numNodes() > 0)
     throw std::runtime_error("the graph has no memory plan: compile it through Stage 3 (MemoryAssignment) first");
-  // Before the first node, as the device's runtime does when it loads a model: the arena, the convolutions' workspace
-  // (GE plans each op's workspace in the model's memory) and the weights in the form the kernels read.
-  const auto prepareStart = std::chrono::steady_clock::now();
   std::vector<uint8_t> arena(static_cast<size_t>(result.arenaBytes));
   auto storage = std::make_shared<ArenaStorage>(arena.data(), arena.size());
 

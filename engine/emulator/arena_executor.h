@@ -21,9 +21,10 @@ struct ArenaRunResult {
   int64_t placedTensors = 0;    // tensors written into the arena
   int64_t asideTensors = 0;     // tensors kept outside it (unsized)
   int64_t kernelsRun = 0;
-  // Time spent before the first node: allocating the arena and the convolutions' workspace, and re-laying out
-  // blocked weights (FRACTAL_Z, FRACTAL_NZ...) into the logical form their kernels read; as the device's runtime
-  // allocates a model's memory when it loads it, and ONNX Runtime prepacks weights when it creates a session.
+  // Time spent before the first node: reading the memory plan (where each value lives), allocating the arena and
+  // the convolutions' workspace, and re-laying out blocked weights (FRACTAL_Z, FRACTAL_NZ...) into the logical form
+  // their kernels read; as the device's runtime allocates a model's memory when it loads it, and ONNX Runtime
+  // prepacks weights when it creates a session.
   double prepareMs = 0;
 };
 

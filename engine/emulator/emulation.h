@@ -23,6 +23,8 @@ struct EmulationReport {
   // arena.prepareMs, apart.
   // referenceMs likewise leaves out referencePrepareMs (ReferenceRun::prepareMs).
   double referenceMs = 0, compiledMs = 0, referencePrepareMs = 0;
+  // With ExecutionOptions::timedRuns > 1: referenceMs and compiledMs are the fastest of those runs, these the first.
+  double referenceFirstMs = 0, compiledFirstMs = 0;
   ArenaRunResult arena;
   // Resident memory the compiled run (its weights' re-layout included) added at its peak; nullopt: not measured.
   std::optional<int64_t> compiledPeakBytes, referencePeakBytes;
@@ -49,6 +51,7 @@ EmulationReport emulateModel(const Model& original, const Model& compiled, const
 struct ReferenceRun {
   std::vector<Tensor> outputs;
   double ms = 0;
+  double firstMs = 0;  // the first of ExecutionOptions::timedRuns runs (ms: the fastest)
   // Before the clock starts, not in `ms`: the nodes that depend on constants only computed
   // (emulator/constant_nodes.h).
   double prepareMs = 0;

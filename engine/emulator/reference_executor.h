@@ -86,6 +86,10 @@ struct ExecutionOptions {
   // The top-level graph's plan, made ahead (planGraphRun) as ONNX Runtime makes its execution plan when it creates a
   // session, so the run's clock does not count it. Null: planned as the run starts.
   std::shared_ptr<const GraphRunPlan> plan;
+  // runReference and emulateCompiled: runs of each mode timed (`kiln run --repeat`). The first gives the results
+  // and the memory measures; the time reported is the fastest run's, the first's beside it (a first run in a
+  // process touches its memory and code for the first time: ONNX Runtime's timings likewise follow a warm-up).
+  int timedRuns = 1;
 };
 
 class Options;

@@ -240,6 +240,7 @@ bool convolveNc1hwc0(const KernelContext& ctx, const ConvShape& s, const float* 
                      float* y, std::span<float> workspace) {
   if (s.window.rank() != 2) return false;
   if (s.group == 1) {
+    if (convolveNc1hwc0Direct(s, x, w, bias, y)) return true;
     denseBlocked(ctx, s, x, w, bias, y, workspace);
     return true;
   }

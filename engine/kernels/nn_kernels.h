@@ -248,6 +248,10 @@ void convolve(const KernelContext& ctx, const ConvShape& s, const double* x, con
 // `workspace`: scratch for its im2col band and product when it holds blockedConvWorkspace floats (else allocated).
 bool convolveNc1hwc0(const KernelContext& ctx, const ConvShape& s, const float* x, const float* w, const float* bias,
                      float* y, std::span<float> workspace = {});
+// The direct form of convolveNc1hwc0 for group 1 (conv_nc1hwc0_direct.cpp), for output planes with more positions
+// than channels (planeWorthDirect) at column stride 1 or 2; false, writing nothing, otherwise (or without AVX-512).
+bool planeWorthDirect(const ConvShape& s);
+bool convolveNc1hwc0Direct(const ConvShape& s, const float* x, const float* w, const float* bias, float* y);
 // The scratch, in floats, convolveNc1hwc0 takes for a group-1 convolution of inChannels × taps (kernel elements)
 // into outChannels × [outH, outW]: one band's im2col and its product; 0 when the extents overflow. The compiled mode
 // allocates it with its arena before the first node (GE plans each op's workspace in the model's memory), so the

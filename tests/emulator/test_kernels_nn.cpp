@@ -174,7 +174,8 @@ class KernelNnTest : public QObject {
     const std::vector<Case> cases = {{20, 24, 1, 3, 1, 1, 1}, {16, 16, 1, 1, 1, 1, 0}, {5, 40, 1, 3, 2, 1, 1},
                                      {20, 20, 1, 3, 1, 2, 2}, {20, 20, 20, 3, 1, 1, 1}, {32, 32, 32, 5, 2, 1, 2},
                                      {7, 9, 1, 1, 2, 1, 0}, {20, 24, 1, 1, 1, 1, 0}, {300, 40, 1, 1, 1, 1, 0},
-                                     {40, 24, 1, 3, 1, 1, 1}, {40, 20, 1, 3, 2, 2, 2}, {33, 17, 1, 5, 1, 1, 2}};
+                                     {40, 24, 1, 3, 1, 1, 1}, {40, 20, 1, 3, 2, 2, 2}, {33, 17, 1, 5, 1, 1, 2},
+                                     {20, 120, 1, 3, 1, 1, 1}, {300, 130, 1, 1, 1, 1, 0}, {40, 100, 1, 3, 1, 1, 1}};
     for (const bool fused : {false, true})
       for (const Case& c : cases) {
         const Tensor x = randomTensor({2, c.c, 9, 11}, rng), w = randomTensor({c.m, c.c / c.group, c.k, c.k}, rng);
@@ -198,7 +199,16 @@ class KernelNnTest : public QObject {
         if (!got) QFAIL(qPrintable(what + ": declined"));
         // The same sums in the same order as the NCHW kernels: the same bits.
         if (std::memcmp(got->data(), want.data(), want.byteSize()) != 0) QFAIL(qPrintable(what));
-        if (c.group == 1) {  // with the workspace the compiled mode allocates ahead: used, and the same bits
+        // Group 1 over a plane of more positions than output channels is computed directly on the blocks
+        // (conv_nc1hwc0_direct.cpp); with fewer, through the GEMM (the last three cases), which uses the workspace.
+        kernels::nn::ConvShape shape;
+        shape.group = c.group;
+        shape.outChannels = c.m;
+        shape.window.in = {9, 11};
+        shape.window.stride = {c.stride, c.stride};
+        shape.window.out = {plain.dims()[2], plain.dims()[3]};
+        const bool direct = kernels::tiledSgemmAvailable() && kernels::nn::planeWorthDirect(shape);
+        if (c.group == 1 && !direct) {  // with the workspace the compiled mode allocates ahead: used, and the same bits
           std::vector<float> workspace(size_t(kernels::nn::blockedConvWorkspace(c.c, c.k * c.k, c.m, plain.dims()[2], plain.dims()[3])),
                                        std::numeric_limits<float>::quiet_NaN());
           QVERIFY(!workspace.empty());
@@ -490,7 +500,8 @@ class KernelNnTest : public QObject {
     struct Case {
       int64_t c, m, h, w, k;
     };
-    for (const Case& c : std::vector<Case>{{20, 600, 40, 37, 1}, {40, 300, 30, 31, 3}}) {
+    // (The first two directly on the blocks; the third, more channels than positions, through the GEMM in bands.)
+    for (const Case& c : std::vector<Case>{{20, 600, 40, 37, 1}, {40, 300, 30, 31, 3}, {8, 1200, 25, 40, 1}}) {
       const Tensor x = randomTensor({1, c.c, c.h, c.w}, rng), w = randomTensor({c.m, c.c, c.k, c.k}, rng);
       const Tensor b = randomTensor({c.m}, rng);
       const std::vector<int64_t> pads(4, c.k / 2);
