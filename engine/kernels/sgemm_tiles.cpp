@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/transdata_blocked.h"
 #include "util/parallel_for.h"
 
 #if defined(__AVX512F__)
@@ -23,16 +24,21 @@ namespace {
 // block of A, rows × kDepth, stays in L2 while the panels pass). Measured on the convolution shapes of Inception and
 // ResNet: as fast as OpenBLAS's kernel without its per-call packing.
 constexpr int kRows = 12;
+constexpr int64_t kPackedLanes = 16;  // a packed tile's rows per depth step (12 real, the rest zero)
 constexpr int kPanel = kSliverWidth;
 constexpr int64_t kDepth = 256;
 // Up to this many column panels, the slivers of a depth block are gathered first and the row tiles go outside.
 constexpr size_t kFewPanels = 8;
+// Beyond this many panels A is packed first (packA): its cost, a quarter cycle per element, is then a few percent.
+constexpr size_t kPackFromPanels = 8;
 
 // One tile: R rows (the last `rows` of them real: a shorter tile repeats its last row and stores none of the
 // copies), NV vectors of 16 columns (`width` of them real, masked). `first`: the depth block starting at p = 0,
 // whose chains start from zero; later blocks continue the chains from C, which holds them unrounded (fp32 is the
 // accumulator's type), so the result is one chain whatever the blocking.
-template <int R, int NV>
+// Packed: A's rows come packed (packA: element p of the tile's row r at a[p·16 + r]), one stream instead of R rows
+// whose pointers did not fit the registers (their reloads took the FMA port); else row r at a + r·lda.
+template <int R, int NV, bool Packed>
 [[gnu::noinline]] void tile(bool first, int64_t depth, const float* a, int64_t lda, int rows, const float* b,
                             int64_t ldb, float* c, int64_t ldc, int width) {
   __mmask16 mask[NV];
@@ -43,7 +49,7 @@ template <int R, int NV>
   }
   const float* row[R];
 #pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) row[r] = a + static_cast<ptrdiff_t>(std::min(r, rows - 1)) * lda;
+  for (int r = 0; r < R; ++r) row[r] = Packed ? a : a + static_cast<ptrdiff_t>(std::min(r, rows - 1)) * lda;
   __m512 acc[R][NV];
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r)
@@ -58,7 +64,7 @@ template <int R, int NV>
     for (int v = 0; v < NV; ++v) bv[v] = _mm512_maskz_loadu_ps(mask[v], b + p * ldb + v * 16);
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
-      const __m512 av = _mm512_set1_ps(row[r][p]);
+      const __m512 av = _mm512_set1_ps(Packed ? a[p * kPackedLanes + r] : row[r][p]);
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
     }
@@ -69,15 +75,15 @@ template <int R, int NV>
     for (int v = 0; v < NV; ++v) _mm512_mask_storeu_ps(c + r * ldc + v * 16, r < rows ? mask[v] : __mmask16(0), acc[r][v]);
 }
 
-template <int NV>
+template <int NV, bool Packed>
 void tileRows(bool first, int64_t depth, const float* a, int64_t lda, int rows, const float* b, int64_t ldb, float* c,
               int64_t ldc, int width) {
   if (rows > 8)
-    tile<12, NV>(first, depth, a, lda, rows, b, ldb, c, ldc, width);
+    tile<12, NV, Packed>(first, depth, a, lda, rows, b, ldb, c, ldc, width);
   else if (rows > 4)
-    tile<8, NV>(first, depth, a, lda, rows, b, ldb, c, ldc, width);
+    tile<8, NV, Packed>(first, depth, a, lda, rows, b, ldb, c, ldc, width);
   else
-    tile<4, NV>(first, depth, a, lda, rows, b, ldb, c, ldc, width);
+    tile<4, NV, Packed>(first, depth, a, lda, rows, b, ldb, c, ldc, width);
 }
 
 // B's rows [p0, p0 + depth), columns [j0, j0 + width) into a 32-wide sliver, zeros beyond `width`.
@@ -92,18 +98,36 @@ void packSliver(const float* b, int64_t ldb, int64_t p0, int64_t depth, int64_t 
 }
 
 // C's tile `tile` (rows) by panel `panel` (columns) over depth [p0, p0 + depth); B's rows of that panel at b, `ldb`
-// apart (a sliver, or B itself).
-void multiplyTile(int64_t m, int64_t n, const float* a, int64_t lda, float* c, int64_t ldc, int64_t p0, int64_t depth,
-                  size_t tile, size_t panel, const float* b, int64_t ldb) {
+// apart (a sliver, or B itself). `packed`: A as packA wrote it (k deep), else null and A at a, lda.
+void multiplyTile(int64_t m, int64_t n, const float* a, int64_t lda, const float* packed, int64_t k, float* c,
+                  int64_t ldc, int64_t p0, int64_t depth, size_t tile, size_t panel, const float* b, int64_t ldb) {
   const int64_t i0 = static_cast<int64_t>(tile) * kRows, j0 = static_cast<int64_t>(panel) * kPanel;
   const int rows = static_cast<int>(std::min<int64_t>(kRows, m - i0));
   const int width = static_cast<int>(std::min<int64_t>(kPanel, n - j0));
-  const float* ai = a + i0 * lda + p0;
   float* ci = c + i0 * ldc + j0;
+  if (packed) {
+    const float* ai = packed + (static_cast<int64_t>(tile) * k + p0) * kPackedLanes;
+    if (width > 16)
+      tileRows<2, true>(p0 == 0, depth, ai, 0, rows, b, ldb, ci, ldc, width);
+    else
+      tileRows<1, true>(p0 == 0, depth, ai, 0, rows, b, ldb, ci, ldc, width);
+    return;
+  }
+  const float* ai = a + i0 * lda + p0;
   if (width > 16)
-    tileRows<2>(p0 == 0, depth, ai, lda, rows, b, ldb, ci, ldc, width);
+    tileRows<2, false>(p0 == 0, depth, ai, lda, rows, b, ldb, ci, ldc, width);
   else
-    tileRows<1>(p0 == 0, depth, ai, lda, rows, b, ldb, ci, ldc, width);
+    tileRows<1, false>(p0 == 0, depth, ai, lda, rows, b, ldb, ci, ldc, width);
+}
+
+// A's rows, a tile of 12 at a time, as [tile][p][16] (lanes beyond the tile's rows zero): one transpose of 16 × 16
+// elements at a time (kiln/transdata_blocked.h), worth it when every tile of A passes over many panels.
+std::unique_ptr<float[]> packA(int64_t m, int64_t k, const float* a, int64_t lda) {
+  const int64_t tiles = (m + kRows - 1) / kRows;
+  auto packed = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(tiles * k * kPackedLanes));
+  for (int64_t t = 0; t < tiles; ++t)
+    rowsToBlocks(a + t * kRows * lda, lda, k, std::min<int64_t>(kRows, m - t * kRows), packed.get() + t * k * kPackedLanes);
+  return packed;
 }
 
 // Up to this many rows of A (two row tiles), B is read where it lies: a sliver copy would serve too few tiles to
@@ -118,8 +142,10 @@ void tiledSgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
                 int64_t ldc) {
   const auto panels = static_cast<size_t>((n + kPanel - 1) / kPanel);
   const auto tiles = static_cast<size_t>((m + kRows - 1) / kRows);
+  // Panel by panel (below), every tile of A passes over every panel: with enough panels A is packed once for them.
+  const std::unique_ptr<float[]> packed = panels > kPackFromPanels ? packA(m, k, a, lda) : nullptr;
   const auto multiply = [&](int64_t p0, int64_t depth, size_t tile, size_t panel, const float* sliver) {
-    multiplyTile(m, n, a, lda, c, ldc, p0, depth, tile, panel, sliver, kPanel);
+    multiplyTile(m, n, a, lda, packed.get(), k, c, ldc, p0, depth, tile, panel, sliver, kPanel);
   };
   // A few panels (a convolution over a 7×7 or 14×14 plane, a MatMul of few rows): all of a depth block's slivers
   // are gathered first and each row tile of A passes over them while it is in L1; with the panel-first order a
@@ -170,8 +196,8 @@ void tiledSgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
       parallelFor(panels, std::max<size_t>(1, (size_t{1} << 20) / panelFlops), 1, [&](size_t first, size_t last) {
         for (size_t panel = first; panel < last; ++panel)
           for (size_t tile = 0; tile < tiles; ++tile)
-            multiplyTile(m, n, a, lda, c, ldc, p0, depth, tile, panel, b + p0 * ldb + static_cast<int64_t>(panel) * kPanel,
-                         ldb);
+            multiplyTile(m, n, a, lda, nullptr, k, c, ldc, p0, depth, tile, panel,
+                         b + p0 * ldb + static_cast<int64_t>(panel) * kPanel, ldb);
       });
     }
     return;
