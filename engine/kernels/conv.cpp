@@ -219,6 +219,27 @@ inline void copyRun(const float* from, int64_t count, float* to) {
 #endif
 }
 
+// to[i] = from[2i] for i < count (at most a sliver's width): a stride-2 convolution's run (every ResNet's and
+// Inception's 7×7 stem: scalar, the gather took as long as the product). Reads no further than from[2·count - 2].
+inline void copyEverySecond(const float* from, int64_t count, float* to) {
+#if defined(__AVX512F__)
+  if (count <= 32) {
+    const auto lanes = [](int64_t k) {
+      return k >= 16 ? __mmask16(0xffff) : k <= 0 ? __mmask16(0) : __mmask16((1u << k) - 1);
+    };
+    const int64_t span = 2 * count - 1;  // elements read
+    const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    for (int64_t h = 0; h < count; h += 16) {  // 16 outputs from 32 inputs at a time
+      const __m512 lo = _mm512_maskz_loadu_ps(lanes(span - 2 * h), from + 2 * h);
+      const __m512 hi = _mm512_maskz_loadu_ps(lanes(span - 2 * h - 16), from + 2 * h + 16);
+      _mm512_mask_storeu_ps(to + h, lanes(count - h), _mm512_permutex2var_ps(lo, evens, hi));
+    }
+    return;
+  }
+#endif
+  for (int64_t o = 0; o < count; ++o) to[o] = from[2 * o];
+}
+
 // What im2col2d writes, for the rows [p0, p0 + depth) and columns [j0, j0 + width) of one image and group, gathered
 // straight into a GEMM sliver (kernels/sgemm_tiles.h): the product reads the same values and gives the same bits,
 // without an im2col matrix written out and read back (7 MiB for a 3×3 convolution over 56×56×64, beyond L2).
@@ -250,6 +271,8 @@ class ColumnGather {
           const float* row = x_ + (c * inH + ih) * inW + t.offset;
           if (sW == 1)
             copyRun(row + a, b - a, out + a);
+          else if (sW == 2)
+            copyEverySecond(row + a * 2, b - a, out + a);
           else
             for (int64_t o = a; o < b; ++o) out[o] = row[o * sW];
         }
