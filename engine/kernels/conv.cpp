@@ -8,6 +8,7 @@
 
 #include "kernels/nn_kernels.h"
 #include "kernels/sgemm_tiles.h"
+#include "kernels/transdata_blocked.h"
 #include "ir/graph.h"
 #include "ir/shape.h"
 
@@ -305,6 +306,40 @@ constexpr int64_t kGatherColumnsFrom = int64_t{1} << 20;
 constexpr int64_t kFinishBandFloats = int64_t(512) << 10 >> 2;
 constexpr int64_t kFinishBandMin = 256;
 
+// A large group-1 convolution (one that would gather its columns) over a plane of more positions than output
+// channels: its input transposed into NC1HWC0 blocks, computed directly on them (conv_nc1hwc0_direct.cpp), and the
+// output blocks transposed back — two passes over the input and output instead of gathering each tap's columns
+// (nine times the input for a 3×3 window). The same chains, so the same bits as the GEMM's way.
+bool convolveThroughBlocks(const KernelContext& ctx, const ConvShape& s, const float* x, const float* w,
+                           const float* bias, float* y, const ChannelSteps* steps) {
+  if (!planeWorthDirect(s)) return false;
+  constexpr int64_t kC0 = 16;
+  const int64_t inSize = s.window.in[0] * s.window.in[1], outSize = s.window.out[0] * s.window.out[1];
+  const int64_t c1 = (s.inChannels + kC0 - 1) / kC0, m1 = (s.outChannels + kC0 - 1) / kC0;
+  // Only where the gather would move more: blocks of 16 channels cost a 3-channel image five times its size (a
+  // stem convolution gathers less than that).
+  const int64_t gathered = s.inChannels * s.window.kernel[0] * s.window.kernel[1] * outSize;
+  if (gathered < 2 * (2 * c1 * kC0 * inSize + m1 * kC0 * outSize)) return false;
+  const int64_t xFloats = mul(ctx, mul(ctx, s.batch, c1 * kC0), inSize);
+  const int64_t yFloats = mul(ctx, mul(ctx, s.batch, m1 * kC0), outSize);
+  checkScratch(ctx, xFloats + yFloats, sizeof(float));
+  const auto xb = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(xFloats));
+  const auto yb = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(yFloats));
+  for (int64_t n = 0; n < s.batch; ++n)
+    for (int64_t b = 0; b < c1; ++b)
+      rowsToBlocks(x + (n * s.inChannels + b * kC0) * inSize, inSize, inSize, std::min(kC0, s.inChannels - b * kC0),
+                   xb.get() + (n * c1 + b) * inSize * kC0);
+  if (!convolveNc1hwc0Direct(s, xb.get(), w, bias, yb.get())) return false;
+  for (int64_t n = 0; n < s.batch; ++n)
+    for (int64_t b = 0; b < m1; ++b)
+      blocksToRows(yb.get() + (n * m1 + b) * outSize * kC0, outSize, std::min(kC0, s.outChannels - b * kC0),
+                   y + (n * s.outChannels + b * kC0) * outSize, outSize);
+  if (steps)
+    for (int64_t n = 0; n < s.batch; ++n)
+      for (int64_t c = 0; c < s.outChannels; ++c) applyChannelSteps(*steps, c, y + (n * s.outChannels + c) * outSize, outSize);
+  return true;
+}
+
 template <typename W>
 void addBias(const W* bias, int64_t batch, int64_t channels, int64_t size, W* y) {
   for (int64_t n = 0; n < batch; ++n)
@@ -340,6 +375,7 @@ void convolveImpl(const KernelContext& ctx, const ConvShape& s, const W* x, cons
     int64_t colBytes = 0;  // the whole im2col matrix (an overflow is a large one)
     const bool huge = __builtin_mul_overflow(lineBytes, lines, &colBytes);
     gather = !pointwise && win.rank() == 2 && (huge || colBytes > kGatherColumnsFrom) && tiledSgemmAvailable();
+    if (gather && s.group == 1 && convolveThroughBlocks(ctx, s, x, w, bias, y, steps)) return;
   }
   // Not zeroed: im2col writes every element of a band (padding as zeros) and the GEMM every element of `part`.
   std::unique_ptr<W[]> col, part;

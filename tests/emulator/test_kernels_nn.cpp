@@ -454,8 +454,12 @@ class KernelNnTest : public QObject {
       int64_t c, m, h, w, k, stride, dilation;
       std::vector<int64_t> pads;
     };
+    // The first three (planes of more positions than output channels, gathers larger than the input and output)
+    // the NCHW kernel computes on NC1HWC0 blocks (conv.cpp, convolveThroughBlocks); the others gather their columns
+    // (the last two have more output channels than positions).
     const std::vector<Case> cases = {{24, 16, 60, 70, 3, 1, 1, {1, 1, 1, 1}}, {8, 12, 90, 96, 7, 2, 1, {3, 3, 3, 3}},
-                                     {48, 8, 40, 20, 3, 1, 2, {2, 0, 1, 3}}, {32, 20, 64, 64, 3, 2, 1, {0, 0, 1, 1}}};
+                                     {48, 8, 40, 20, 3, 1, 2, {2, 0, 1, 3}}, {32, 20, 64, 64, 3, 2, 1, {0, 0, 1, 1}},
+                                     {128, 300, 16, 16, 3, 1, 1, {1, 1, 1, 1}}, {128, 260, 31, 32, 3, 2, 1, {1, 1, 1, 0}}};
     for (const Case& c : cases) {
       const Tensor x = randomTensor({1, c.c, c.h, c.w}, rng), w = randomTensor({c.m, c.c, c.k, c.k}, rng);
       const Tensor y = Op("Conv").ints("strides", {c.stride, c.stride}).ints("dilations", {c.dilation, c.dilation})
