@@ -1,5 +1,5 @@
 // kiln run MODEL [--options F] [--set k=v]... [--inputs DIR|FILE.npz | --random SEED] [--dim SYMBOL=N]... [--expected F.pb]...
-//          [--soc NAME|FILE] [--trace OUT.json] [--history DB] [--reference SOURCE.onnx] [--json]
+//          [--soc NAME|FILE] [--trace OUT.json] [--history DB] [--reference SOURCE.onnx] [--repeat N] [--json]
 // Emulates a model both ways — the original graph on the reference kernels, the compiled graph inside one arena laid
 // out by its memory plan — on the same inputs and prints each output's error (max abs, max rel, cosine). Expected
 // outputs (ONNX .pb files; by default <model>_output_<i>.pb beside the model, as the light_* models ship, and the

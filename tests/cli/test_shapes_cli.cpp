@@ -215,6 +215,30 @@ class ShapesCliTest : public QObject {
     const KilnRun text = runKiln({"run", model, "--set", "precision_mode=force_fp32"});
     QVERIFY(text.out.contains("weights re-laid out for the kernels before it in"));
     QVERIFY(text.out.contains("memory      runs added at their peak"));
+    QCOMPARE(j["timed_runs"].toInt(), 1);  // one run: its first is its time
+    QCOMPARE(j["reference_first_ms"].toDouble(), j["reference_ms"].toDouble());
+  }
+
+  void repeatTimesTheFastestRunAndKeepsTheFirst() {
+    // --repeat N: each mode runs N times; the time is the fastest run's, the first's beside it, and the results
+    // (and so the verdict) are the first run's.
+    const QString model = tmp_.filePath("mobilenet_repeat.onnx");
+    QCOMPARE(runKiln({"sample", "mobilenetv2", "--layers", "2", "-o", model}).code, 0);
+    const KilnRun r = runKiln({"run", model, "--set", "precision_mode=force_fp32", "--random", "3", "--repeat", "3", "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    const QJsonObject j = jsonOf(r);
+    QCOMPARE(j["timed_runs"].toInt(), 3);
+    for (const char* mode : {"reference", "compiled"}) {
+      const double best = j[QString(mode) + "_ms"].toDouble(), first = j[QString(mode) + "_first_ms"].toDouble();
+      QVERIFY2(best > 0 && first >= best, mode);
+    }
+    QVERIFY(j["min_cosine"].toDouble() > 0.9999);
+    const KilnRun text = runKiln({"run", model, "--set", "precision_mode=force_fp32", "--random", "3", "--repeat", "2"});
+    QVERIFY2(text.code == 0 && text.out.contains("best of 2 runs (first "), qPrintable(text.out));
+    for (const char* bad : {"0", "1001", "two"}) {
+      const KilnRun refused = runKiln({"run", model, "--repeat", bad});
+      QVERIFY2(refused.code == 2 && refused.err.contains("--repeat"), qPrintable(QString(bad) + ": " + refused.err));
+    }
   }
 
   void aGateOutOfReachFailsRunAndVerifyNamesThePass() {
