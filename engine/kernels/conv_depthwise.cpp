@@ -54,7 +54,7 @@ W borderOutput(const Window& win, const W* x, const W* w, W bias, int64_t oh, in
     if (ih < 0 || ih >= win.in[0]) continue;
     for (int64_t kw = 0; kw < win.kernel[1]; ++kw) {
       const int64_t iw = ow * win.stride[1] - win.padBegin[1] + kw * win.dilation[1];
-      if (iw >= 0 && iw < win.in[1]) acc += w[kh * win.kernel[1] + kw] * x[ih * win.in[1] + iw];
+      if (iw >= 0 && iw < win.in[1]) acc = multiplyAdd(w[kh * win.kernel[1] + kw], x[ih * win.in[1] + iw], acc);
     }
   }
   return acc;
@@ -78,7 +78,7 @@ void outputRowFixed(const Window&, const W* const* rows, int64_t odd, const W* w
     for (int j = 0; j < K; ++j)
 #pragma GCC unroll 8
       for (int kw = 0; kw < K; ++kw)
-        acc += wk[j * K + kw] * (Split ? r[j][(kw % 2 ? odd : 0) + o + kw / 2] : r[j][o * S + kw]);
+        acc = multiplyAdd(wk[j * K + kw], Split ? r[j][(kw % 2 ? odd : 0) + o + kw / 2] : r[j][o * S + kw], acc);
     out[o] = acc;
   }
 }
@@ -139,7 +139,7 @@ void outputRowAny(const Window& win, const W* const* rows, int64_t, const W* w, 
     const W* wk = w + kh * kW;
     for (int64_t o = 0; o < outW; ++o) {
       W acc = out[o];
-      for (int64_t kw = 0; kw < kW; ++kw) acc += wk[kw] * in[o * sW + kw * dW];
+      for (int64_t kw = 0; kw < kW; ++kw) acc = multiplyAdd(wk[kw], in[o * sW + kw * dW], acc);
       out[o] = acc;
     }
   }

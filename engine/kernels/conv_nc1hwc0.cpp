@@ -191,7 +191,7 @@ void depthwiseBlock(const Window& win, const PaddedPlane& pad, const float* x, c
           const float* tap = taps + (kh * kW + kw) * kC0;
 #pragma GCC unroll 4
           for (int64_t r = 0; r < kRun; ++r)
-            for (int64_t l = 0; l < kC0; ++l) acc[r][l] += tap[l] * in[r * sW * kC0 + l];
+            for (int64_t l = 0; l < kC0; ++l) acc[r][l] = multiplyAdd(tap[l], in[r * sW * kC0 + l], acc[r][l]);
         }
       std::copy_n(&acc[0][0], kRun * kC0, out + ow * kC0);
     }
@@ -202,7 +202,7 @@ void depthwiseBlock(const Window& win, const PaddedPlane& pad, const float* x, c
         for (int64_t kw = 0; kw < kW; ++kw) {
           const float* in = line + ((kh * dH) * pad.width + ow * sW + kw * dW) * kC0;
           const float* tap = taps + (kh * kW + kw) * kC0;
-          for (int64_t l = 0; l < kC0; ++l) acc[l] += tap[l] * in[l];
+          for (int64_t l = 0; l < kC0; ++l) acc[l] = multiplyAdd(tap[l], in[l], acc[l]);
         }
       std::copy_n(acc, kC0, out + ow * kC0);
     }

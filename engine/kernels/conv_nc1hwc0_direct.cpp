@@ -110,10 +110,14 @@ bool pointwiseInPlace(const Window& w) {
 
 bool planeWorthDirect(const ConvShape& s) {
   const Window& w = s.window;
+  if (w.rank() != 2 || s.group != 1 || (w.stride[1] != 1 && w.stride[1] != 2)) return false;
   // Per call the weights (M × K) are transposed once where the GEMM's way transposes the input per tap (K × N) and
   // the product (M × N): the direct way moves less once the plane has more positions than there are channels.
-  return w.rank() == 2 && s.group == 1 && (w.stride[1] == 1 || w.stride[1] == 2) &&
-         w.out[0] * w.out[1] >= s.outChannels;
+  // And only where the NCHW kernel's product is the tiled GEMM's chain of fused multiply-adds: a small product
+  // goes through a plain loop whose multiply and add the compiler may or may not fuse (it does not at -O1).
+  const int64_t positions = w.out[0] * w.out[1];
+  return positions >= s.outChannels &&
+         plainProductIsTiled(s.outChannels, positions, s.inChannels * w.kernel[0] * w.kernel[1]);
 }
 
 bool convolveNc1hwc0Direct(const ConvShape& s, const float* x, const float* w, const float* bias, float* y) {

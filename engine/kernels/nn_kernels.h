@@ -205,6 +205,18 @@ template <typename W>
 void affineRow(const W* x, W* y, int64_t n, W k, W shift) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * k + shift;
 }
+// acc + a·b for the depthwise convolutions (NCHW and blocked alike): one rounding where the build has FMA, as the
+// explicit AVX-512 rows compute it, else two. Written out rather than left to the compiler, which fuses `acc += a * b`
+// at -O2 but not at -O1 (the sanitizer build), so that the kernels agree bit for bit in every build. Internal linkage:
+// only the kernels, built for the machine's CPU, use it.
+template <typename W>
+static inline W multiplyAdd(W a, W b, W acc) {
+#if defined(__FMA__)
+  return std::fma(a, b, acc);
+#else
+  return acc + a * b;
+#endif
+}
 // Clip's and Relu's comparison order: NaN passes through; lo > hi gives hi everywhere.
 template <typename W>
 W clampValue(W v, W lo, W hi) {

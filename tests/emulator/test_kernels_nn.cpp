@@ -200,10 +200,13 @@ class KernelNnTest : public QObject {
         // The same sums in the same order as the NCHW kernels: the same bits.
         if (std::memcmp(got->data(), want.data(), want.byteSize()) != 0) QFAIL(qPrintable(what));
         // Group 1 over a plane of more positions than output channels is computed directly on the blocks
-        // (conv_nc1hwc0_direct.cpp); with fewer, through the GEMM (the last three cases), which uses the workspace.
+        // (conv_nc1hwc0_direct.cpp) when its product is the tiled GEMM's; else through the GEMM (the last three cases,
+        // and products too small for the tiled kernel), which uses the workspace.
         kernels::nn::ConvShape shape;
         shape.group = c.group;
+        shape.inChannels = c.c;
         shape.outChannels = c.m;
+        shape.window.kernel = {c.k, c.k};
         shape.window.in = {9, 11};
         shape.window.stride = {c.stride, c.stride};
         shape.window.out = {plain.dims()[2], plain.dims()[3]};
